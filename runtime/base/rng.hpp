@@ -1,0 +1,37 @@
+// Rng: a seeded generator whose sequence is the same on every platform and
+// standard library (std::mt19937_64 is specified exactly; the distributions
+// of <random> are not, so the conversions are written here).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+namespace drun {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed = 0) : engine_(seed) {}
+  uint64_t next() { return engine_(); }
+  // Uniform in [0, 1) with 24 random bits, exact in float.
+  float uniform() { return static_cast<float>(engine_() >> 40) * (1.0f / 16777216.0f); }
+  float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
+  // Standard normal by Box-Muller.
+  float normal() {
+    const double u1 = (static_cast<double>(engine_() >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    const double u2 = static_cast<double>(engine_() >> 11) * (1.0 / 9007199254740992.0);
+    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+  }
+  // Normal truncated at two standard deviations, as Keras' truncated_normal.
+  float truncated_normal() {
+    for (;;) {
+      const float z = normal();
+      if (std::fabs(z) <= 2.0f) return z;
+    }
+  }
+  std::mt19937_64& engine() { return engine_; }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+}  // namespace drun

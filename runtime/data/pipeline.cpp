@@ -1,0 +1,114 @@
+// Epoch order (take, permutation, shard, repeat) and batch gathering (map), with
+// optional prefetch on a background thread through the same make_batch().
+#include "data/pipeline.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/options.hpp"
+#include "data/permutation.hpp"
+
+namespace drun::data {
+
+Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
+    : data_(std::move(data)), spec_(spec) {
+  if (!data_) throw UsageError("data pipeline: no data set");
+  check_dataset(*data_, "data pipeline");
+  check_pipeline_spec(spec_);
+  const int64_t n = data_->size();
+  taken_ = spec_.take_examples < 0 ? n : std::min(n, spec_.take_examples);
+  const int64_t count = spec_.shard_count, index = spec_.shard_index;
+  shard_size_ = spec_.shard_even ? taken_ / count
+                                 : (taken_ > index ? (taken_ - index + count - 1) / count : 0);
+  stream_ = shard_size_ * spec_.repeat;
+  const int64_t bs = spec_.batch_size;
+  batches_ = spec_.drop_remainder ? stream_ / bs : (stream_ + bs - 1) / bs;
+  if (spec_.take_batches >= 0) batches_ = std::min(batches_, spec_.take_batches);
+  examples_ = std::min(stream_, batches_ * bs);
+  if (spec_.prefetch > 0) prefetcher_ = std::make_unique<Prefetcher>(spec_.prefetch);
+}
+
+Pipeline::~Pipeline() {
+  if (prefetcher_) prefetcher_->stop();
+}
+
+void Pipeline::start_epoch(int64_t epoch) {
+  seek(epoch, 0);
+}
+
+void Pipeline::seek(int64_t epoch, int64_t batch_index) {
+  if (epoch < 0) throw UsageError("data pipeline: epoch must be >= 0");
+  if (batch_index < 0 || batch_index > batches_)
+    throw UsageError("data pipeline: batch " + std::to_string(batch_index) +
+                     " is outside the epoch's 0.." + std::to_string(batches_));
+  // The thread reads order_: stop it before the order changes.
+  if (prefetcher_) prefetcher_->stop();
+  if (epoch != epoch_) build_order(epoch);
+  epoch_ = epoch;
+  position_ = batch_index;
+  if (prefetcher_)
+    prefetcher_->start(batch_index, batches_, [this](int64_t i, Batch& b) { make_batch(i, b); });
+}
+
+void Pipeline::build_order(int64_t epoch) {
+  order_.clear();
+  order_.reserve(static_cast<size_t>(stream_));
+  const int64_t count = spec_.shard_count;
+  for (int64_t pass = 0; pass < spec_.repeat; ++pass) {
+    if (spec_.shuffle) {
+      permutation(taken_, spec_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(pass),
+                  perm_);
+    } else {
+      perm_.resize(static_cast<size_t>(taken_));
+      for (int64_t i = 0; i < taken_; ++i) perm_[static_cast<size_t>(i)] = i;
+    }
+    for (int64_t j = 0; j < shard_size_; ++j)
+      order_.push_back(perm_[static_cast<size_t>(spec_.shard_index + j * count)]);
+  }
+}
+
+bool Pipeline::next(Batch& out) {
+  if (epoch_ < 0) start_epoch(0);
+  if (position_ >= batches_) return false;
+  if (prefetcher_) {
+    if (!prefetcher_->next(out)) return false;
+  } else {
+    make_batch(position_, out);
+  }
+  ++position_;
+  return true;
+}
+
+void Pipeline::make_batch(int64_t index, Batch& out) const {
+  const Dataset& d = *data_;
+  const int64_t begin = index * spec_.batch_size;
+  const int64_t size = std::min(spec_.batch_size, stream_ - begin);
+  Shape xs = d.x.shape(), ys = d.y.shape();
+  xs[0] = size;
+  ys[0] = size;
+  out.x.ensure(xs, DType::f32);
+  out.y.ensure(ys, d.y.dtype());
+  out.size = size;
+
+  const int64_t x_inner = xs.inner();
+  const size_t y_row = static_cast<size_t>(ys.inner()) * dtype_size(d.y.dtype());
+  const bool identity = spec_.scale == 1.0f && spec_.offset == 0.0f;
+  const float scale = spec_.scale, offset = spec_.offset;
+  const float* x = d.x.f32();
+  const auto* y = static_cast<const char*>(d.y.raw());
+  float* bx = out.x.f32();
+  auto* by = static_cast<char*>(out.y.raw());
+  for (int64_t k = 0; k < size; ++k) {
+    const int64_t e = order_[static_cast<size_t>(begin + k)];
+    const float* src = x + e * x_inner;
+    float* dst = bx + k * x_inner;
+    if (identity) {
+      std::memcpy(dst, src, static_cast<size_t>(x_inner) * sizeof(float));
+    } else {
+      for (int64_t j = 0; j < x_inner; ++j) dst[j] = src[j] * scale + offset;
+    }
+    std::memcpy(by + static_cast<size_t>(k) * y_row, y + static_cast<size_t>(e) * y_row, y_row);
+  }
+}
+
+}  // namespace drun::data

@@ -1,0 +1,61 @@
+// Pipeline: the input of training or evaluation. It turns a shared, in-memory
+// Dataset into the batches of each epoch as a PipelineSpec says (take, shuffle,
+// shard, repeat, map, batch, prefetch), deterministically: the batches of
+// (epoch, index) are a function of the data, the spec and nothing else, so a
+// restart can seek() to where a checkpoint was taken and see the same batches.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "data/batch.hpp"
+#include "data/dataset.hpp"
+#include "data/pipeline_spec.hpp"
+#include "data/prefetcher.hpp"
+
+namespace drun::data {
+
+class Pipeline {
+ public:
+  // Throws UsageError for a bad spec or a malformed data set.
+  Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  const PipelineSpec& spec() const { return spec_; }
+  const Dataset& dataset() const { return *data_; }
+  int64_t batches_per_epoch() const { return batches_; }
+  // Examples delivered per epoch: the sum of the sizes of its batches.
+  int64_t examples_per_epoch() const { return examples_; }
+
+  // Same as seek(epoch, 0). next() before any start_epoch starts epoch 0.
+  void start_epoch(int64_t epoch);
+  // Fills out.x, out.y (reusing their storage) with the next batch of the
+  // epoch; returns false at the end of the epoch.
+  bool next(Batch& out);
+  int64_t epoch() const { return epoch_; }
+  // Index within the epoch of the batch the next call to next() returns.
+  int64_t position() const { return position_; }
+  // Continues at batch `batch_index` (0..batches_per_epoch()) of `epoch`.
+  void seek(int64_t epoch, int64_t batch_index);
+
+ private:
+  void build_order(int64_t epoch);
+  void make_batch(int64_t index, Batch& out) const;
+
+  std::shared_ptr<const Dataset> data_;
+  PipelineSpec spec_;
+  int64_t taken_ = 0;       // examples after take_examples
+  int64_t shard_size_ = 0;  // examples of one pass that this worker sees
+  int64_t stream_ = 0;      // examples in the epoch's stream: shard_size_ * repeat
+  int64_t batches_ = 0;
+  int64_t examples_ = 0;
+  int64_t epoch_ = -1;
+  int64_t position_ = 0;
+  std::vector<int64_t> order_;              // the epoch's stream of example indices
+  std::vector<int64_t> perm_;               // scratch for one pass's permutation
+  std::unique_ptr<Prefetcher> prefetcher_;  // last: its thread reads the members above
+};
+
+}  // namespace drun::data

@@ -1,0 +1,57 @@
+// PipelineSpec: what an input pipeline does, as a plain value, and the parser
+// from the ordered op list that the Lua side builds (ds:shuffle{}:batch(64)...).
+//
+// Whatever order the ops came in, a pipeline applies them in this fixed order:
+//   take_examples -> per pass: shuffle, shard -> repeat passes -> map -> batch -> take_batches
+// Only `take` depends on its place: before `batch` it counts examples (the
+// first n of the data set, a fixed subset), after it counts batches.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+namespace drun::data {
+
+struct PipelineSpec {
+  int64_t take_examples = -1;  // first n examples of the data set; -1 = all
+
+  // Every epoch (and every pass of it) has one permutation, the same on all
+  // workers because they share the seed; worker `shard_index` takes positions
+  // index, index + count, index + 2*count, ... of it. So the shards of one
+  // pass are disjoint and, with shard_even = false, cover the data set.
+  // shard_even (the default) gives every worker floor(n / count) examples, so
+  // that synchronous strategies see the same number of steps on every worker;
+  // the n % count examples at the end of the permutation are left out of that
+  // pass (different ones each pass when shuffling).
+  int64_t shard_count = 1;
+  int64_t shard_index = 0;
+  bool shard_even = true;
+
+  // Applied to x while a batch is gathered: x * scale + offset.
+  float scale = 1.0f;
+  float offset = 0.0f;
+
+  // The permutation of (epoch e, pass p) is a function of (seed, e, p) only;
+  // without shuffle it is the identity.
+  bool shuffle = false;
+  uint64_t seed = 0;
+
+  // The passes of an epoch are one stream: batches run across pass borders and
+  // only the epoch's last batch may be short (unless drop_remainder).
+  int64_t batch_size = 32;  // Keras' default for fit/evaluate
+  bool drop_remainder = false;
+  int64_t repeat = 1;         // passes over the (sharded) data per epoch
+  int64_t take_batches = -1;  // at most this many batches per epoch; -1 = all
+  int64_t prefetch = 0;       // batches made ahead on a background thread; 0 = none
+};
+
+// Throws UsageError for values out of range (batch_size < 1, shard_index >= shard_count...).
+void check_pipeline_spec(const PipelineSpec& spec);
+
+// ops: a JSON array of {"op": name, ...options}; null or [] is the default spec.
+//   take{n}  shuffle{seed}  scale{factor}  map{scale, offset}  batch{size, drop_remainder}
+//   prefetch{depth}  repeat{count}  shard{count, index, even}
+// Several scale/map ops compose; repeats multiply; takes keep the smallest.
+// An unknown op or option is a UsageError naming the valid ones.
+PipelineSpec parse_pipeline_ops(const nlohmann::json& ops);
+
+}  // namespace drun::data

@@ -1,0 +1,45 @@
+// 2-D convolution on NHWC activations and HWIO kernels, as im2col + GEMM.
+//   x  (N, H, W, C)      w  (KH, KW, C, CO)      b (CO)      y (N, OH, OW, CO)
+// The im2col matrix of a chunk of images is (rows = n*OH*OW, K = KH*KW*C), so the
+// HWIO kernel seen as a (K, CO) matrix multiplies it with no transpose. Images
+// are processed in chunks that bound the workspace and give each thread its own.
+#pragma once
+#include <cstdint>
+
+namespace drun::kernels::cpu {
+
+struct ConvGeometry {
+  int64_t n, h, w, c;     // input
+  int64_t kh, kw, co;     // kernel
+  int64_t sh, sw;         // strides
+  int64_t pad_top, pad_left;
+  int64_t oh, ow;         // output
+  int64_t k() const { return kh * kw * c; }
+  int64_t out_pixels() const { return oh * ow; }
+};
+
+// Output size and padding for Keras' 'valid' or 'same' padding.
+ConvGeometry conv_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
+                           int64_t co, int64_t sh, int64_t sw, bool same_padding);
+
+// Floats of workspace that conv2d_* need for `threads` threads.
+int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads);
+
+// y = conv(x, w) + b, then ReLU when `relu` (fused while the chunk is in cache).
+void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
+                    bool relu, float* workspace, int threads);
+
+// dw = im2col(x)^T dy, db = column sums of dy (both overwritten).
+void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+                            float* db, float* workspace, int threads);
+
+// dx = col2im(dy w^T) (overwritten).
+void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,
+                          float* workspace, int threads);
+
+// The im2col matrix of images [n0, n1): (n1-n0)*OH*OW rows of K values.
+void im2col(const ConvGeometry& g, const float* x, int64_t n0, int64_t n1, float* col);
+// Adds the columns back into images [n0, n1) of dx (dx must be zeroed first).
+void col2im_add(const ConvGeometry& g, const float* col, int64_t n0, int64_t n1, float* dx);
+
+}  // namespace drun::kernels::cpu

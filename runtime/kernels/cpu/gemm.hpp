@@ -1,0 +1,19 @@
+// GEMM on the CPU: row-major C = alpha * op(A) * op(B) + beta * C through OpenBLAS.
+// `threads` > 1 splits C into blocks of rows (or columns when C is wide and
+// short) and runs single-threaded SGEMMs on the runtime's OpenMP threads:
+// on small shapes that beats OpenBLAS' own threading, which is erratic here.
+#pragma once
+#include <cstdint>
+
+namespace drun::kernels::cpu {
+
+// Shapes: op(A) is M x K, op(B) is K x N, C is M x N; lda/ldb/ldc are row strides.
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+          int threads = 1);
+
+// Makes OpenBLAS single-threaded: every parallel loop of the runtime, GEMMs
+// included, runs on the runtime's own threads so the two never oversubscribe.
+void blas_init_single_threaded();
+
+}  // namespace drun::kernels::cpu

@@ -1,0 +1,155 @@
+#include "kernels/cpu/pool.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace drun::kernels::cpu {
+
+PoolGeometry pool_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t ph, int64_t pw,
+                           int64_t sh, int64_t sw, bool same) {
+  PoolGeometry g{n, h, w, c, ph, pw, sh, sw, 0, 0, 0, 0};
+  if (same) {
+    g.oh = (h + sh - 1) / sh;
+    g.ow = (w + sw - 1) / sw;
+    g.pad_top = std::max<int64_t>(0, (g.oh - 1) * sh + ph - h) / 2;
+    g.pad_left = std::max<int64_t>(0, (g.ow - 1) * sw + pw - w) / 2;
+  } else {
+    g.oh = h >= ph ? (h - ph) / sh + 1 : 0;
+    g.ow = w >= pw ? (w - pw) / sw + 1 : 0;
+  }
+  return g;
+}
+
+void max_pool_forward(const PoolGeometry& g, const float* x, float* y, int32_t* argmax,
+                      int threads) {
+  const int64_t c = g.c;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t n = 0; n < g.n; ++n) {
+    const float* xn = x + n * g.h * g.w * c;
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        const int64_t o = ((n * g.oh + oy) * g.ow + ox) * c;
+        float* yo = y + o;
+        int32_t* ao = argmax + o;
+        for (int64_t ci = 0; ci < c; ++ci) {
+          yo[ci] = -std::numeric_limits<float>::infinity();
+          ao[ci] = 0;
+        }
+        for (int64_t ky = 0; ky < g.ph; ++ky) {
+          const int64_t iy = oy * g.sh + ky - g.pad_top;
+          if (iy < 0 || iy >= g.h) continue;
+          for (int64_t kx = 0; kx < g.pw; ++kx) {
+            const int64_t ix = ox * g.sw + kx - g.pad_left;
+            if (ix < 0 || ix >= g.w) continue;
+            const float* xp = xn + (iy * g.w + ix) * c;
+            const int32_t pix = static_cast<int32_t>(iy * g.w + ix);
+            // Written branch-free so the channel loop vectorises.
+            for (int64_t ci = 0; ci < c; ++ci) {
+              const bool more = xp[ci] > yo[ci];
+              yo[ci] = more ? xp[ci] : yo[ci];
+              ao[ci] = more ? pix : ao[ci];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void max_pool_backward(const PoolGeometry& g, const float* dy, const int32_t* argmax, float* dx,
+                       int threads) {
+  const int64_t c = g.c;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t n = 0; n < g.n; ++n) {
+    float* dxn = dx + n * g.h * g.w * c;
+    std::memset(dxn, 0, sizeof(float) * g.h * g.w * c);
+    const int64_t base = n * g.oh * g.ow * c;
+    for (int64_t o = 0; o < g.oh * g.ow; ++o) {
+      const float* d = dy + base + o * c;
+      const int32_t* a = argmax + base + o * c;
+      for (int64_t ci = 0; ci < c; ++ci) dxn[a[ci] * c + ci] += d[ci];
+    }
+  }
+}
+
+static int64_t window_count(const PoolGeometry& g, int64_t oy, int64_t ox) {
+  const int64_t y0 = std::max<int64_t>(0, oy * g.sh - g.pad_top);
+  const int64_t y1 = std::min<int64_t>(g.h, oy * g.sh - g.pad_top + g.ph);
+  const int64_t x0 = std::max<int64_t>(0, ox * g.sw - g.pad_left);
+  const int64_t x1 = std::min<int64_t>(g.w, ox * g.sw - g.pad_left + g.pw);
+  return std::max<int64_t>(1, (y1 - y0) * (x1 - x0));
+}
+
+void avg_pool_forward(const PoolGeometry& g, const float* x, float* y, int threads) {
+  const int64_t c = g.c;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t n = 0; n < g.n; ++n) {
+    const float* xn = x + n * g.h * g.w * c;
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        float* yo = y + ((n * g.oh + oy) * g.ow + ox) * c;
+        for (int64_t ci = 0; ci < c; ++ci) yo[ci] = 0.0f;
+        for (int64_t ky = 0; ky < g.ph; ++ky) {
+          const int64_t iy = oy * g.sh + ky - g.pad_top;
+          if (iy < 0 || iy >= g.h) continue;
+          for (int64_t kx = 0; kx < g.pw; ++kx) {
+            const int64_t ix = ox * g.sw + kx - g.pad_left;
+            if (ix < 0 || ix >= g.w) continue;
+            const float* xp = xn + (iy * g.w + ix) * c;
+            for (int64_t ci = 0; ci < c; ++ci) yo[ci] += xp[ci];
+          }
+        }
+        const float inv = 1.0f / static_cast<float>(window_count(g, oy, ox));
+        for (int64_t ci = 0; ci < c; ++ci) yo[ci] *= inv;
+      }
+    }
+  }
+}
+
+void avg_pool_backward(const PoolGeometry& g, const float* dy, float* dx, int threads) {
+  const int64_t c = g.c;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t n = 0; n < g.n; ++n) {
+    float* dxn = dx + n * g.h * g.w * c;
+    std::memset(dxn, 0, sizeof(float) * g.h * g.w * c);
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        const float* d = dy + ((n * g.oh + oy) * g.ow + ox) * c;
+        const float inv = 1.0f / static_cast<float>(window_count(g, oy, ox));
+        for (int64_t ky = 0; ky < g.ph; ++ky) {
+          const int64_t iy = oy * g.sh + ky - g.pad_top;
+          if (iy < 0 || iy >= g.h) continue;
+          for (int64_t kx = 0; kx < g.pw; ++kx) {
+            const int64_t ix = ox * g.sw + kx - g.pad_left;
+            if (ix < 0 || ix >= g.w) continue;
+            float* dp = dxn + (iy * g.w + ix) * c;
+            for (int64_t ci = 0; ci < c; ++ci) dp[ci] += d[ci] * inv;
+          }
+        }
+      }
+    }
+  }
+}
+
+void global_avg_pool_forward(int64_t n, int64_t hw, int64_t c, const float* x, float* y) {
+  const float inv = 1.0f / static_cast<float>(hw);
+  for (int64_t i = 0; i < n; ++i) {
+    float* yi = y + i * c;
+    for (int64_t ci = 0; ci < c; ++ci) yi[ci] = 0.0f;
+    for (int64_t p = 0; p < hw; ++p) {
+      const float* xp = x + (i * hw + p) * c;
+      for (int64_t ci = 0; ci < c; ++ci) yi[ci] += xp[ci];
+    }
+    for (int64_t ci = 0; ci < c; ++ci) yi[ci] *= inv;
+  }
+}
+
+void global_avg_pool_backward(int64_t n, int64_t hw, int64_t c, const float* dy, float* dx) {
+  const float inv = 1.0f / static_cast<float>(hw);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t p = 0; p < hw; ++p)
+      for (int64_t ci = 0; ci < c; ++ci) dx[(i * hw + p) * c + ci] = dy[i * c + ci] * inv;
+}
+
+}  // namespace drun::kernels::cpu

@@ -1,0 +1,38 @@
+// Add: the elementwise sum of two or more inputs of one shape (residual blocks).
+#include "nn/layers.hpp"
+
+namespace drun::nn {
+
+namespace {
+class Add final : public Layer {
+ public:
+  Add(Options&, const std::string& name) : Layer(name) {}
+  const char* kind() const override { return "Add"; }
+  int num_inputs() const override { return -1; }  // any number >= 2
+  Shape build(std::span<const Shape> in, Rng&) override {
+    if (in.size() < 2) throw UsageError(who() + ": needs at least two inputs");
+    for (const auto& s : in)
+      if (s != in[0])
+        throw UsageError(who() + ": input shapes differ: " + in[0].with_batch(0).str(true) +
+                         " and " + s.with_batch(0).str(true));
+    dx_.resize(in.size());
+    return output_shape_ = in[0];
+  }
+  void forward(std::span<const Tensor* const> in, bool) override {
+    out_.ensure(in[0]->shape());
+    kernels::add(ex_, *in[0], *in[1], out_);
+    for (size_t i = 2; i < in.size(); ++i) kernels::add(ex_, out_, *in[i], out_);
+  }
+  void backward(std::span<const Tensor* const> in, const Tensor& dy,
+                std::span<const bool> need_dx) override {
+    for (size_t i = 0; i < in.size(); ++i)
+      if (need_dx[i]) dx_[i] = dy;  // the gradient passes through unchanged
+  }
+};
+}  // namespace
+
+std::unique_ptr<Layer> make_add(Options& o, const std::string& name) {
+  return std::make_unique<Add>(o, name);
+}
+
+}  // namespace drun::nn

@@ -1,0 +1,82 @@
+// BatchNormalization over the channel (last) axis. Training uses the batch's
+// statistics and moves the moving ones; inference uses the moving ones.
+// Weights in Keras' order: gamma, beta (trainable), moving_mean, moving_variance.
+#include <cmath>
+
+#include "nn/layers.hpp"
+
+namespace drun::nn {
+
+namespace {
+class BatchNorm final : public Layer {
+ public:
+  BatchNorm(Options& o, const std::string& name) : Layer(name) {
+    const json& axis = o.raw("axis");
+    if (!axis.is_null() && !(axis.is_number_integer() && axis.get<int>() == -1) &&
+        !(axis.is_array() && axis.size() == 1 && axis[0].get<int>() == 3))
+      throw UsageError(who() + ": only axis=-1 (channels_last) is supported, got " + axis.dump());
+    momentum_ = o.get<float>("momentum", 0.99f);
+    epsilon_ = o.get<float>("epsilon", 1e-3f);
+    if (!o.get<bool>("center", true) || !o.get<bool>("scale", true))
+      throw UsageError(who() + ": center=false and scale=false are not supported");
+  }
+  const char* kind() const override { return "BatchNormalization"; }
+  Shape build(std::span<const Shape> in, Rng&) override {
+    const int64_t c = in[0][-1];
+    add_param("gamma", Shape{c}).value.fill(1.0f);
+    add_param("beta", Shape{c});
+    add_param("moving_mean", Shape{c}, false);
+    add_param("moving_variance", Shape{c}, false).value.fill(1.0f);
+    mean_ = Tensor::zeros(Shape{c});
+    inv_std_ = Tensor::zeros(Shape{c});
+    return output_shape_ = in[0];
+  }
+  void forward(std::span<const Tensor* const> in, bool training) override {
+    const Tensor& x = *in[0];
+    out_.ensure(x.shape());
+    training_ = training;
+    if (training)
+      kernels::batchnorm_forward_train(ex_, x, params_[0].value, params_[1].value, epsilon_,
+                                       momentum_, params_[2].value, params_[3].value, mean_,
+                                       inv_std_, out_);
+    else
+      kernels::batchnorm_forward_infer(ex_, x, params_[0].value, params_[1].value, epsilon_,
+                                       params_[2].value, params_[3].value, out_);
+    if (!training) {  // backward through frozen statistics (fine-tuning) needs them
+      const float* mm = params_[2].value.f32();
+      const float* mv = params_[3].value.f32();
+      for (int64_t j = 0; j < mean_.numel(); ++j) {
+        mean_.f32()[j] = mm[j];
+        inv_std_.f32()[j] = 1.0f / std::sqrt(mv[j] + epsilon_);
+      }
+    }
+  }
+  void backward(std::span<const Tensor* const> in, const Tensor& dy,
+                std::span<const bool>) override {
+    // The batch statistics couple every input, so dx is always computed.
+    dx_[0].ensure(in[0]->shape());
+    kernels::batchnorm_backward(ex_, *in[0], dy, params_[0].value, mean_, inv_std_, training_,
+                                dx_[0], params_[0].grad, params_[1].grad);
+  }
+  json config() const override {
+    json c = Layer::config();
+    c["axis"] = -1;
+    c["momentum"] = momentum_;
+    c["epsilon"] = epsilon_;
+    c["center"] = true;
+    c["scale"] = true;
+    return c;
+  }
+
+ private:
+  float momentum_ = 0.99f, epsilon_ = 1e-3f;
+  bool training_ = true;
+  Tensor mean_, inv_std_;
+};
+}  // namespace
+
+std::unique_ptr<Layer> make_batch_norm(Options& o, const std::string& name) {
+  return std::make_unique<BatchNorm>(o, name);
+}
+
+}  // namespace drun::nn

@@ -1,0 +1,138 @@
+// Conv2D on NHWC inputs with an HWIO kernel (Keras' layout), im2col + GEMM.
+#include "nn/init.hpp"
+#include "nn/layers.hpp"
+
+namespace drun::nn {
+
+// Keras accepts an int or a pair for kernel_size, strides and pool_size.
+std::pair<int64_t, int64_t> read_pair(Options& o, const std::string& key,
+                                      std::pair<int64_t, int64_t> fallback) {
+  const json& v = o.raw(key);
+  if (v.is_null()) return fallback;
+  if (v.is_number_integer()) return {v.get<int64_t>(), v.get<int64_t>()};
+  if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer())
+    return {v[0].get<int64_t>(), v[1].get<int64_t>()};
+  throw UsageError(o.owner() + ": option '" + key + "' must be an integer or a pair, got " +
+                   v.dump());
+}
+
+bool read_padding(Options& o) {
+  const auto p = o.get<std::string>("padding", "valid");
+  if (p != "valid" && p != "same")
+    throw UsageError(o.owner() + ": padding must be 'valid' or 'same', got '" + p + "'");
+  return p == "same";
+}
+
+void require_channels_last(Options& o) {
+  const auto f = o.get<std::string>("data_format", "channels_last");
+  if (f != "channels_last")
+    throw UsageError(o.owner() + ": only data_format='channels_last' (NHWC) is supported, got '" +
+                     f + "'");
+}
+
+namespace {
+
+class Conv2D final : public Layer {
+ public:
+  Conv2D(Options& o, const std::string& name) : Layer(name) {
+    filters_ = o.require<int64_t>("filters");
+    auto [kh, kw] = read_pair(o, "kernel_size", {0, 0});
+    if (kh <= 0 || kw <= 0) throw UsageError(who() + ": kernel_size is required and positive");
+    kh_ = kh;
+    kw_ = kw;
+    auto [sh, sw] = read_pair(o, "strides", {1, 1});
+    sh_ = sh;
+    sw_ = sw;
+    same_ = read_padding(o);
+    require_channels_last(o);
+    act_ = parse_activation(o.get<std::string>("activation", "linear"), who());
+    use_bias_ = o.get<bool>("use_bias", true);
+    kernel_init_ = o.get<std::string>("kernel_initializer", "glorot_uniform");
+    bias_init_ = o.get<std::string>("bias_initializer", "zeros");
+    if (filters_ <= 0 || sh_ <= 0 || sw_ <= 0)
+      throw UsageError(who() + ": filters and strides must be positive");
+  }
+  const char* kind() const override { return "Conv2D"; }
+
+  Shape build(std::span<const Shape> in, Rng& rng) override {
+    expect_rank(in[0], 3, "images (batch, height, width, channels)");
+    h_ = in[0][0];
+    w_ = in[0][1];
+    c_ = in[0][2];
+    const auto g = geometry(1);
+    if (g.oh <= 0 || g.ow <= 0)
+      throw UsageError(who() + ": kernel " + std::to_string(kh_) + "x" + std::to_string(kw_) +
+                       " does not fit input " + in[0].with_batch(0).str(true));
+    Param& k = add_param("kernel", Shape{kh_, kw_, c_, filters_});
+    initialize(k.value, kernel_init_, kh_ * kw_ * c_, kh_ * kw_ * filters_, rng, who());
+    if (use_bias_) {
+      Param& b = add_param("bias", Shape{filters_});
+      initialize(b.value, bias_init_, 0, 0, rng, who());
+    } else {  // the kernels always add a bias: give them zeros and a sink for its gradient
+      zero_bias_ = Tensor::zeros(Shape{filters_});
+      scratch_db_ = Tensor::zeros(Shape{filters_});
+    }
+    return output_shape_ = Shape{g.oh, g.ow, filters_};
+  }
+
+  void forward(std::span<const Tensor* const> in, bool) override {
+    const Tensor& x = *in[0];
+    const auto g = geometry(x.dim(0));
+    out_.ensure(Shape{g.n, g.oh, g.ow, filters_});
+    workspace_.ensure(Shape{kernels::conv2d_workspace_floats(ex_, g)});
+    const bool fuse = act_ == kernels::Activation::relu;
+    const Tensor& bias = use_bias_ ? params_[1].value : zero_bias_;
+    kernels::conv2d_forward(ex_, g, x, params_[0].value, bias, out_, fuse, workspace_);
+    if (!fuse) kernels::activation_forward(ex_, act_, out_, out_);
+  }
+
+  void backward(std::span<const Tensor* const> in, const Tensor& dy,
+                std::span<const bool> need_dx) override {
+    const Tensor& x = *in[0];
+    const auto g = geometry(x.dim(0));
+    const Tensor* dz = &dy;
+    if (act_ != kernels::Activation::linear) {
+      dz_.ensure(out_.shape());
+      kernels::activation_backward(ex_, act_, out_, dy, dz_);
+      dz = &dz_;
+    }
+    Tensor& db = use_bias_ ? params_[1].grad : scratch_db_;
+    kernels::conv2d_backward_filter(ex_, g, x, *dz, params_[0].grad, db, workspace_);
+    if (need_dx[0]) {
+      dx_[0].ensure(x.shape());
+      kernels::conv2d_backward_data(ex_, g, *dz, params_[0].value, dx_[0], workspace_);
+    }
+  }
+
+  json config() const override {
+    json c = Layer::config();
+    c["filters"] = filters_;
+    c["kernel_size"] = {kh_, kw_};
+    c["strides"] = {sh_, sw_};
+    c["padding"] = same_ ? "same" : "valid";
+    c["data_format"] = "channels_last";
+    c["dilation_rate"] = {1, 1};
+    c["activation"] = activation_name(act_);
+    c["use_bias"] = use_bias_;
+    return c;
+  }
+
+ private:
+  kernels::ConvGeometry geometry(int64_t n) const {
+    return kernels::cpu::conv_geometry(n, h_, w_, c_, kh_, kw_, filters_, sh_, sw_, same_);
+  }
+
+  int64_t filters_ = 0, kh_ = 0, kw_ = 0, sh_ = 1, sw_ = 1, h_ = 0, w_ = 0, c_ = 0;
+  bool same_ = false, use_bias_ = true;
+  kernels::Activation act_;
+  std::string kernel_init_, bias_init_;
+  Tensor dz_, workspace_, zero_bias_, scratch_db_;
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_conv2d(Options& o, const std::string& name) {
+  return std::make_unique<Conv2D>(o, name);
+}
+
+}  // namespace drun::nn

@@ -1,0 +1,87 @@
+// Dense: y = act(x W + b) with x (N, F), W (F, units) as Keras stores it.
+#include "nn/init.hpp"
+#include "nn/layers.hpp"
+
+namespace drun::nn {
+
+namespace {
+
+class Dense final : public Layer {
+ public:
+  Dense(Options& o, const std::string& name) : Layer(name) {
+    units_ = o.require<int64_t>("units");
+    if (units_ <= 0) throw UsageError(who() + ": units must be positive");
+    act_ = parse_activation(o.get<std::string>("activation", "linear"), who());
+    use_bias_ = o.get<bool>("use_bias", true);
+    kernel_init_ = o.get<std::string>("kernel_initializer", "glorot_uniform");
+    bias_init_ = o.get<std::string>("bias_initializer", "zeros");
+  }
+  const char* kind() const override { return "Dense"; }
+
+  Shape build(std::span<const Shape> in, Rng& rng) override {
+    if (in[0].rank() != 1)
+      throw UsageError(who() + ": expects flat input (batch, features), got " +
+                       in[0].with_batch(0).str(true) + "; put a Flatten layer before it");
+    in_ = in[0][0];
+    Param& w = add_param("kernel", Shape{in_, units_});
+    initialize(w.value, kernel_init_, in_, units_, rng, who());
+    if (use_bias_) {
+      Param& b = add_param("bias", Shape{units_});
+      initialize(b.value, bias_init_, in_, units_, rng, who());
+    }
+    return output_shape_ = Shape{units_};
+  }
+
+  void forward(std::span<const Tensor* const> in, bool) override {
+    const Tensor& x = *in[0];
+    const int64_t n = x.dim(0);
+    out_.ensure(Shape{n, units_});
+    kernels::matmul(ex_, false, false, n, units_, in_, 1.0f, x, params_[0].value, 0.0f, out_);
+    if (use_bias_) kernels::bias_add(ex_, out_, params_[1].value);
+    kernels::activation_forward(ex_, act_, out_, out_);
+  }
+
+  void backward(std::span<const Tensor* const> in, const Tensor& dy,
+                std::span<const bool> need_dx) override {
+    const Tensor& x = *in[0];
+    const int64_t n = x.dim(0);
+    const Tensor* dz = &dy;
+    if (act_ != kernels::Activation::linear) {
+      dz_.ensure(out_.shape());
+      kernels::activation_backward(ex_, act_, out_, dy, dz_);
+      dz = &dz_;
+    }
+    kernels::matmul(ex_, true, false, in_, units_, n, 1.0f, x, *dz, 0.0f, params_[0].grad);
+    if (use_bias_) kernels::column_sums(ex_, *dz, params_[1].grad);
+    if (need_dx[0]) {
+      dx_[0].ensure(x.shape());
+      kernels::matmul(ex_, false, true, n, in_, units_, 1.0f, *dz, params_[0].value, 0.0f,
+                      dx_[0]);
+    }
+  }
+
+  json config() const override {
+    json c = Layer::config();
+    c["units"] = units_;
+    c["activation"] = activation_name(act_);
+    c["use_bias"] = use_bias_;
+    c["kernel_initializer"] = {{"class_name", "GlorotUniform"}, {"config", {{"seed", nullptr}}}};
+    c["bias_initializer"] = {{"class_name", "Zeros"}, {"config", json::object()}};
+    return c;
+  }
+
+ private:
+  int64_t units_ = 0, in_ = 0;
+  kernels::Activation act_;
+  bool use_bias_ = true;
+  std::string kernel_init_, bias_init_;
+  Tensor dz_;
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_dense(Options& o, const std::string& name) {
+  return std::make_unique<Dense>(o, name);
+}
+
+}  // namespace drun::nn

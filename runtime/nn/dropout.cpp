@@ -1,0 +1,67 @@
+// Dropout (inverted): in training each value is kept with probability
+// 1 - rate and scaled by 1 / (1 - rate); at inference it is the identity.
+#include "nn/layers.hpp"
+
+namespace drun::nn {
+
+namespace {
+class Dropout final : public Layer {
+ public:
+  Dropout(Options& o, const std::string& name) : Layer(name) {
+    rate_ = o.require<float>("rate");
+    if (!(rate_ >= 0.0f && rate_ < 1.0f)) throw UsageError(who() + ": rate must be in [0, 1)");
+    seed_ = o.get<uint64_t>("seed", 0);
+    o.raw("noise_shape");
+  }
+  const char* kind() const override { return "Dropout"; }
+  Shape build(std::span<const Shape> in, Rng& rng) override {
+    // A fixed seed repeats the same masks; otherwise draw from the model's seed.
+    rng_ = Rng(seed_ ? seed_ : rng.next());
+    return output_shape_ = in[0];
+  }
+  void forward(std::span<const Tensor* const> in, bool training) override {
+    const Tensor& x = *in[0];
+    training_ = training && rate_ > 0.0f;
+    if (!training_) {
+      out_ = x;  // identity: share the input's storage
+      return;
+    }
+    out_.ensure(x.shape());
+    mask_.ensure(x.shape());
+    const float keep = 1.0f - rate_, scale = 1.0f / keep;
+    for (float& m : mask_.span_f32()) m = rng_.uniform() < keep ? scale : 0.0f;
+    kernels::mul(ex_, x, mask_, out_);
+  }
+  void backward(std::span<const Tensor* const> in, const Tensor& dy,
+                std::span<const bool> need_dx) override {
+    if (!need_dx[0]) return;
+    if (!training_) {
+      dx_[0] = dy;
+      return;
+    }
+    dx_[0].ensure(in[0]->shape());
+    kernels::mul(ex_, dy, mask_, dx_[0]);
+  }
+  json config() const override {
+    json c = Layer::config();
+    c["rate"] = rate_;
+    if (seed_) c["seed"] = seed_;
+    return c;
+  }
+  // Dropout's random state is part of what a checkpoint restores.
+  Rng& rng() { return rng_; }
+
+ private:
+  float rate_ = 0.5f;
+  uint64_t seed_ = 0;
+  bool training_ = false;
+  Rng rng_;
+  Tensor mask_;
+};
+}  // namespace
+
+std::unique_ptr<Layer> make_dropout(Options& o, const std::string& name) {
+  return std::make_unique<Dropout>(o, name);
+}
+
+}  // namespace drun::nn

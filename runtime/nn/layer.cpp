@@ -1,0 +1,29 @@
+#include "nn/layer.hpp"
+
+namespace drun::nn {
+
+json Layer::config() const { return {{"name", name_}, {"trainable", true}, {"dtype", "float32"}}; }
+
+int64_t Layer::param_count() const {
+  int64_t n = 0;
+  for (const auto& p : params_) n += p.value.numel();
+  return n;
+}
+
+Param& Layer::add_param(const std::string& short_name, const Shape& shape, bool trainable) {
+  Param p;
+  p.name = name_ + "/" + short_name;
+  p.value = Tensor::zeros(shape);
+  if (trainable) p.grad = Tensor::zeros(shape);
+  p.trainable = trainable;
+  params_.push_back(std::move(p));
+  return params_.back();
+}
+
+void Layer::expect_rank(const Shape& in, int rank, const char* what) const {
+  if (in.rank() != rank)
+    throw UsageError(who() + ": expects " + what + " (rank " + std::to_string(rank + 1) +
+                     " with the batch), got input shape " + in.with_batch(0).str(true));
+}
+
+}  // namespace drun::nn

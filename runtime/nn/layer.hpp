@@ -1,0 +1,84 @@
+// Layer: forward and backward of one operation, as in Torch's nn. A layer owns
+// its parameters, their gradients and its output buffers; buffers are sized on
+// the first batch and reused afterwards, so a warm step allocates nothing.
+// backward() overwrites parameter gradients (it does not accumulate).
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/options.hpp"
+#include "base/rng.hpp"
+#include "kernels/ops.hpp"
+#include "tensor/param.hpp"
+#include "tensor/tensor.hpp"
+
+namespace drun::nn {
+
+using kernels::Exec;
+
+class Layer {
+ public:
+  explicit Layer(std::string name) : name_(std::move(name)) {}
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  // Keras' class name, e.g. "Conv2D".
+  virtual const char* kind() const = 0;
+  const std::string& name() const { return name_; }
+  virtual int num_inputs() const { return 1; }
+
+  // Takes per-example input shapes (no batch dimension), creates parameters
+  // and returns the per-example output shape. Throws UsageError naming the
+  // layer when a shape does not fit.
+  virtual Shape build(std::span<const Shape> inputs, Rng& rng) = 0;
+  virtual void forward(std::span<const Tensor* const> inputs, bool training) = 0;
+  // Writes input gradients for the inputs with need_dx[i] and every parameter
+  // gradient. `inputs` are the tensors given to the last forward.
+  virtual void backward(std::span<const Tensor* const> inputs, const Tensor& dy,
+                        std::span<const bool> need_dx) = 0;
+
+  const Tensor& output() const { return out_; }
+  const Tensor& input_grad(int i = 0) const { return dx_[static_cast<size_t>(i)]; }
+  std::vector<Param>& params() { return params_; }
+  const Shape& output_shape() const { return output_shape_; }
+  // Keras' layer config (the keys Keras 3 accepts), for summaries and export.
+  virtual json config() const;
+  void set_exec(const Exec& ex) { ex_ = ex; }
+  int64_t param_count() const;
+
+ protected:
+  Param& add_param(const std::string& short_name, const Shape& shape, bool trainable = true);
+  // Name for messages: "Conv2D 'conv2d'".
+  std::string who() const { return std::string(kind()) + " '" + name_ + "'"; }
+  void expect_rank(const Shape& in, int rank, const char* what) const;
+
+  std::string name_;
+  Shape output_shape_;
+  Tensor out_;
+  std::vector<Tensor> dx_{1};
+  std::vector<Param> params_;
+  Exec ex_;
+};
+
+// Builds a layer from its Keras class name and config (the Lua table's keys).
+// Unknown class or option: UsageError naming it and the valid ones.
+std::unique_ptr<Layer> make_layer(const std::string& class_name, const json& config,
+                                  const std::string& name);
+// Every class name make_layer knows, for messages.
+const std::vector<std::string>& layer_classes();
+
+// Shorthands for single-input layers.
+inline void forward1(Layer& l, const Tensor& x, bool training) {
+  const Tensor* in[1] = {&x};
+  l.forward(in, training);
+}
+inline void backward1(Layer& l, const Tensor& x, const Tensor& dy, bool need_dx) {
+  const Tensor* in[1] = {&x};
+  const bool need[1] = {need_dx};
+  l.backward(in, dy, need);
+}
+
+}  // namespace drun::nn

@@ -1,0 +1,233 @@
+#include "nn/model.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace drun::nn {
+
+namespace {
+
+// Keras' default layer names: the class name in snake case.
+std::string base_name(const std::string& cls) {
+  static const std::map<std::string, std::string> names = {
+      {"Conv2D", "conv2d"},
+      {"MaxPooling2D", "max_pooling2d"},
+      {"MaxPool2D", "max_pooling2d"},
+      {"AveragePooling2D", "average_pooling2d"},
+      {"AvgPool2D", "average_pooling2d"},
+      {"GlobalAveragePooling2D", "global_average_pooling2d"},
+      {"BatchNormalization", "batch_normalization"},
+      {"ReLU", "re_lu"}};
+  auto it = names.find(cls);
+  if (it != names.end()) return it->second;
+  std::string s;
+  for (char c : cls) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Shape read_shape(const json& v, const std::string& owner) {
+  if (!v.is_array() || v.empty())
+    throw UsageError(owner + ": input_shape must be a list of dimensions, got " + v.dump());
+  std::vector<int64_t> dims;
+  for (const auto& d : v) {
+    if (!d.is_number_integer() || d.get<int64_t>() <= 0)
+      throw UsageError(owner + ": input_shape must hold positive integers, got " + v.dump());
+    dims.push_back(d.get<int64_t>());
+  }
+  return Shape(dims);
+}
+
+std::string with_commas(int64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+}  // namespace
+
+Model::Model(const json& spec_in, uint64_t seed) : spec_(spec_in) {
+  name_ = spec_.value("name", std::string("sequential"));
+  const json& layers = spec_.at("layers");
+  if (!layers.is_array() || layers.empty())
+    throw UsageError("model '" + name_ + "': it has no layers");
+
+  // The input shape: the model's, or the first layer's input_shape as in Keras.
+  if (spec_.contains("input_shape") && !spec_["input_shape"].is_null())
+    input_shape_ = read_shape(spec_["input_shape"], "model '" + name_ + "'");
+  else if (layers[0].contains("config") && layers[0]["config"].contains("input_shape"))
+    input_shape_ = read_shape(layers[0]["config"]["input_shape"], "model '" + name_ + "'");
+  else
+    throw UsageError("model '" + name_ +
+                     "': the first layer needs input_shape (e.g. input_shape = {28, 28, 1})");
+
+  Rng rng(seed);
+  std::map<std::string, int> name_counts;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    json& entry = spec_["layers"][i];
+    const std::string cls = entry.value("class_name", std::string());
+    json config = entry.value("config", json::object());
+    std::string lname = config.value("name", std::string());
+    if (lname.empty()) {
+      const std::string base = base_name(cls);
+      const int k = name_counts[base]++;
+      lname = k == 0 ? base : base + "_" + std::to_string(k);
+      config["name"] = lname;
+      entry["config"] = config;
+    }
+    Node node;
+    node.layer = make_layer(cls, config, lname);
+    if (entry.contains("inbound")) {
+      for (const auto& v : entry["inbound"]) node.inbound.push_back(v.get<int>());
+    } else {
+      node.inbound.push_back(static_cast<int>(i) - 1);
+    }
+    std::vector<Shape> in_shapes;
+    for (int id : node.inbound) {
+      if (id < -1 || id >= static_cast<int>(i))
+        throw UsageError(node.layer->kind() + std::string(" '") + lname +
+                         "': inbound node " + std::to_string(id) + " is not an earlier layer");
+      in_shapes.push_back(id < 0 ? input_shape_ : shapes[static_cast<size_t>(id)]);
+    }
+    const int want = node.layer->num_inputs();
+    if (want > 0 && static_cast<int>(node.inbound.size()) != want)
+      throw UsageError(std::string(node.layer->kind()) + " '" + lname + "': takes " +
+                       std::to_string(want) + " input(s), got " +
+                       std::to_string(node.inbound.size()));
+    shapes.push_back(node.layer->build(in_shapes, rng));
+    nodes_.push_back(std::move(node));
+  }
+  output_ = spec_.value("output", static_cast<int>(nodes_.size()) - 1);
+  if (output_ < 0 || output_ >= static_cast<int>(nodes_.size()))
+    throw UsageError("model '" + name_ + "': output node " + std::to_string(output_) +
+                     " does not exist");
+
+  consumers_.resize(nodes_.size());
+  for (size_t i = 0; i <= static_cast<size_t>(output_); ++i)
+    for (size_t s = 0; s < nodes_[i].inbound.size(); ++s)
+      if (nodes_[i].inbound[s] >= 0)
+        consumers_[static_cast<size_t>(nodes_[i].inbound[s])].push_back(
+            {static_cast<int>(i), static_cast<int>(s)});
+  grad_sum_.resize(nodes_.size());
+  size_t max_in = 1;
+  for (const auto& n : nodes_) max_in = std::max(max_in, n.inbound.size());
+  in_scratch_.resize(max_in);
+  need_scratch_ = std::make_unique<bool[]>(max_in);
+}
+
+const Shape& Model::output_shape() const {
+  return nodes_[static_cast<size_t>(output_)].layer->output_shape();
+}
+
+void Model::set_exec(const Exec& ex) {
+  ex_ = ex;
+  for (auto& n : nodes_) n.layer->set_exec(ex);
+}
+
+const Tensor& Model::node_output(int id, const Tensor& x) const {
+  return id < 0 ? x : nodes_[static_cast<size_t>(id)].layer->output();
+}
+
+const Tensor& Model::forward(const Tensor& x, bool training) {
+  if (x.shape().drop_batch() != input_shape_)
+    throw UsageError("model '" + name_ + "': input batch has shape " + x.shape().str() +
+                     " but the model expects " + input_shape_.with_batch(0).str(true));
+  input_ = &x;
+  for (size_t i = 0; i <= static_cast<size_t>(output_); ++i) {
+    Node& n = nodes_[i];
+    for (size_t s = 0; s < n.inbound.size(); ++s) in_scratch_[s] = &node_output(n.inbound[s], x);
+    n.layer->forward(std::span(in_scratch_.data(), n.inbound.size()), training);
+  }
+  return nodes_[static_cast<size_t>(output_)].layer->output();
+}
+
+void Model::backward(const Tensor& dy) {
+  const Tensor& x = *input_;
+  for (int i = output_; i >= 0; --i) {
+    Node& n = nodes_[static_cast<size_t>(i)];
+    const auto& cons = consumers_[static_cast<size_t>(i)];
+    // The gradient arriving at this node's output: the loss's at the output,
+    // the one consumer's input gradient, or the sum over several consumers.
+    const Tensor* g = nullptr;
+    if (i == output_) {
+      g = &dy;
+    } else if (cons.empty()) {
+      continue;  // feeds nothing that reaches the output
+    } else if (cons.size() == 1) {
+      g = &nodes_[static_cast<size_t>(cons[0].first)].layer->input_grad(cons[0].second);
+    } else {
+      Tensor& sum = grad_sum_[static_cast<size_t>(i)];
+      sum.ensure(n.layer->output().shape());
+      for (size_t k = 0; k < cons.size(); ++k) {
+        const Tensor& part =
+            nodes_[static_cast<size_t>(cons[k].first)].layer->input_grad(cons[k].second);
+        if (k == 0)
+          sum.copy_from(part);
+        else
+          kernels::axpy(ex_, 1.0f, part, sum);
+      }
+      g = &sum;
+    }
+    for (size_t s = 0; s < n.inbound.size(); ++s) {
+      in_scratch_[s] = &node_output(n.inbound[s], x);
+      need_scratch_[s] = n.inbound[s] >= 0;
+    }
+    n.layer->backward(std::span(in_scratch_.data(), n.inbound.size()), *g,
+                      std::span<const bool>(need_scratch_.get(), n.inbound.size()));
+  }
+}
+
+std::vector<Param*> Model::params() {
+  std::vector<Param*> out;
+  for (auto& n : nodes_)
+    for (auto& p : n.layer->params()) out.push_back(&p);
+  return out;
+}
+
+std::vector<Param*> Model::trainable_params() {
+  std::vector<Param*> out;
+  for (auto& n : nodes_)
+    for (auto& p : n.layer->params())
+      if (p.trainable) out.push_back(&p);
+  return out;
+}
+
+int64_t Model::param_count(bool trainable_only) const {
+  int64_t total = 0;
+  for (const auto& n : nodes_)
+    for (const auto& p : n.layer->params())
+      if (!trainable_only || p.trainable) total += p.value.numel();
+  return total;
+}
+
+std::string Model::summary() const {
+  const std::string rule(65, '_'), thick(65, '=');
+  std::string s = fmt::format("Model: \"{}\"\n{}\n", name_, rule);
+  const bool graph = [&] {
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      if (nodes_[i].inbound.size() != 1 || nodes_[i].inbound[0] != static_cast<int>(i) - 1)
+        return true;
+    return false;
+  }();
+  s += fmt::format(" {:<28}{:<26}{:<10}{}\n{}\n", "Layer (type)", "Output Shape", "Param #",
+                   graph ? "Connected to" : "", thick);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Layer& l = *nodes_[i].layer;
+    std::string links;
+    if (graph)
+      for (int id : nodes_[i].inbound)
+        links += (links.empty() ? "" : ", ") +
+                 (id < 0 ? std::string("input") : nodes_[static_cast<size_t>(id)].layer->name());
+    s += fmt::format(" {:<28}{:<26}{:<10}{}\n", l.name() + " (" + l.kind() + ")",
+                     l.output_shape().with_batch(0).str(true), with_commas(l.param_count()),
+                     links);
+  }
+  const int64_t total = param_count(), trainable = param_count(true);
+  s += fmt::format("{}\nTotal params: {}\nTrainable params: {}\nNon-trainable params: {}\n{}\n",
+                   thick, with_commas(total), with_commas(trainable),
+                   with_commas(total - trainable), rule);
+  return s;
+}
+
+}  // namespace drun::nn

@@ -1,0 +1,65 @@
+// Model: layers composed as a small directed acyclic graph, in topological
+// order. A Sequential model is the chain case; residual blocks use an Add node
+// with two inbound nodes. Built from a JSON description:
+//   {"name": "sequential", "input_shape": [28, 28, 1],
+//    "layers": [{"class_name": "Conv2D", "config": {...}, "inbound": [-1]}, ...],
+//    "output": 4}
+// "inbound" lists earlier layer indices (-1 is the model input); when absent a
+// layer takes the previous one. "output" defaults to the last layer.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/layer.hpp"
+
+namespace drun::nn {
+
+class Model {
+ public:
+  Model(const json& spec, uint64_t seed);
+
+  const Tensor& forward(const Tensor& x, bool training);
+  // Backward of the last forward (which must have been a training one), from
+  // the gradient of the loss with respect to the output.
+  void backward(const Tensor& dy);
+
+  // Every variable, layer by layer in Keras' order (trainable ones first per layer).
+  std::vector<Param*> params();
+  std::vector<Param*> trainable_params();
+  int64_t param_count(bool trainable_only = false) const;
+  const Shape& input_shape() const { return input_shape_; }
+  const Shape& output_shape() const;
+  const std::string& name() const { return name_; }
+  std::string summary() const;
+  void set_exec(const Exec& ex);
+  const Exec& exec() const { return ex_; }
+
+  struct Node {
+    std::unique_ptr<Layer> layer;
+    std::vector<int> inbound;  // -1: the model input
+  };
+  const std::vector<Node>& nodes() const { return nodes_; }
+  int output_node() const { return output_; }
+  // The description this model was built from, with generated names filled in.
+  const json& spec() const { return spec_; }
+
+ private:
+  const Tensor& node_output(int id, const Tensor& x) const;
+
+  std::string name_;
+  Shape input_shape_;
+  std::vector<Node> nodes_;
+  int output_ = -1;
+  json spec_;
+  Exec ex_;
+  // Per node: who consumes its output (node, input slot), and a buffer that
+  // sums the gradient when there is more than one consumer.
+  std::vector<std::vector<std::pair<int, int>>> consumers_;
+  std::vector<Tensor> grad_sum_;
+  const Tensor* input_ = nullptr;
+  std::vector<const Tensor*> in_scratch_;
+  std::unique_ptr<bool[]> need_scratch_;  // std::vector<bool> has no data()
+};
+
+}  // namespace drun::nn

@@ -1,0 +1,173 @@
+#include "optim/optimizer.hpp"
+
+#include <stdexcept>
+#include <string_view>
+
+namespace drun::optim {
+
+namespace {
+
+// "dense/kernel:0" -> "dense/kernel"
+std::string_view strip_suffix(std::string_view name) {
+  auto colon = name.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == name.size()) return name;
+  for (size_t i = colon + 1; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return name;
+  return name.substr(0, colon);
+}
+
+bool is_kernel(std::string_view name) {
+  return name.ends_with("kernel");
+}
+
+}  // namespace
+
+Optimizer::Optimizer(Options& o, std::string class_name, float default_lr)
+    : class_name_(std::move(class_name)) {
+  name_ = o.get<std::string>("name", class_name_);
+  const json& lr = o.raw("learning_rate");
+  if (lr.is_null()) {
+    schedule_ = std::make_shared<Constant>(default_lr);
+  } else {
+    try {
+      schedule_ = make_schedule(lr);
+    } catch (const UsageError& e) {
+      throw UsageError(o.owner() + ": learning_rate: " + e.what());
+    }
+  }
+  decay_ = o.get<float>("decay", 0.f);
+  weight_decay_ = o.get<float>("weight_decay", 0.f);
+}
+
+void Optimizer::finish(Options& o) const {
+  o.finish();
+  if (!(decay_ >= 0.f))
+    throw UsageError(o.owner() + ": decay must not be negative, got " + std::to_string(decay_));
+  if (!(weight_decay_ >= 0.f))
+    throw UsageError(o.owner() + ": weight_decay must not be negative, got " +
+                     std::to_string(weight_decay_));
+}
+
+float Optimizer::current_lr() const {
+  float lr = schedule_->at(iterations_);
+  if (decay_ > 0.f)
+    lr = static_cast<float>(lr /
+                            (1.0 + static_cast<double>(decay_) * static_cast<double>(iterations_)));
+  return lr;
+}
+
+void Optimizer::make_slots(Var& v, const Param& p) {
+  if (p.value.device() != Device::cpu)
+    throw std::runtime_error(class_name_ + ": variable '" + p.name + "' is on " +
+                             device_name(p.value.device()) +
+                             "; this build has optimizer kernels for the CPU only");
+  if (p.value.dtype() != DType::f32)
+    throw std::invalid_argument(class_name_ + ": variable '" + p.name + "' is " +
+                                dtype_name(p.value.dtype()) + ", optimizers update float32");
+  v.slots.clear();
+  for (const SlotSpec& s : specs_) {
+    Tensor t(p.value.shape());
+    t.fill(s.initial);
+    v.slots.push_back(std::move(t));
+  }
+  v.has_slots = true;
+}
+
+void Optimizer::build(std::span<Param* const> params) {
+  if (built_) {
+    if (params.size() != vars_.size())
+      throw std::invalid_argument(class_name_ + ": built for " + std::to_string(vars_.size()) +
+                                  " variables, given " + std::to_string(params.size()));
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Param& p = *params[i];
+      const Var& v = vars_[i];
+      if (strip_suffix(p.name) != v.name || p.value.numel() != v.numel)
+        throw std::invalid_argument(class_name_ + ": variable " + std::to_string(i) + " is '" +
+                                    p.name + "' of " + std::to_string(p.value.numel()) +
+                                    " elements, but the optimizer was built for '" + v.name +
+                                    "' of " + std::to_string(v.numel));
+    }
+    return;
+  }
+  specs_ = slot_specs();
+  std::vector<Var> vars(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i]) throw std::invalid_argument(class_name_ + ": null variable");
+    const Param& p = *params[i];
+    Var& v = vars[i];
+    v.name = std::string(strip_suffix(p.name));
+    v.decayed = is_kernel(v.name);
+    v.numel = p.value.numel();
+    if (p.trainable) make_slots(v, p);
+  }
+  vars_ = std::move(vars);
+  built_ = true;
+}
+
+void Optimizer::apply(std::span<Param* const> params) {
+  build(params);
+  const float lr = current_lr();
+  for (size_t i = 0; i < params.size(); ++i) {
+    Param& p = *params[i];
+    if (!p.trainable || !p.grad.defined()) continue;
+    Var& v = vars_[i];
+    if (!v.has_slots) make_slots(v, p);  // made trainable after build: once
+    if (p.grad.numel() != v.numel || p.grad.dtype() != DType::f32)
+      throw std::invalid_argument(class_name_ + ": gradient of '" + p.name + "' is " +
+                                  dtype_name(p.grad.dtype()) + " " + p.grad.shape().str() +
+                                  ", the variable is float32 " + p.value.shape().str());
+    update(i, p.value, p.grad, lr);
+  }
+  ++iterations_;
+}
+
+std::vector<std::pair<std::string, Tensor*>> Optimizer::state() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  for (size_t k = 0; k < specs_.size(); ++k)
+    for (Var& v : vars_)
+      if (v.has_slots) out.emplace_back(v.name + "/" + specs_[k].name, &v.slots[k]);
+  return out;
+}
+
+json Optimizer::config() const {
+  json c = {{"name", name_}, {"learning_rate", schedule_->config()}};
+  if (decay_ != 0.f) c["decay"] = float_json(decay_);
+  add_config(c);
+  if (weight_decay_ != 0.f) c["weight_decay"] = float_json(weight_decay_);
+  return json{{"class_name", class_name_}, {"config", std::move(c)}};
+}
+
+std::unique_ptr<Optimizer> Optimizer::clone_fresh() const {
+  return make_optimizer(config());
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const json& spec) {
+  static constexpr const char* kValid = "Adagrad, Adam, RMSprop (or RMSProp), SGD";
+  std::string class_name;
+  json config = json::object();
+  if (spec.is_string()) {
+    // Keras' shorthand, optimizer = 'adam': the defaults.
+    class_name = spec.get<std::string>();
+    if (class_name == "sgd") class_name = "SGD";
+    if (class_name == "adam") class_name = "Adam";
+    if (class_name == "adagrad") class_name = "Adagrad";
+    if (class_name == "rmsprop") class_name = "RMSprop";
+  } else if (spec.is_object()) {
+    Options top(spec, "optimizer");
+    class_name = top.require<std::string>("class_name");
+    config = top.raw("config");
+    top.raw("module");  // written by Keras 3; the class name is enough here
+    top.raw("registered_name");
+    top.finish();
+  } else {
+    throw UsageError("optimizer: expected {class_name = ..., config = {...}} or a name, got " +
+                     spec.dump());
+  }
+  if (class_name == "SGD") return std::make_unique<SGD>(config);
+  if (class_name == "Adam") return std::make_unique<Adam>(config);
+  if (class_name == "Adagrad") return std::make_unique<Adagrad>(config);
+  if (class_name == "RMSprop" || class_name == "RMSProp") return std::make_unique<RMSprop>(config);
+  throw UsageError("unknown optimizer class '" + class_name + "'; valid classes: " + kValid);
+}
+
+}  // namespace drun::optim

@@ -1,0 +1,208 @@
+// Optimizers: Keras' SGD, Adagrad, Adam and RMSprop with Keras' option names,
+// defaults and update rules (tf.keras optimizer_v2, i.e. Keras 2 and
+// tf.keras.optimizers.legacy). The arithmetic lives in
+// kernels/cpu/optimizer_update; an optimizer only keeps the step count, the
+// learning-rate schedule and one set of slot tensors per variable.
+//
+// Options every optimizer takes besides its own:
+//   name           Keras' optimizer name (default: the class name).
+//   learning_rate  a number or a schedule spec (see schedule.hpp).
+//   decay          Keras 2's legacy inverse-time decay: lr / (1 + decay * iterations)
+//                  (default 0).
+//   weight_decay   L2 regularisation folded into the gradient, g + weight_decay * w,
+//                  before the update rule (so with Adam this is L2, not AdamW's
+//                  decoupled decay). Applied only to variables whose name ends in
+//                  "kernel" (Dense/Conv kernels, "depthwise_kernel", ...), never to
+//                  biases or batch-norm variables, as one regularises in Keras with
+//                  kernel_regularizer. Default 0. Keras >= 2.11 reads a weight_decay
+//                  key as decoupled decay, so config() writes it only when it is set.
+//
+// Steps: the learning rate of an update is the schedule at iterations() before
+// the update (Keras' optimizer.iterations); Adam's bias correction uses
+// t = iterations() + 1. apply() then adds one to iterations().
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/options.hpp"
+#include "optim/schedule.hpp"
+#include "tensor/param.hpp"
+
+namespace drun::optim {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // Creates the slot tensors of every trainable variable in `params` (Keras'
+  // optimizer.build). apply() calls it on first use; a checkpoint restore calls
+  // it first so that state() has tensors to load into. A second call with other
+  // variables (count, names or sizes) throws std::invalid_argument.
+  void build(std::span<Param* const> params);
+  // One update of every trainable variable that has a gradient; the others are
+  // left alone. The same variables in the same order every call. Once built it
+  // allocates nothing.
+  void apply(std::span<Param* const> params);
+  bool built() const { return built_; }
+
+  int64_t iterations() const { return iterations_; }
+  void set_iterations(int64_t iterations) { iterations_ = iterations; }
+  // The learning rate the next update uses: schedule(iterations()), with the legacy decay.
+  float current_lr() const;
+  const Schedule& learning_rate() const { return *schedule_; }
+  float weight_decay() const { return weight_decay_; }
+
+  // The slot tensors by name, "<variable>/<slot>" with a ":0" suffix of the
+  // variable dropped (e.g. "conv2d/kernel/momentum"), in Keras' order: all
+  // variables' first slot, then all variables' second slot, ... Empty before
+  // build(). iterations() is not among them: checkpoints store it on its own.
+  std::vector<std::pair<std::string, Tensor*>> state();
+
+  // Keras' serialisation: {"class_name": "SGD", "config": {"name": ..., "learning_rate": ...}}.
+  // make_optimizer(config()) gives an equal, fresh optimizer.
+  json config() const;
+  const std::string& class_name() const { return class_name_; }
+  // Keras' optimizer name: the "name" option, the class name by default.
+  const std::string& name() const { return name_; }
+  // Same configuration, no state, iterations() == 0 (e.g. for a parameter server).
+  std::unique_ptr<Optimizer> clone_fresh() const;
+
+ protected:
+  struct SlotSpec {
+    const char* name;  // Keras' slot name: "momentum", "m", "v", ...
+    float initial;     // what the slot starts as
+  };
+  // Reads name, learning_rate (default `default_lr`), decay and weight_decay.
+  Optimizer(Options& options, std::string class_name, float default_lr);
+  // Subclasses call this after reading their own options: unknown keys, then base values.
+  void finish(Options& options) const;
+
+  // The slots every variable gets, in Keras' creation order.
+  virtual std::vector<SlotSpec> slot_specs() const = 0;
+  // This class's own keys for config().
+  virtual void add_config(json& config) const = 0;
+  // Updates variable `index` (its position in the span) given its gradient, at rate lr.
+  virtual void update(size_t index, Tensor& w, const Tensor& g, float lr) = 0;
+
+  Tensor& slot(size_t index, size_t k) { return vars_[index].slots[k]; }
+  // weight_decay() for variables it applies to, 0 for the others.
+  float decay_of(size_t index) const { return vars_[index].decayed ? weight_decay_ : 0.f; }
+
+ private:
+  struct Var {
+    std::string name;        // without ":0"
+    bool has_slots = false;  // made for trainable variables
+    bool decayed = false;    // weight_decay applies
+    int64_t numel = 0;
+    std::vector<Tensor> slots;  // one per specs_ entry
+  };
+  void make_slots(Var& v, const Param& p);
+  std::string class_name_;
+  std::string name_;
+  std::shared_ptr<Schedule> schedule_;
+  float decay_ = 0.f;
+  float weight_decay_ = 0.f;
+  int64_t iterations_ = 0;
+  bool built_ = false;
+  std::vector<SlotSpec> specs_;
+  std::vector<Var> vars_;
+};
+
+// Keras SGD: momentum in [0, 1] (default 0), nesterov (default false), lr 0.01.
+// momentum == 0: w -= lr * g. Else the slot "momentum" v: v = momentum * v - lr * g,
+// w += v, or with nesterov w += momentum * v - lr * g.
+class SGD final : public Optimizer {
+ public:
+  explicit SGD(const json& config = json::object());
+
+ protected:
+  std::vector<SlotSpec> slot_specs() const override;
+  void add_config(json& config) const override;
+  void update(size_t index, Tensor& w, const Tensor& g, float lr) override;
+
+ private:
+  struct Parsed {};
+  SGD(Options&& o, Parsed);
+  float momentum_;
+  bool nesterov_;
+};
+
+// Keras Adagrad: lr 0.001, initial_accumulator_value 0.1, epsilon 1e-7. Slot
+// "accumulator": acc += g^2; w -= lr * g / (sqrt(acc) + epsilon).
+class Adagrad final : public Optimizer {
+ public:
+  explicit Adagrad(const json& config = json::object());
+
+ protected:
+  std::vector<SlotSpec> slot_specs() const override;
+  void add_config(json& config) const override;
+  void update(size_t index, Tensor& w, const Tensor& g, float lr) override;
+
+ private:
+  struct Parsed {};
+  Adagrad(Options&& o, Parsed);
+  float initial_accumulator_value_;
+  float epsilon_;
+};
+
+// Keras Adam: lr 0.001, beta_1 0.9, beta_2 0.999, epsilon 1e-7, amsgrad false.
+// Slots "m", "v" (and "vhat" with amsgrad). With t = iterations() + 1:
+// lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); m = beta_1 m + (1 - beta_1) g;
+// v = beta_2 v + (1 - beta_2) g^2; [vhat = max(vhat, v), used for v];
+// w -= lr_t * m / (sqrt(v) + epsilon).
+class Adam final : public Optimizer {
+ public:
+  explicit Adam(const json& config = json::object());
+
+ protected:
+  std::vector<SlotSpec> slot_specs() const override;
+  void add_config(json& config) const override;
+  void update(size_t index, Tensor& w, const Tensor& g, float lr) override;
+
+ private:
+  struct Parsed {};
+  Adam(Options&& o, Parsed);
+  float beta_1_;
+  float beta_2_;
+  float epsilon_;
+  bool amsgrad_;
+};
+
+// Keras RMSprop: lr 0.001, rho 0.9, momentum 0, epsilon 1e-7, centered false.
+// Slots "rms", then "momentum" if momentum > 0, then "mg" if centered.
+// rms = rho rms + (1 - rho) g^2; centered: mg = rho mg + (1 - rho) g, denom = rms - mg^2,
+// else denom = rms. Without momentum w -= lr g / (sqrt(denom) + epsilon); with
+// momentum (TensorFlow's ApplyRMSProp, epsilon inside the root)
+// mom = momentum mom + lr g / sqrt(denom + epsilon), w -= mom.
+class RMSprop final : public Optimizer {
+ public:
+  explicit RMSprop(const json& config = json::object());
+
+ protected:
+  std::vector<SlotSpec> slot_specs() const override;
+  void add_config(json& config) const override;
+  void update(size_t index, Tensor& w, const Tensor& g, float lr) override;
+
+ private:
+  struct Parsed {};
+  RMSprop(Options&& o, Parsed);
+  float rho_;
+  float momentum_;
+  float epsilon_;
+  bool centered_;
+};
+
+// Builds an optimizer from {"class_name": "SGD", "config": {...}} (Keras'
+// serialisation; class names as Keras spells them: SGD, Adam, Adagrad, RMSprop,
+// and RMSProp for RMSprop), or from Keras' string shorthands "sgd", "adam",
+// "adagrad", "rmsprop" for the defaults. Throws UsageError for an unknown class
+// (listing the valid ones) and for an unknown, mistyped or invalid option.
+std::unique_ptr<Optimizer> make_optimizer(const json& spec);
+
+}  // namespace drun::optim

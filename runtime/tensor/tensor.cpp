@@ -1,0 +1,123 @@
+#include "tensor/tensor.hpp"
+
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+namespace drun {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::i32: return 4;
+  }
+  return 4;
+}
+
+const char* dtype_name(DType t) { return t == DType::f32 ? "float32" : "int32"; }
+const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+
+Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
+  if (device != Device::cpu)
+    throw std::runtime_error("no allocator for device " + std::string(device_name(device)) +
+                             " in this build");
+  // Rounded up so vector loops may read a full register past the end.
+  size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  if (rounded == 0) rounded = kAlign;
+  data_ = ::operator new(rounded, std::align_val_t{kAlign});
+  bytes_ = rounded;
+}
+
+Storage::~Storage() { ::operator delete(data_, std::align_val_t{kAlign}); }
+
+Tensor::Tensor(Shape shape, DType dtype, Device device)
+    : storage_(std::make_shared<Storage>(shape.numel() * dtype_size(dtype), device)),
+      shape_(shape),
+      dtype_(dtype),
+      device_(device) {}
+
+Tensor Tensor::zeros(Shape shape, DType dtype) {
+  Tensor t(shape, dtype);
+  t.zero();
+  return t;
+}
+
+static void check(const Tensor& t, DType want) {
+  if (!t.defined()) throw std::logic_error("use of an undefined tensor");
+  if (t.dtype() != want)
+    throw std::logic_error(std::string("tensor is ") + dtype_name(t.dtype()) + ", expected " +
+                           dtype_name(want));
+}
+
+const void* Tensor::raw() const {
+  return storage_ ? static_cast<const char*>(storage_->data()) + offset_ : nullptr;
+}
+void* Tensor::raw() { return storage_ ? static_cast<char*>(storage_->data()) + offset_ : nullptr; }
+
+float* Tensor::f32() {
+  check(*this, DType::f32);
+  return static_cast<float*>(raw());
+}
+const float* Tensor::f32() const {
+  check(*this, DType::f32);
+  return static_cast<const float*>(raw());
+}
+int32_t* Tensor::i32() {
+  check(*this, DType::i32);
+  return static_cast<int32_t*>(raw());
+}
+const int32_t* Tensor::i32() const {
+  check(*this, DType::i32);
+  return static_cast<const int32_t*>(raw());
+}
+
+void Tensor::ensure(const Shape& shape, DType dtype) {
+  size_t need = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
+  if (!storage_ || capacity_bytes() < need) {
+    storage_ = std::make_shared<Storage>(need, device_);
+    offset_ = 0;
+  }
+  shape_ = shape;
+  dtype_ = dtype;
+}
+
+Tensor Tensor::reshaped(const Shape& shape) const {
+  if (shape.numel() != numel())
+    throw std::invalid_argument("cannot reshape " + shape_.str() + " to " + shape.str());
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::rows(int64_t begin, int64_t end) const {
+  if (shape_.rank() == 0 || begin < 0 || end > shape_[0] || begin > end)
+    throw std::out_of_range("rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+                            ") of tensor " + shape_.str());
+  Tensor t = *this;
+  t.shape_[0] = end - begin;
+  t.offset_ += static_cast<size_t>(begin * shape_.inner()) * dtype_size(dtype_);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(shape_, dtype_, device_);
+  if (bytes()) std::memcpy(t.raw(), raw(), bytes());
+  return t;
+}
+
+void Tensor::zero() {
+  if (bytes()) std::memset(raw(), 0, bytes());
+}
+
+void Tensor::fill(float v) {
+  float* p = f32();
+  for (int64_t i = 0, n = numel(); i < n; ++i) p[i] = v;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  if (src.numel() != numel() || src.dtype() != dtype())
+    throw std::invalid_argument("copy of " + src.shape().str() + " into " + shape_.str());
+  if (bytes()) std::memcpy(raw(), src.raw(), bytes());
+}
+
+}  // namespace drun

@@ -1,0 +1,88 @@
+// Tensor: a contiguous, 64-byte aligned, row-major (NHWC for images) array with
+// a shape, an element type and a device tag. Copies share storage (like a
+// shared_ptr); clone() copies the data. Layers hold their output tensors and
+// reuse them: allocation happens only when a shape first grows.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "tensor/shape.hpp"
+
+namespace drun {
+
+enum class DType : uint8_t { f32, i32 };
+enum class Device : uint8_t { cpu, cuda };
+
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+const char* device_name(Device d);
+
+// Owns one aligned allocation. Other devices plug in their own allocators here.
+class Storage {
+ public:
+  static constexpr size_t kAlign = 64;
+  Storage(size_t bytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  Device device_ = Device::cpu;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(Shape shape, DType dtype = DType::f32, Device device = Device::cpu);
+
+  static Tensor zeros(Shape shape, DType dtype = DType::f32);
+
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  int64_t numel() const { return shape_.numel(); }
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  bool defined() const { return storage_ != nullptr; }
+  int64_t dim(int i) const { return shape_[i]; }
+  int rank() const { return shape_.rank(); }
+
+  float* f32();
+  const float* f32() const;
+  int32_t* i32();
+  const int32_t* i32() const;
+  std::span<float> span_f32() { return {f32(), static_cast<size_t>(numel())}; }
+  std::span<const float> span_f32() const { return {f32(), static_cast<size_t>(numel())}; }
+
+  // Makes this tensor hold `shape`: reuses the storage when it is large enough,
+  // so the steady-state step never allocates.
+  void ensure(const Shape& shape, DType dtype = DType::f32);
+  // Same storage, new shape with the same number of elements.
+  Tensor reshaped(const Shape& shape) const;
+  // Rows [begin, end) of the leading dimension, sharing storage.
+  Tensor rows(int64_t begin, int64_t end) const;
+  Tensor clone() const;
+  void zero();
+  void fill(float v);
+  void copy_from(const Tensor& src);
+  size_t capacity_bytes() const { return storage_ ? storage_->bytes() - offset_ : 0; }
+  const void* raw() const;
+  void* raw();
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  size_t offset_ = 0;  // bytes
+  Shape shape_;
+  DType dtype_ = DType::f32;
+  Device device_ = Device::cpu;
+};
+
+}  // namespace drun

@@ -1,0 +1,95 @@
+// parse_pipeline_ops: the Lua op list to a PipelineSpec, and its error messages.
+#include "data/pipeline_spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include "data_test_util.hpp"
+
+namespace drun::data {
+namespace {
+
+using namespace drun::data::testing;
+using nlohmann::json;
+
+TEST(PipelineOps, EmptyIsTheDefault) {
+  PipelineSpec s = parse_pipeline_ops(json());
+  EXPECT_EQ(s.batch_size, 32);
+  EXPECT_FALSE(s.shuffle);
+  EXPECT_EQ(parse_pipeline_ops(json::array()).take_examples, -1);
+}
+
+TEST(PipelineOps, FullExample) {
+  PipelineSpec s = parse_pipeline_ops(json::parse(R"([
+    {"op":"take","n":1000},{"op":"shuffle","seed":42},{"op":"scale","factor":0.00392},
+    {"op":"batch","size":64,"drop_remainder":false},{"op":"prefetch","depth":2},
+    {"op":"repeat","count":2},{"op":"shard","count":2,"index":0}])"));
+  EXPECT_EQ(s.take_examples, 1000);
+  EXPECT_EQ(s.take_batches, -1);
+  EXPECT_TRUE(s.shuffle);
+  EXPECT_EQ(s.seed, 42u);
+  EXPECT_FLOAT_EQ(s.scale, 0.00392f);
+  EXPECT_EQ(s.offset, 0.0f);
+  EXPECT_EQ(s.batch_size, 64);
+  EXPECT_FALSE(s.drop_remainder);
+  EXPECT_EQ(s.prefetch, 2);
+  EXPECT_EQ(s.repeat, 2);
+  EXPECT_EQ(s.shard_count, 2);
+  EXPECT_EQ(s.shard_index, 0);
+  EXPECT_TRUE(s.shard_even);
+}
+
+TEST(PipelineOps, TakeAfterBatchCountsBatches) {
+  PipelineSpec s = parse_pipeline_ops(json::parse(
+      R"([{"op":"take","n":50},{"op":"batch","size":8,"drop_remainder":true},{"op":"take","n":3}])"));
+  EXPECT_EQ(s.take_examples, 50);
+  EXPECT_EQ(s.take_batches, 3);
+  EXPECT_TRUE(s.drop_remainder);
+  s = parse_pipeline_ops(json::parse(R"([{"op":"take","n":50},{"op":"take","n":20}])"));
+  EXPECT_EQ(s.take_examples, 20);
+}
+
+TEST(PipelineOps, MapsCompose) {
+  // (x * 2 + 1) * 0.5 - 3 = x + 0.5 - 3
+  PipelineSpec s = parse_pipeline_ops(json::parse(
+      R"([{"op":"map","scale":2,"offset":1},{"op":"scale","factor":0.5},{"op":"map","offset":-3}])"));
+  EXPECT_FLOAT_EQ(s.scale, 1.0f);
+  EXPECT_FLOAT_EQ(s.offset, -2.5f);
+}
+
+TEST(PipelineOps, RepeatsMultiply) {
+  PipelineSpec s =
+      parse_pipeline_ops(json::parse(R"([{"op":"repeat","count":2},{"op":"repeat","count":3}])"));
+  EXPECT_EQ(s.repeat, 6);
+}
+
+TEST(PipelineOps, UnknownOpNamesTheValidOnes) {
+  std::string msg = usage_error([] { parse_pipeline_ops(json::parse(R"([{"op":"zip"}])")); });
+  EXPECT_TRUE(contains(msg, "unknown op 'zip'"));
+  EXPECT_TRUE(contains(msg, "batch, map, prefetch, repeat, scale, shard, shuffle, take"));
+}
+
+TEST(PipelineOps, UnknownOptionNamesTheValidOnes) {
+  std::string msg = usage_error(
+      [] { parse_pipeline_ops(json::parse(R"([{"op":"batch","size":4,"drop_rest":true}])")); });
+  EXPECT_TRUE(contains(msg, "'batch'"));
+  EXPECT_TRUE(contains(msg, "unknown option 'drop_rest'"));
+  EXPECT_TRUE(contains(msg, "drop_remainder"));
+}
+
+TEST(PipelineOps, BadValues) {
+  auto err = [](const char* ops) {
+    return usage_error([&] { parse_pipeline_ops(json::parse(ops)); });
+  };
+  EXPECT_TRUE(contains(err(R"([{"op":"batch"}])"), "'size' is required"));
+  EXPECT_TRUE(contains(err(R"([{"op":"batch","size":0}])"), "size must be >= 1"));
+  EXPECT_TRUE(contains(err(R"([{"op":"batch","size":"big"}])"), "wrong type"));
+  EXPECT_TRUE(contains(err(R"([{"op":"batch","size":2},{"op":"batch","size":2}])"), "twice"));
+  EXPECT_TRUE(contains(err(R"([{"op":"shard","count":2,"index":2}])"), "index 2"));
+  EXPECT_TRUE(contains(err(R"([{"op":"take","n":-1}])"), "n must be >= 0"));
+  EXPECT_TRUE(contains(err(R"([{"op":"repeat","count":0}])"), "count must be >= 1"));
+  EXPECT_TRUE(contains(err(R"([{"n":3}])"), "op 1 must be a table with a string 'op'"));
+  EXPECT_TRUE(contains(err(R"({"op":"take"})"), "must be a list"));
+}
+
+}  // namespace
+}  // namespace drun::data

@@ -1,0 +1,135 @@
+// Every layer's backward against finite differences, through one checker.
+#include <gtest/gtest.h>
+
+#include "gradient_checker.hpp"
+#include "nn/layer.hpp"
+
+namespace drun::nn {
+namespace {
+
+using testing::check_gradients;
+using testing::Probe;
+using testing::random_tensor;
+
+struct Case {
+  std::string cls;
+  json config;
+  Shape in;  // per example
+  int batch = 2;
+  bool training = true;
+};
+
+void check_layer(const Case& c) {
+  SCOPED_TRACE(c.cls + " " + c.config.dump());
+  Rng rng(11);
+  auto layer = make_layer(c.cls, c.config, "probe");
+  const Shape in_shapes[1] = {c.in};
+  layer->build(in_shapes, rng);
+  // Small random biases keep ReLU pre-activations off the kink (see REFERENCE.md).
+  for (auto& p : layer->params())
+    if (p.name.ends_with("bias") || p.name.ends_with("beta"))
+      for (float& v : p.value.span_f32()) v = rng.uniform(-0.1f, 0.1f);
+  Tensor x = random_tensor(c.in.with_batch(c.batch), rng);
+  std::vector<Probe> probes{{"input", &x, nullptr}};
+  for (auto& p : layer->params())
+    if (p.trainable) probes.push_back({p.name, &p.value, &p.grad});
+  auto fwd = [&]() -> const Tensor& {
+    forward1(*layer, x, c.training);
+    return layer->output();
+  };
+  auto bwd = [&](const Tensor& dy) {
+    backward1(*layer, x, dy, true);
+    probes[0].grad = &layer->input_grad();
+  };
+  // The input gradient tensor is only known after a backward: run one first.
+  fwd();
+  bwd(layer->output());
+  check_gradients(fwd, bwd, probes);
+}
+
+TEST(LayerGradient, Dense) {
+  for (const char* act : {"linear", "relu", "sigmoid", "tanh", "softmax"})
+    check_layer({"Dense", {{"units", 5}, {"activation", act}}, Shape{7}});
+  check_layer({"Dense", {{"units", 3}, {"use_bias", false}}, Shape{4}, 3});
+}
+
+TEST(LayerGradient, Conv2D) {
+  check_layer({"Conv2D", {{"filters", 4}, {"kernel_size", 3}}, Shape{6, 5, 2}});
+  check_layer({"Conv2D", {{"filters", 3}, {"kernel_size", 3}, {"padding", "same"}, {"activation", "relu"}},
+               Shape{5, 5, 3}});
+  check_layer({"Conv2D", {{"filters", 2}, {"kernel_size", {2, 3}}, {"strides", 2}, {"padding", "same"}},
+               Shape{7, 6, 2}});
+  check_layer({"Conv2D", {{"filters", 3}, {"kernel_size", 1}, {"use_bias", false}}, Shape{4, 4, 5}});
+  check_layer({"Conv2D", {{"filters", 2}, {"kernel_size", 3}, {"activation", "tanh"}, {"strides", {1, 2}}},
+               Shape{6, 7, 1}});
+}
+
+TEST(LayerGradient, Pooling) {
+  check_layer({"MaxPooling2D", {{"pool_size", 2}}, Shape{6, 6, 3}});
+  check_layer({"MaxPooling2D", {{"pool_size", 3}, {"strides", 2}, {"padding", "same"}}, Shape{7, 5, 2}});
+  check_layer({"AveragePooling2D", {{"pool_size", 2}}, Shape{6, 4, 3}});
+  check_layer({"AveragePooling2D", {{"pool_size", 3}, {"strides", 2}, {"padding", "same"}}, Shape{5, 5, 2}});
+  check_layer({"GlobalAveragePooling2D", json::object(), Shape{3, 4, 5}});
+}
+
+TEST(LayerGradient, ShapeAndActivationLayers) {
+  check_layer({"Flatten", json::object(), Shape{3, 2, 4}});
+  for (const char* act : {"relu", "sigmoid", "tanh", "softmax", "linear"})
+    check_layer({"Activation", {{"activation", act}}, Shape{3, 6}});
+  check_layer({"ReLU", json::object(), Shape{10}});
+}
+
+TEST(LayerGradient, BatchNormalizationTraining) {
+  check_layer({"BatchNormalization", json::object(), Shape{3, 3, 4}, 3});
+  check_layer({"BatchNormalization", {{"epsilon", 0.01}}, Shape{5}, 6});
+}
+
+TEST(LayerGradient, BatchNormalizationInference) {
+  check_layer({"BatchNormalization", json::object(), Shape{2, 2, 3}, 2, false});
+}
+
+TEST(LayerGradient, DropoutInferenceIsIdentity) {
+  check_layer({"Dropout", {{"rate", 0.5}}, Shape{8}, 2, false});
+}
+
+// Dropout draws a new mask per forward, so finite differences cannot probe it;
+// its backward must apply exactly the forward's mask instead.
+TEST(LayerGradient, DropoutBackwardUsesForwardMask) {
+  Rng rng(3);
+  auto layer = make_layer("Dropout", {{"rate", 0.4}, {"seed", 5}}, "dropout");
+  const Shape in[1] = {Shape{100}};
+  layer->build(in, rng);
+  Tensor x = random_tensor(Shape{4, 100}, rng, 0.5f, 1.0f);
+  forward1(*layer, x, true);
+  Tensor dy = random_tensor(Shape{4, 100}, rng);
+  backward1(*layer, x, dy, true);
+  int dropped = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float m = layer->output().f32()[i] / x.f32()[i];
+    EXPECT_NEAR(layer->input_grad().f32()[i], dy.f32()[i] * m, 1e-5);
+    dropped += layer->output().f32()[i] == 0.0f;
+  }
+  EXPECT_GT(dropped, 100);
+  EXPECT_LT(dropped, 220);
+}
+
+TEST(LayerGradient, AddPassesGradientToEachInput) {
+  Rng rng(1);
+  auto layer = make_layer("Add", json::object(), "add");
+  const Shape in[2] = {Shape{3, 2}, Shape{3, 2}};
+  layer->build(in, rng);
+  Tensor a = random_tensor(Shape{2, 3, 2}, rng), b = random_tensor(Shape{2, 3, 2}, rng);
+  const Tensor* xs[2] = {&a, &b};
+  layer->forward(xs, true);
+  for (int64_t i = 0; i < a.numel(); ++i)
+    EXPECT_FLOAT_EQ(layer->output().f32()[i], a.f32()[i] + b.f32()[i]);
+  Tensor dy = random_tensor(Shape{2, 3, 2}, rng);
+  const bool need[2] = {true, true};
+  layer->backward(xs, dy, need);
+  for (int k = 0; k < 2; ++k)
+    for (int64_t i = 0; i < dy.numel(); ++i)
+      EXPECT_FLOAT_EQ(layer->input_grad(k).f32()[i], dy.f32()[i]);
+}
+
+}  // namespace
+}  // namespace drun::nn

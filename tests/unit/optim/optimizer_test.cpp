@@ -1,0 +1,430 @@
+// Every optimizer against its closed-form update, computed here in double
+// precision, over several steps with changing gradients.
+#include "optim/optimizer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <functional>
+
+namespace drun::optim {
+namespace {
+
+constexpr int kSlots = 3;
+using Slots = std::array<double, kSlots>;
+// One element's update: step t (iterations() before the update), learning rate,
+// the weight, the gradient (weight decay already added) and the element's slots.
+using Rule = std::function<void(int64_t t, double lr, double& w, double g, Slots& s)>;
+
+struct Var {
+  Param p;
+  std::vector<double> w;
+  std::vector<Slots> s;
+};
+
+// A kernel (2x3), a bias (3), a second kernel-like name with ":0", and a
+// non-trainable batch-norm statistic that has a gradient buffer all the same.
+std::vector<Var> make_vars(double slot_init) {
+  std::vector<Var> vars;
+  auto add = [&](std::string name, Shape shape, bool trainable) {
+    Var v;
+    v.p.name = std::move(name);
+    v.p.value = Tensor(shape);
+    v.p.grad = Tensor(shape);
+    v.p.trainable = trainable;
+    for (int64_t i = 0; i < v.p.value.numel(); ++i) {
+      float x = 0.3f * static_cast<float>(i) - 0.7f + 0.05f * static_cast<float>(vars.size());
+      v.p.value.f32()[i] = x;
+      v.w.push_back(x);
+      Slots s;
+      s.fill(slot_init);
+      v.s.push_back(s);
+    }
+    vars.push_back(std::move(v));
+  };
+  add("dense/kernel", {2, 3}, true);
+  add("dense/bias", {3}, true);
+  add("conv2d/kernel:0", {2, 2}, true);
+  add("batch_normalization/moving_mean", {3}, false);
+  return vars;
+}
+
+void set_grads(std::vector<Var>& vars, int step) {
+  for (size_t k = 0; k < vars.size(); ++k)
+    for (int64_t i = 0; i < vars[k].p.grad.numel(); ++i)
+      vars[k].p.grad.f32()[i] = static_cast<float>(
+          0.8 * std::sin(1.7 * static_cast<double>(i) + 0.9 * step + static_cast<double>(k)) +
+          0.1 * step);
+}
+
+struct Case {
+  json spec;
+  double slot_init;
+  Rule rule;
+  double weight_decay = 0;
+  int steps = 4;
+};
+
+// Runs the optimizer and the reference side by side; checks weights and slots.
+void check(const Case& c) {
+  SCOPED_TRACE(c.spec.dump());
+  auto opt = make_optimizer(c.spec);
+  auto vars = make_vars(c.slot_init);
+  std::vector<Param*> params;
+  for (auto& v : vars) params.push_back(&v.p);
+  for (int step = 0; step < c.steps; ++step) {
+    set_grads(vars, step);
+    const int64_t t = opt->iterations();
+    const double lr = opt->current_lr();
+    for (auto& v : vars) {
+      if (!v.p.trainable) continue;
+      const bool kernel = v.p.name.find("kernel") != std::string::npos;
+      for (size_t i = 0; i < v.w.size(); ++i) {
+        double g = v.p.grad.f32()[i];
+        if (kernel) g += c.weight_decay * v.w[i];
+        c.rule(t, lr, v.w[i], g, v.s[i]);
+      }
+    }
+    opt->apply(params);
+    EXPECT_EQ(opt->iterations(), step + 1);
+    for (auto& v : vars) {
+      for (size_t i = 0; i < v.w.size(); ++i) {
+        const double want = v.w[i];
+        EXPECT_NEAR(v.p.value.f32()[i], want, 2e-6 * std::max(1.0, std::abs(want)))
+            << v.p.name << "[" << i << "] after step " << step;
+      }
+    }
+  }
+  // Slots: state() lists slot k of every trainable variable, for k = 0, 1, ...
+  auto state = opt->state();
+  const size_t active = 3;
+  ASSERT_EQ(state.size() % active, 0u);
+  for (size_t k = 0; k < state.size() / active; ++k) {
+    size_t a = 0;
+    for (auto& v : vars) {
+      if (!v.p.trainable) continue;
+      const Tensor& t = *state[k * active + a++].second;
+      for (size_t i = 0; i < v.w.size(); ++i)
+        EXPECT_NEAR(t.f32()[i], v.s[i][k], 2e-6 * std::max(1.0, std::abs(v.s[i][k])))
+            << state[k * active + a - 1].first << "[" << i << "]";
+    }
+  }
+}
+
+json sgd(json config) {
+  return {{"class_name", "SGD"}, {"config", config}};
+}
+
+TEST(SGD, Plain) {
+  check({sgd({{"learning_rate", 0.1}}), 0,
+         [](int64_t, double lr, double& w, double g, Slots&) { w -= lr * g; }});
+}
+
+TEST(SGD, DefaultLearningRateIs001) {
+  check({json("sgd"), 0, [](int64_t, double lr, double& w, double g, Slots&) {
+           EXPECT_NEAR(lr, 0.01, 1e-9);
+           w -= lr * g;
+         }});
+}
+
+TEST(SGD, Momentum) {
+  check({sgd({{"learning_rate", 0.1}, {"momentum", 0.9}}), 0,
+         [](int64_t, double lr, double& w, double g, Slots& s) {
+           s[0] = 0.9 * s[0] - lr * g;
+           w += s[0];
+         }});
+}
+
+TEST(SGD, Nesterov) {
+  check({sgd({{"learning_rate", 0.1}, {"momentum", 0.9}, {"nesterov", true}}), 0,
+         [](int64_t, double lr, double& w, double g, Slots& s) {
+           s[0] = 0.9 * s[0] - lr * g;
+           w += 0.9 * s[0] - lr * g;
+         }});
+}
+
+TEST(SGD, WeightDecayOnKernelsOnly) {
+  check({sgd({{"learning_rate", 0.1}, {"momentum", 0.5}, {"weight_decay", 0.05}}), 0,
+         [](int64_t, double lr, double& w, double g, Slots& s) {
+           s[0] = 0.5 * s[0] - lr * g;
+           w += s[0];
+         },
+         0.05});
+}
+
+TEST(SGD, LegacyDecay) {
+  check({sgd({{"learning_rate", 0.1}, {"decay", 0.5}}), 0,
+         [](int64_t t, double lr, double& w, double g, Slots&) {
+           EXPECT_NEAR(lr, 0.1 / (1 + 0.5 * static_cast<double>(t)), 1e-8);
+           w -= lr * g;
+         }});
+}
+
+TEST(SGD, FollowsItsSchedule) {
+  json pw = {{"class_name", "PiecewiseConstantDecay"},
+             {"config", {{"boundaries", {0, 2}}, {"values", {0.3, 0.2, 0.1}}}}};
+  check({sgd({{"learning_rate", pw}}), 0, [](int64_t t, double lr, double& w, double g, Slots&) {
+           const double want = t <= 0 ? 0.3 : t <= 2 ? 0.2 : 0.1;
+           EXPECT_NEAR(lr, want, 1e-7) << "step " << t;
+           w -= want * g;
+         }});
+}
+
+json adagrad(json config) {
+  return {{"class_name", "Adagrad"}, {"config", config}};
+}
+
+TEST(Adagrad, Defaults) {
+  check({adagrad(json::object()), 0.1, [](int64_t, double lr, double& w, double g, Slots& s) {
+           EXPECT_NEAR(lr, 0.001, 1e-9);
+           s[0] += g * g;
+           w -= lr * g / (std::sqrt(s[0]) + 1e-7);
+         }});
+}
+
+TEST(Adagrad, OptionsAndWeightDecay) {
+  check({adagrad({{"learning_rate", 0.5},
+                  {"initial_accumulator_value", 0.3},
+                  {"epsilon", 0.01},
+                  {"weight_decay", 0.1}}),
+         0.3,
+         [](int64_t, double lr, double& w, double g, Slots& s) {
+           s[0] += g * g;
+           w -= lr * g / (std::sqrt(s[0]) + 0.01);
+         },
+         0.1});
+}
+
+json adam(json config) {
+  return {{"class_name", "Adam"}, {"config", config}};
+}
+
+Rule adam_rule(double b1, double b2, double eps, bool amsgrad) {
+  return [=](int64_t t, double lr, double& w, double g, Slots& s) {
+    const double step = static_cast<double>(t + 1);
+    const double lr_t = lr * std::sqrt(1 - std::pow(b2, step)) / (1 - std::pow(b1, step));
+    s[0] = b1 * s[0] + (1 - b1) * g;
+    s[1] = b2 * s[1] + (1 - b2) * g * g;
+    double v = s[1];
+    if (amsgrad) {
+      s[2] = std::max(s[2], s[1]);
+      v = s[2];
+    }
+    w -= lr_t * s[0] / (std::sqrt(v) + eps);
+  };
+}
+
+TEST(Adam, Defaults) {
+  check({json("adam"), 0, adam_rule(0.9, 0.999, 1e-7, false)});
+}
+
+TEST(Adam, Options) {
+  check({adam({{"learning_rate", 0.05}, {"beta_1", 0.8}, {"beta_2", 0.95}, {"epsilon", 1e-3}}), 0,
+         adam_rule(0.8, 0.95, 1e-3, false), 0, 5});
+}
+
+TEST(Adam, Amsgrad) {
+  // Gradients shrink in magnitude over these steps for some elements, so vhat > v matters.
+  check({adam({{"learning_rate", 0.05}, {"beta_2", 0.5}, {"amsgrad", true}}), 0,
+         adam_rule(0.9, 0.5, 1e-7, true), 0, 6});
+}
+
+TEST(Adam, WeightDecay) {
+  check({adam({{"learning_rate", 0.05}, {"weight_decay", 0.2}}), 0,
+         adam_rule(0.9, 0.999, 1e-7, false), 0.2});
+}
+
+TEST(Adam, BiasCorrectionFollowsSetIterations) {
+  Param p{"dense/kernel", Tensor({1}), Tensor({1}), true};
+  p.value.f32()[0] = 1.f;
+  p.grad.f32()[0] = 0.5f;
+  Adam opt(json{{"learning_rate", 0.1}});
+  opt.set_iterations(9);  // the update uses t = 10
+  Param* ps[] = {&p};
+  opt.apply(ps);
+  const double t = 10, g = 0.5;
+  const double m = 0.1 * g, v = 0.001 * g * g;
+  const double lr_t = 0.1 * std::sqrt(1 - std::pow(0.999, t)) / (1 - std::pow(0.9, t));
+  EXPECT_NEAR(p.value.f32()[0], 1.0 - lr_t * m / (std::sqrt(v) + 1e-7), 1e-6);
+  EXPECT_EQ(opt.iterations(), 10);
+}
+
+json rmsprop(json config) {
+  return {{"class_name", "RMSprop"}, {"config", config}};
+}
+
+// tf.keras RMSprop; slots in order rms, momentum (if any), mg (if centered).
+Rule rmsprop_rule(double rho, double momentum, double eps, bool centered) {
+  return [=](int64_t, double lr, double& w, double g, Slots& s) {
+    double& rms = s[0];
+    double& mom = s[1];
+    double& mg = momentum > 0 ? s[2] : s[1];
+    rms = rho * rms + (1 - rho) * g * g;
+    double denom = rms;
+    if (centered) {
+      mg = rho * mg + (1 - rho) * g;
+      denom = rms - mg * mg;
+    }
+    if (momentum > 0) {
+      mom = momentum * mom + lr * g / std::sqrt(denom + eps);
+      w -= mom;
+    } else {
+      w -= lr * g / (std::sqrt(denom) + eps);
+    }
+  };
+}
+
+TEST(RMSprop, Defaults) {
+  check({json("rmsprop"), 0, rmsprop_rule(0.9, 0, 1e-7, false)});
+}
+
+TEST(RMSprop, Centered) {
+  check({rmsprop({{"learning_rate", 0.01}, {"rho", 0.8}, {"centered", true}}), 0,
+         rmsprop_rule(0.8, 0, 1e-7, true)});
+}
+
+TEST(RMSprop, Momentum) {
+  check({rmsprop({{"learning_rate", 0.01}, {"momentum", 0.7}, {"epsilon", 0.1}}), 0,
+         rmsprop_rule(0.9, 0.7, 0.1, false)});
+}
+
+TEST(RMSprop, CenteredMomentumAndWeightDecay) {
+  check({json{{"class_name", "RMSProp"},
+              {"config",
+               {{"learning_rate", 0.01},
+                {"momentum", 0.5},
+                {"centered", true},
+                {"epsilon", 1e-3},
+                {"weight_decay", 0.03}}}},
+         0, rmsprop_rule(0.9, 0.5, 1e-3, true), 0.03});
+}
+
+// --- state, trainability, bookkeeping ----------------------------------------
+
+std::vector<std::string> names(Optimizer& opt) {
+  std::vector<std::string> out;
+  for (auto& [name, t] : opt.state()) out.push_back(name);
+  return out;
+}
+
+struct Net {
+  std::vector<Var> vars = make_vars(0);
+  std::vector<Param*> params;
+  Net() {
+    for (auto& v : vars) params.push_back(&v.p);
+    set_grads(vars, 0);
+  }
+};
+
+TEST(State, NamesAndOrderFollowKeras) {
+  Net net;
+  auto adam = make_optimizer(json{{"class_name", "Adam"}, {"config", {{"amsgrad", true}}}});
+  EXPECT_TRUE(adam->state().empty());
+  adam->build(net.params);
+  EXPECT_EQ(names(*adam), (std::vector<std::string>{
+                              "dense/kernel/m", "dense/bias/m", "conv2d/kernel/m", "dense/kernel/v",
+                              "dense/bias/v", "conv2d/kernel/v", "dense/kernel/vhat",
+                              "dense/bias/vhat", "conv2d/kernel/vhat"}));
+  for (auto& [name, t] : adam->state()) {
+    EXPECT_EQ(t->dtype(), DType::f32);
+    for (float x : t->span_f32()) EXPECT_EQ(x, 0.f) << name;
+  }
+  EXPECT_EQ(adam->state()[0].second->shape(), Shape({2, 3}));
+
+  auto rms = make_optimizer(
+      json{{"class_name", "RMSprop"}, {"config", {{"momentum", 0.5}, {"centered", true}}}});
+  rms->apply(net.params);
+  auto n = names(*rms);
+  ASSERT_EQ(n.size(), 9u);
+  EXPECT_EQ(n[0], "dense/kernel/rms");
+  EXPECT_EQ(n[3], "dense/kernel/momentum");
+  EXPECT_EQ(n[8], "conv2d/kernel/mg");
+
+  auto sgd = make_optimizer(json("sgd"));
+  sgd->apply(net.params);
+  EXPECT_TRUE(sgd->state().empty());
+  auto msgd = make_optimizer(json{{"class_name", "SGD"}, {"config", {{"momentum", 0.9}}}});
+  msgd->apply(net.params);
+  EXPECT_EQ(names(*msgd), (std::vector<std::string>{"dense/kernel/momentum", "dense/bias/momentum",
+                                                    "conv2d/kernel/momentum"}));
+
+  auto ada = make_optimizer(json{{"class_name", "Adagrad"}, {"config", json::object()}});
+  ada->build(net.params);
+  ASSERT_EQ(ada->state().size(), 3u);
+  EXPECT_EQ(ada->state()[0].first, "dense/kernel/accumulator");
+  for (float x : ada->state()[1].second->span_f32()) EXPECT_FLOAT_EQ(x, 0.1f);
+}
+
+TEST(State, NonTrainableAndGradlessVariablesAreLeftAlone) {
+  Net net;
+  net.vars[1].p.grad = Tensor();  // a trainable bias without a gradient this step
+  std::vector<float> bn(net.vars[3].p.value.span_f32().begin(),
+                        net.vars[3].p.value.span_f32().end());
+  std::vector<float> bias(net.vars[1].p.value.span_f32().begin(),
+                          net.vars[1].p.value.span_f32().end());
+  auto opt = make_optimizer(json{{"class_name", "SGD"}, {"config", {{"momentum", 0.9}}}});
+  opt->apply(net.params);
+  opt->apply(net.params);
+  for (size_t i = 0; i < bn.size(); ++i) EXPECT_EQ(net.vars[3].p.value.f32()[i], bn[i]);
+  for (size_t i = 0; i < bias.size(); ++i) EXPECT_EQ(net.vars[1].p.value.f32()[i], bias[i]);
+  EXPECT_NE(net.vars[0].p.value.f32()[1], net.vars[0].w[1]);  // its gradient is not 0
+  EXPECT_EQ(opt->state().size(), 3u);  // the bias still has its slot, the statistic none
+}
+
+TEST(State, UnfrozenVariableGetsSlots) {
+  Net net;
+  auto opt = make_optimizer(json("adam"));
+  opt->apply(net.params);
+  EXPECT_EQ(opt->state().size(), 6u);
+  net.vars[3].p.trainable = true;
+  opt->apply(net.params);
+  EXPECT_EQ(opt->state().size(), 8u);
+  EXPECT_NE(net.vars[3].p.value.f32()[0], static_cast<float>(net.vars[3].w[0]));
+}
+
+TEST(State, OtherVariablesAfterBuildAreAnError) {
+  Net net;
+  auto opt = make_optimizer(json("adam"));
+  opt->apply(net.params);
+  std::vector<Param*> fewer(net.params.begin(), net.params.end() - 1);
+  EXPECT_THROW(opt->apply(fewer), std::invalid_argument);
+  std::swap(net.params[0], net.params[1]);
+  EXPECT_THROW(opt->apply(net.params), std::invalid_argument);
+}
+
+TEST(State, GradientOfTheWrongSizeIsAnError) {
+  Net net;
+  net.vars[0].p.grad = Tensor({5});
+  auto opt = make_optimizer(json("sgd"));
+  EXPECT_THROW(opt->apply(net.params), std::invalid_argument);
+}
+
+TEST(Optimizer, CloneFreshHasTheConfigAndNoState) {
+  Net net;
+  auto opt = make_optimizer(
+      json{{"class_name", "Adam"},
+           {"config", {{"learning_rate", 0.02}, {"amsgrad", true}, {"weight_decay", 0.1}}}});
+  opt->apply(net.params);
+  opt->apply(net.params);
+  auto copy = opt->clone_fresh();
+  EXPECT_EQ(copy->config(), opt->config());
+  EXPECT_EQ(copy->iterations(), 0);
+  EXPECT_FALSE(copy->built());
+  EXPECT_TRUE(copy->state().empty());
+  EXPECT_EQ(copy->class_name(), "Adam");
+  EXPECT_FLOAT_EQ(copy->weight_decay(), 0.1f);
+}
+
+TEST(Optimizer, CurrentLrIsTheScheduleAtIterations) {
+  auto opt = make_optimizer(json::parse(R"({"class_name": "SGD", "config": {"learning_rate": {
+      "class_name": "ExponentialDecay",
+      "config": {"initial_learning_rate": 1.0, "decay_steps": 1, "decay_rate": 0.5}}}})"));
+  EXPECT_FLOAT_EQ(opt->current_lr(), 1.0f);
+  opt->set_iterations(3);
+  EXPECT_FLOAT_EQ(opt->current_lr(), 0.125f);
+  EXPECT_FLOAT_EQ(opt->learning_rate().at(1), 0.5f);
+}
+
+}  // namespace
+}  // namespace drun::optim
