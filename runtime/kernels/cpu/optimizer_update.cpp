@@ -60,7 +60,7 @@ void adam(float* __restrict w, const float* __restrict g, float* __restrict m, f
       const float gi = g[i] + weight_decay * w[i];
       const float mi = m[i] + (gi - m[i]) * one_minus_b1;
       const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
-      const float hi = vi;
+      const float hi = vhat[i] < vi ? vi : vhat[i];
       m[i] = mi;
       v[i] = vi;
       vhat[i] = hi;

@@ -1,0 +1,315 @@
+// The C module `drun.core`: models, data sets and trainers as userdata. It
+// translates and validates nothing itself: Lua tables become JSON and the C++
+// constructors check them. The pure-Lua module `drun` builds the user-facing
+// API on top of these functions.
+#include <memory>
+
+#include "binding.hpp"
+#include "data/csv.hpp"
+#include "data/fashion_mnist.hpp"
+#include "data/pipeline.hpp"
+#include "lua_json.hpp"
+#include "nn/model.hpp"
+#include "train/trainer.hpp"
+
+namespace drun::lua {
+
+namespace {
+
+constexpr const char* kModel = "drun.Model";
+constexpr const char* kDataset = "drun.Dataset";
+constexpr const char* kTrainer = "drun.Trainer";
+
+using ModelPtr = std::shared_ptr<nn::Model>;
+using DatasetPtr = std::shared_ptr<const data::Dataset>;
+
+struct TrainerBox {
+  ModelPtr model;  // keeps the model alive as long as its trainer
+  train::Trainer trainer;
+  TrainerBox(ModelPtr m, const train::Compiled& c, const kernels::Exec& ex)
+      : model(std::move(m)), trainer(*model, c, ex) {}
+};
+
+void push_shape(lua_State* L, const Shape& s) {
+  lua_createtable(L, s.rank(), 0);
+  for (int i = 0; i < s.rank(); ++i) {
+    lua_pushnumber(L, static_cast<double>(s[i]));
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+// ---- models ----
+
+int model_new(lua_State* L) {
+  return guarded(L, [&] {
+    const json spec = to_json(L, 1, "model");
+    const auto seed = static_cast<uint64_t>(luaL_optnumber(L, 2, 0));
+    auto model = std::make_shared<nn::Model>(spec, seed);
+    model->set_exec(context(L).exec);
+    push_object(L, std::move(model), kModel);
+    return 1;
+  });
+}
+
+int model_summary(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushstring(L, check_object<nn::Model>(L, 1, kModel)->summary().c_str());
+    return 1;
+  });
+}
+
+int model_param_count(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushnumber(L, static_cast<double>(check_object<nn::Model>(L, 1, kModel)->param_count()));
+    return 1;
+  });
+}
+
+int model_output_shape(lua_State* L) {
+  return guarded(L, [&] {
+    push_shape(L, check_object<nn::Model>(L, 1, kModel)->output_shape());
+    return 1;
+  });
+}
+
+int model_input_shape(lua_State* L) {
+  return guarded(L, [&] {
+    push_shape(L, check_object<nn::Model>(L, 1, kModel)->input_shape());
+    return 1;
+  });
+}
+
+int model_spec(lua_State* L) {
+  return guarded(L, [&] {
+    push_json(L, check_object<nn::Model>(L, 1, kModel)->spec());
+    return 1;
+  });
+}
+
+// ---- data sets ----
+
+std::string data_dir(lua_State* L, int index) {
+  if (!lua_isnoneornil(L, index)) return luaL_checkstring(L, index);
+  return context(L).data_dir;
+}
+
+int dataset_fashion_mnist(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string split = luaL_checkstring(L, 1);
+    auto ds = std::make_shared<const data::Dataset>(data::load_fashion_mnist(split, data_dir(L, 2)));
+    push_object(L, DatasetPtr(std::move(ds)), kDataset);
+    return 1;
+  });
+}
+
+int dataset_csv(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string path = luaL_checkstring(L, 1);
+    Options o(lua_isnoneornil(L, 2) ? json::object() : to_json(L, 2), "data.csv");
+    o.maybe<std::string>("path");
+    const auto opts = data::parse_csv_options(o);
+    o.finish();
+    push_object(L, DatasetPtr(std::make_shared<const data::Dataset>(data::read_csv(path, opts))),
+                kDataset);
+    return 1;
+  });
+}
+
+// Nested Lua tables of numbers -> a tensor; labels that are all integers in a
+// flat list become int32 class ids.
+Tensor tensor_from_json(const json& v, bool labels, const std::string& what) {
+  std::vector<int64_t> dims;
+  const json* cur = &v;
+  while (cur->is_array()) {
+    if (cur->empty()) throw UsageError(what + ": empty list");
+    dims.push_back(static_cast<int64_t>(cur->size()));
+    cur = &(*cur)[0];
+  }
+  if (dims.empty()) throw UsageError(what + ": expected a list of numbers");
+  const bool ints = labels && dims.size() == 1 && std::all_of(v.begin(), v.end(), [](const json& e) {
+                      return e.is_number_integer();
+                    });
+  Tensor t(Shape(dims), ints ? DType::i32 : DType::f32);
+  int64_t i = 0;
+  std::function<void(const json&, size_t)> fill = [&](const json& node, size_t depth) {
+    if (depth == dims.size()) {
+      if (!node.is_number()) throw UsageError(what + ": non-numeric value " + node.dump());
+      if (ints)
+        t.i32()[i++] = node.get<int32_t>();
+      else
+        t.f32()[i++] = node.get<float>();
+      return;
+    }
+    if (!node.is_array() || static_cast<int64_t>(node.size()) != dims[depth])
+      throw UsageError(what + ": ragged nested list (not every row has " +
+                       std::to_string(dims[depth]) + " entries)");
+    for (const auto& e : node) fill(e, depth + 1);
+  };
+  fill(v, 0);
+  if (!ints && labels && dims.size() == 1) return t.reshaped(Shape{dims[0], 1});
+  return t;
+}
+
+int dataset_arrays(lua_State* L) {
+  return guarded(L, [&] {
+    data::Dataset ds;
+    ds.x = tensor_from_json(to_json(L, 1, "x"), false, "data.arrays x");
+    ds.y = tensor_from_json(to_json(L, 2, "y"), true, "data.arrays y");
+    data::check_dataset(ds, "data.arrays");
+    push_object(L, DatasetPtr(std::make_shared<const data::Dataset>(std::move(ds))), kDataset);
+    return 1;
+  });
+}
+
+int dataset_size(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushnumber(L, static_cast<double>(check_object<const data::Dataset>(L, 1, kDataset)->size()));
+    return 1;
+  });
+}
+
+int dataset_shape(lua_State* L) {
+  return guarded(L, [&] {
+    push_shape(L, check_object<const data::Dataset>(L, 1, kDataset)->x.shape().drop_batch());
+    return 1;
+  });
+}
+
+std::unique_ptr<data::Pipeline> pipeline_arg(lua_State* L, int ds_index, int ops_index) {
+  auto& ds = check_object<const data::Dataset>(L, ds_index, kDataset);
+  const json ops = lua_isnoneornil(L, ops_index) ? json::array() : to_json(L, ops_index, "ops");
+  return std::make_unique<data::Pipeline>(ds, data::parse_pipeline_ops(ops.is_array() ? ops : json::array()));
+}
+
+// ---- trainers ----
+
+int trainer_new(lua_State* L) {
+  return guarded(L, [&] {
+    auto& model = check_object<nn::Model>(L, 1, kModel);
+    Options o(to_json(L, 2, "compile"), "compile");
+    train::Compiled c;
+    c.loss = o.require<json>("loss");
+    c.optimizer = o.get<json>("optimizer", c.optimizer);
+    if (c.optimizer.is_string())
+      c.optimizer = {{"class_name", c.optimizer}, {"config", json::object()}};
+    c.metrics = o.get<std::vector<std::string>>("metrics", {});
+    o.finish();
+    push_object(L, std::make_shared<TrainerBox>(model, c, context(L).exec), kTrainer);
+    return 1;
+  });
+}
+
+json evaluation_json(const train::Evaluation& e) {
+  json j = {{"loss", e.loss}, {"examples", e.examples}};
+  for (const auto& [k, v] : e.metrics) j[k] = v;
+  return j;
+}
+
+// trainer:fit(train_ds, train_ops, eval_ds|nil, eval_ops|nil, {epochs, steps, model_dir})
+int trainer_fit(lua_State* L) {
+  return guarded(L, [&] {
+    auto& box = check_object<TrainerBox>(L, 1, kTrainer);
+    auto train_input = pipeline_arg(L, 2, 3);
+    std::unique_ptr<data::Pipeline> eval_input;
+    if (!lua_isnoneornil(L, 4)) eval_input = pipeline_arg(L, 4, 5);
+    Options o(to_json(L, 6, "fit"), "fit");
+    train::FitConfig cfg;
+    cfg.epochs = o.get<int64_t>("epochs", 1);
+    cfg.max_steps = o.get<int64_t>("steps", -1);
+    cfg.model_dir = o.get<std::string>("model_dir", "");
+    o.finish();
+    if (cfg.epochs < 1) throw UsageError("fit: epochs must be at least 1");
+    const auto& ctx = context(L);
+    train::Progress progress(ctx.tty, ctx.quiet);
+    const auto r = box->trainer.fit(*train_input, eval_input.get(), cfg, progress);
+    push_json(L, r.to_json(cfg.workers));
+    return 1;
+  });
+}
+
+int trainer_evaluate(lua_State* L) {
+  return guarded(L, [&] {
+    auto& box = check_object<TrainerBox>(L, 1, kTrainer);
+    auto input = pipeline_arg(L, 2, 3);
+    push_json(L, evaluation_json(box->trainer.evaluate(*input, static_cast<int64_t>(luaL_optnumber(L, 4, -1)))));
+    return 1;
+  });
+}
+
+int trainer_predict(lua_State* L) {
+  return guarded(L, [&] {
+    auto& box = check_object<TrainerBox>(L, 1, kTrainer);
+    auto input = pipeline_arg(L, 2, 3);
+    const Tensor out = box->trainer.predict(*input);
+    const int64_t rows = out.dim(0), cols = out.numel() / std::max<int64_t>(1, rows);
+    lua_createtable(L, static_cast<int>(rows), 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      lua_createtable(L, static_cast<int>(cols), 0);
+      for (int64_t c = 0; c < cols; ++c) {
+        lua_pushnumber(L, out.f32()[r * cols + c]);
+        lua_rawseti(L, -2, static_cast<int>(c + 1));
+      }
+      lua_rawseti(L, -2, static_cast<int>(r + 1));
+    }
+    return 1;
+  });
+}
+
+int trainer_global_step(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushnumber(L, static_cast<double>(check_object<TrainerBox>(L, 1, kTrainer)->trainer.global_step()));
+    return 1;
+  });
+}
+
+// ---- process ----
+
+int core_context(lua_State* L) {
+  return guarded(L, [&] {
+    const auto& ctx = context(L);
+    json j = {{"threads", ctx.exec.threads}, {"data_dir", ctx.data_dir}, {"tty", ctx.tty}};
+    push_json(L, j);
+    return 1;
+  });
+}
+
+// core.fail(msg): a Lua-side validation error, located at the user's script.
+int core_fail(lua_State* L) {
+  const std::string msg = user_location(L) + luaL_checkstring(L, 1);
+  lua_pushstring(L, msg.c_str());
+  return lua_error(L);
+}
+
+const luaL_Reg model_methods[] = {{"summary", model_summary},
+                                  {"param_count", model_param_count},
+                                  {"output_shape", model_output_shape},
+                                  {"input_shape", model_input_shape},
+                                  {"spec", model_spec},
+                                  {nullptr, nullptr}};
+const luaL_Reg dataset_methods[] = {{"size", dataset_size}, {"shape", dataset_shape}, {nullptr, nullptr}};
+const luaL_Reg trainer_methods[] = {{"fit", trainer_fit},
+                                    {"evaluate", trainer_evaluate},
+                                    {"predict", trainer_predict},
+                                    {"global_step", trainer_global_step},
+                                    {nullptr, nullptr}};
+const luaL_Reg core_functions[] = {{"model", model_new},
+                                   {"fashion_mnist", dataset_fashion_mnist},
+                                   {"csv", dataset_csv},
+                                   {"arrays", dataset_arrays},
+                                   {"trainer", trainer_new},
+                                   {"context", core_context},
+                                   {"fail", core_fail},
+                                   {nullptr, nullptr}};
+
+}  // namespace
+
+int open_core(lua_State* L) {
+  define_type<nn::Model>(L, kModel, model_methods);
+  define_type<const data::Dataset>(L, kDataset, dataset_methods);
+  define_type<TrainerBox>(L, kTrainer, trainer_methods);
+  lua_newtable(L);
+  luaL_register(L, nullptr, core_functions);
+  return 1;
+}
+
+}  // namespace drun::lua

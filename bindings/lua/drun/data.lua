@@ -1,0 +1,87 @@
+-- drun.data: data sets and their pipelines. A data set is an in-memory C++
+-- data set plus a list of pipeline ops (shuffle, batch, take, ...); each op
+-- returns a new data set, as tf.data does, and the C++ pipeline runs them.
+local core = require 'drun.core'
+local util = require 'drun.util'
+
+local data = {}
+
+local Dataset = {}
+Dataset.__index = Dataset
+
+local function wrap(handle, ops)
+  return setmetatable({_core = handle, _ops = ops or {}}, Dataset)
+end
+
+local function with_op(self, op)
+  local ops = {}
+  for i, o in ipairs(self._ops) do ops[i] = o end
+  ops[#ops + 1] = op
+  return wrap(self._core, ops)
+end
+
+-- Number of examples in the underlying data set and the shape of one example.
+function Dataset:size() return self._core:size() end
+function Dataset:shape() return self._core:shape() end
+
+function Dataset:is_batched()
+  for _, o in ipairs(self._ops) do if o.op == 'batch' then return true end end
+  return false
+end
+
+-- ds:shuffle{seed = 42} or ds:shuffle(42): a new order every epoch from the seed.
+function Dataset:shuffle(opts)
+  if type(opts) == 'number' then opts = {seed = opts} end
+  opts = opts or {}
+  util.check_keys('shuffle', opts, {'seed', 'buffer_size'})
+  return with_op(self, {op = 'shuffle', seed = opts.seed or 0})
+end
+
+-- ds:batch(64) or ds:batch{size = 64, drop_remainder = true}
+function Dataset:batch(opts)
+  if type(opts) == 'number' then opts = {size = opts} end
+  util.check_keys('batch', opts or {}, {'size', 'batch_size', 'drop_remainder'})
+  return with_op(self, {op = 'batch', size = opts.size or opts.batch_size, drop_remainder = opts.drop_remainder})
+end
+
+-- Before batch: the first n examples; after batch: the first n batches.
+function Dataset:take(n) return with_op(self, {op = 'take', n = n}) end
+
+-- `repeat` is a Lua keyword: call it as ds:repeated(n) or ds['repeat'](ds, n).
+function Dataset:repeated(n) return with_op(self, {op = 'repeat', count = n}) end
+Dataset['repeat'] = Dataset.repeated
+
+-- x * scale + offset while batching, e.g. ds:scale(1 / 255).
+function Dataset:scale(factor) return with_op(self, {op = 'scale', factor = factor}) end
+function Dataset:map(opts)
+  util.check_keys('map', opts or {}, {'scale', 'offset'})
+  return with_op(self, {op = 'map', scale = opts.scale, offset = opts.offset})
+end
+
+function Dataset:prefetch(depth) return with_op(self, {op = 'prefetch', depth = depth}) end
+function Dataset:shard(count, index) return with_op(self, {op = 'shard', count = count, index = index}) end
+
+-- drun.data.fashion_mnist{split = 'train' | 'test', dir = nil, scale = true}:
+-- Debian's dataset-fashion-mnist, pixels scaled to [0, 1] unless scale = false.
+function data.fashion_mnist(opts)
+  opts = opts or {}
+  util.check_keys('data.fashion_mnist', opts, {'split', 'dir', 'scale'})
+  local ds = wrap(core.fashion_mnist(opts.split or 'train', opts.dir))
+  if opts.scale ~= false then ds = ds:scale(1 / 255) end
+  return ds
+end
+
+-- drun.data.csv{path = 'iris.csv', label = 'species', label_type = 'int', header = 'auto'}
+function data.csv(opts)
+  util.check_keys('data.csv', opts or {}, {'path', 'label', 'label_type', 'header', 'delimiter'})
+  if type(opts.path) ~= 'string' then util.fail('data.csv needs path = "file.csv"') end
+  return wrap(core.csv(opts.path, opts))
+end
+
+-- drun.data.arrays{x = {{...}, ...}, y = {...}}: small data sets from Lua tables.
+function data.arrays(opts)
+  util.check_keys('data.arrays', opts or {}, {'x', 'y'})
+  return wrap(core.arrays(opts.x, opts.y))
+end
+
+return data

@@ -1,0 +1,73 @@
+-- A model as the user holds it: the C++ model plus Keras-style compile, fit,
+-- evaluate, predict and summary.
+local core = require 'drun.core'
+local util = require 'drun.util'
+
+local Model = {}
+Model.__index = Model
+
+function Model.new(spec, seed)
+  local ok_seed = seed or 0
+  if type(ok_seed) ~= 'number' then util.fail('model seed must be a number') end
+  return setmetatable({_core = core.model(spec, ok_seed)}, Model)
+end
+
+function Model:summary()
+  local s = self._core:summary()
+  io.write(s)
+  return s
+end
+
+function Model:count_params() return self._core:param_count() end
+function Model:output_shape() return self._core:output_shape() end
+function Model:input_shape() return self._core:input_shape() end
+
+-- model:compile{optimizer = optim.SGD{...} or 'sgd', loss = ..., metrics = {'accuracy'}}
+function Model:compile(opts)
+  util.check_keys('compile', opts, {'optimizer', 'loss', 'metrics'})
+  if opts.loss == nil then util.fail('compile: loss is required') end
+  self._trainer = core.trainer(self._core, opts)
+  return self
+end
+
+local function trainer(self, what)
+  if not self._trainer then util.fail(what .. ': call model:compile{optimizer, loss, metrics} first') end
+  return self._trainer
+end
+
+-- A Dataset from drun.data with no batch op gets batch_size (Keras' default 32).
+local function input_of(ds, batch_size, what)
+  if type(ds) ~= 'table' or not ds._core then
+    util.fail(what .. ': expects a data set from drun.data, got ' .. type(ds))
+  end
+  if not ds:is_batched() then ds = ds:batch(batch_size or 32) end
+  return ds
+end
+
+-- model:fit{x = train, epochs = 3, validation_data = test, steps = N, model_dir = 'runs/x', batch_size = 64}
+function Model:fit(opts)
+  util.check_keys('fit', opts, {'x', 'epochs', 'validation_data', 'steps', 'model_dir', 'batch_size'})
+  local t = trainer(self, 'fit')
+  local train = input_of(opts.x, opts.batch_size, 'fit x')
+  local eval = opts.validation_data and input_of(opts.validation_data, opts.batch_size, 'fit validation_data')
+  return t:fit(train._core, train._ops, eval and eval._core, eval and eval._ops,
+               {epochs = opts.epochs or 1, steps = opts.steps, model_dir = opts.model_dir})
+end
+
+function Model:evaluate(ds, opts)
+  opts = opts or {}
+  util.check_keys('evaluate', opts, {'batch_size', 'steps'})
+  local input = input_of(ds, opts.batch_size, 'evaluate')
+  return trainer(self, 'evaluate'):evaluate(input._core, input._ops, opts.steps)
+end
+
+-- Outputs as a Lua table of rows. Works on an uncompiled model too.
+function Model:predict(ds, opts)
+  opts = opts or {}
+  util.check_keys('predict', opts, {'batch_size'})
+  local input = input_of(ds, opts.batch_size, 'predict')
+  local t = self._trainer or core.trainer(self._core, {loss = 'mse'})
+  return t:predict(input._core, input._ops)
+end
+
+return Model

@@ -1,0 +1,28 @@
+-- Small helpers shared by drun's Lua modules.
+local core = require 'drun.core'
+
+local util = {}
+
+-- Raises an error located at the user's script (not at this module).
+util.fail = core.fail
+
+function util.copy(t)
+  local c = {}
+  for k, v in pairs(t or {}) do c[k] = v end
+  return c
+end
+
+-- Checks that `opts` is a table and has no keys outside `valid`.
+function util.check_keys(what, opts, valid)
+  if type(opts) ~= 'table' then util.fail(what .. ' expects a table of options, got ' .. type(opts)) end
+  local allowed = {}
+  for _, k in ipairs(valid) do allowed[k] = true end
+  for k in pairs(opts) do
+    if not allowed[k] then
+      table.sort(valid)
+      util.fail(what .. ": unknown option '" .. tostring(k) .. "'; valid options: " .. table.concat(valid, ', '))
+    end
+  end
+end
+
+return util

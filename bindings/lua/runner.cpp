@@ -1,0 +1,80 @@
+#include "runner.hpp"
+
+#include <lua.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "binding.hpp"
+#include "core.hpp"
+
+namespace drun::lua {
+
+namespace {
+
+// Message handler: appends a traceback to the error (as lua.c does).
+int traceback(lua_State* L) {
+  const char* msg = lua_tostring(L, 1);
+  if (!msg) msg = "(error object is not a string)";
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+struct StateCloser {
+  void operator()(lua_State* L) const { lua_close(L); }
+};
+
+}  // namespace
+
+int run_script(train::Context& ctx, const std::string& script,
+               const std::vector<std::string>& args) {
+  std::unique_ptr<lua_State, StateCloser> state(luaL_newstate());
+  lua_State* L = state.get();
+  if (!L) {
+    std::fprintf(stderr, "drun: cannot create a Lua state (out of memory)\n");
+    return 1;
+  }
+  luaL_openlibs(L);
+  register_context(L, &ctx);
+
+  // package.path: drun's modules first, then the script's folder, then the default.
+  const std::string dir = script.find('/') == std::string::npos
+                              ? std::string(".")
+                              : script.substr(0, script.rfind('/'));
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  const std::string path = ctx.module_root + "/?.lua;" + ctx.module_root + "/?/init.lua;" + dir +
+                           "/?.lua;" + lua_tostring(L, -1);
+  lua_pop(L, 1);
+  lua_pushstring(L, path.c_str());
+  lua_setfield(L, -2, "path");
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, open_core);
+  lua_setfield(L, -2, "drun.core");
+  lua_pop(L, 2);
+
+  lua_createtable(L, static_cast<int>(args.size()), 1);
+  lua_pushstring(L, script.c_str());
+  lua_rawseti(L, -2, 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    lua_pushstring(L, args[i].c_str());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_setglobal(L, "arg");
+
+  lua_pushcfunction(L, traceback);
+  int status = luaL_loadfile(L, script.c_str());
+  if (status == 0) {
+    for (const auto& a : args) lua_pushstring(L, a.c_str());
+    status = lua_pcall(L, static_cast<int>(args.size()), 0, -static_cast<int>(args.size()) - 2);
+  }
+  if (status != 0) {
+    const char* msg = lua_tostring(L, -1);
+    std::fflush(stdout);
+    std::fprintf(stderr, "drun: %s\n", msg ? msg : "(error object is not a string)");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace drun::lua

@@ -1,0 +1,18 @@
+// Context: the runtime's one piece of process-wide state, owned by main and
+// handed to the Lua bindings: thread budget, data directory, output mode.
+#pragma once
+#include <string>
+
+#include "kernels/ops.hpp"
+
+namespace drun::train {
+
+struct Context {
+  kernels::Exec exec;       // where kernels run and with how many threads
+  std::string data_dir;     // --data-dir / DRUN_DATA_DIR; empty: each reader's default
+  bool tty = false;         // stdout is a terminal: draw a progress bar
+  bool quiet = false;       // no progress output at all
+  std::string module_root;  // where drun/*.lua live, to tell user frames from ours
+};
+
+}  // namespace drun::train

@@ -1,0 +1,163 @@
+#include "train/trainer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <cstring>
+
+namespace drun::train {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+}  // namespace
+
+Trainer::Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec& exec)
+    : model_(model),
+      loss_(compiled.loss),
+      optimizer_(optim::make_optimizer(compiled.optimizer)),
+      metrics_(nn::make_metrics(compiled.metrics, loss_.from_logits())),
+      params_(model.params()),
+      exec_(exec) {
+  model_.set_exec(exec);
+}
+
+double Trainer::train_step(const data::Batch& batch) {
+  const Tensor& out = model_.forward(batch.x, true);
+  const double loss = loss_.compute(exec_, out, batch.y, dlogits_);
+  model_.backward(dlogits_);
+  optimizer_->apply(params_);
+  for (auto& m : metrics_) m.update(exec_, out, batch.y);
+  loss_sum_ += loss * static_cast<double>(batch.size);
+  loss_count_ += batch.size;
+  ++global_step_;
+  return loss;
+}
+
+void Trainer::reset_metrics() {
+  for (auto& m : metrics_) m.reset();
+  loss_sum_ = 0.0;
+  loss_count_ = 0;
+}
+
+MetricValues Trainer::metric_values() const {
+  MetricValues v;
+  for (const auto& m : metrics_) v.emplace_back(m.name(), m.result());
+  return v;
+}
+
+Evaluation Trainer::evaluate(data::Pipeline& input, int64_t max_steps) {
+  reset_metrics();
+  data::Batch batch;
+  input.start_epoch(0);
+  for (int64_t step = 0; (max_steps < 0 || step < max_steps) && input.next(batch); ++step) {
+    const Tensor& out = model_.forward(batch.x, false);
+    const double loss = loss_.compute(exec_, out, batch.y, dlogits_);
+    for (auto& m : metrics_) m.update(exec_, out, batch.y);
+    loss_sum_ += loss * static_cast<double>(batch.size);
+    loss_count_ += batch.size;
+  }
+  Evaluation e{loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0, metric_values(),
+               loss_count_};
+  reset_metrics();
+  return e;
+}
+
+Tensor Trainer::predict(data::Pipeline& input) {
+  data::Batch batch;
+  input.start_epoch(0);
+  const int64_t total = input.examples_per_epoch();
+  Tensor result(model_.output_shape().with_batch(total));
+  int64_t row = 0;
+  while (input.next(batch)) {
+    const Tensor& out = model_.forward(batch.x, false);
+    result.rows(row, row + batch.size).copy_from(out);
+    row += batch.size;
+  }
+  return result;
+}
+
+FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitConfig& config,
+                       Progress& progress) {
+  const auto start = Clock::now();
+  FitResult result;
+  data::Batch batch;
+  double train_seconds = 0.0;
+  int64_t train_images = 0;
+  bool stop = false;
+  for (int64_t epoch = 0; epoch < config.epochs && !stop; ++epoch) {
+    reset_metrics();
+    train.start_epoch(epoch);
+    progress.begin_epoch(epoch, config.epochs, train.batches_per_epoch());
+    const auto epoch_start = Clock::now();
+    int64_t epoch_images = 0, step = 0;
+    while (train.next(batch)) {
+      train_step(batch);
+      epoch_images += batch.size;
+      ++step;
+      progress.update(step, loss_sum_ / static_cast<double>(loss_count_), metric_values(),
+                      static_cast<double>(epoch_images) / seconds_since(epoch_start));
+      if (config.max_steps >= 0 && global_step_ >= config.max_steps) {
+        stop = true;
+        break;
+      }
+    }
+    const double epoch_seconds = seconds_since(epoch_start);
+    train_seconds += epoch_seconds;
+    train_images += epoch_images;
+    result.train = {loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0,
+                    metric_values(), loss_count_};
+    MetricValues eval_values;
+    if (eval) {
+      result.eval = evaluate(*eval);
+      eval_values.emplace_back("loss", result.eval->loss);
+      for (const auto& kv : result.eval->metrics) eval_values.push_back(kv);
+    }
+    progress.end_epoch(result.train.loss, result.train.metrics,
+                       static_cast<double>(epoch_images) / epoch_seconds, eval_values);
+    result.epochs = epoch + 1;
+  }
+  result.global_step = global_step_;
+  result.images_per_sec =
+      train_seconds > 0 ? static_cast<double>(train_images) * config.workers / train_seconds : 0;
+  result.wall_seconds = seconds_since(start);
+  if (!config.model_dir.empty()) {
+    std::filesystem::create_directories(config.model_dir);
+    write_json_atomically(config.model_dir + "/summary.json", result.to_json(config.workers));
+  }
+  return result;
+}
+
+json FitResult::to_json(int workers) const {
+  json t = {{"loss", train.loss}, {"images_per_sec", images_per_sec}};
+  for (const auto& [k, v] : train.metrics) t[k] = v;
+  json j = {{"global_step", global_step}, {"epochs", epochs},         {"workers", workers},
+            {"train", t},                 {"wall_seconds", wall_seconds}};
+  if (eval) {
+    json e = {{"loss", eval->loss}, {"examples", eval->examples}};
+    for (const auto& [k, v] : eval->metrics) e[k] = v;
+    j["eval"] = e;
+  }
+  return j;
+}
+
+void write_json_atomically(const std::string& path, const json& value) {
+  const std::string tmp = path + ".tmp";
+  const std::string text = value.dump(2) + "\n";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                  ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw UsageError("cannot write " + path + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace drun::train
