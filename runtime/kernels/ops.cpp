@@ -104,9 +104,11 @@ void conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, cons
 }
 
 void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
-                            const Tensor& dy, Tensor& dw, Tensor& db, Tensor& ws) {
+                            const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
+                            Tensor& ws) {
   on_cpu(ex, "conv2d_backward_filter");
-  cpu::conv2d_backward_filter(g, x.f32(), dy.f32(), dw.f32(), db.f32(), ws.f32(), ex.threads);
+  cpu::conv2d_backward_filter(g, x.f32(), dy.f32(), relu_y ? relu_y->f32() : nullptr, dw.f32(),
+                              db.f32(), ws.f32(), ex.threads);
 }
 
 void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,

@@ -41,8 +41,10 @@ bool all_finite(const Exec& ex, const Tensor& x);
 int64_t conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g);
 void conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
                     const Tensor& b, Tensor& y, bool relu, Tensor& workspace);
+// relu_y: the forward's ReLU output to mask dy with, fused (nullptr: dy as is).
 void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
-                            const Tensor& dy, Tensor& dw, Tensor& db, Tensor& workspace);
+                            const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
+                            Tensor& workspace);
 void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
                           const Tensor& w, Tensor& dx, Tensor& workspace);
 

@@ -90,14 +90,20 @@ class Conv2D final : public Layer {
                 std::span<const bool> need_dx) override {
     const Tensor& x = *in[0];
     const auto g = geometry(x.dim(0));
+    Tensor& db = use_bias_ ? params_[1].grad : scratch_db_;
+    // Without an input gradient (a first layer) the ReLU mask is fused into
+    // the filter gradient and dz is never written out.
+    if (act_ == kernels::Activation::relu && !need_dx[0]) {
+      kernels::conv2d_backward_filter(ex_, g, x, dy, &out_, params_[0].grad, db, workspace_);
+      return;
+    }
     const Tensor* dz = &dy;
     if (act_ != kernels::Activation::linear) {
       dz_.ensure(out_.shape());
       kernels::activation_backward(ex_, act_, out_, dy, dz_);
       dz = &dz_;
     }
-    Tensor& db = use_bias_ ? params_[1].grad : scratch_db_;
-    kernels::conv2d_backward_filter(ex_, g, x, *dz, params_[0].grad, db, workspace_);
+    kernels::conv2d_backward_filter(ex_, g, x, *dz, nullptr, params_[0].grad, db, workspace_);
     if (need_dx[0]) {
       dx_[0].ensure(x.shape());
       kernels::conv2d_backward_data(ex_, g, *dz, params_[0].value, dx_[0], workspace_);

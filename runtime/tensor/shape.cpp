@@ -4,17 +4,26 @@
 
 namespace drun {
 
-Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::vector<int64_t>(dims)) {}
-
-Shape::Shape(const std::vector<int64_t>& dims) {
-  if (dims.size() > kMaxRank)
+namespace {
+// Checks and copies dims into the inline array; allocates nothing (layers
+// build shapes from braced lists in every forward pass).
+template <typename Dims>
+int assign_dims(const Dims& dims, std::array<int64_t, Shape::kMaxRank>& out) {
+  if (dims.size() > Shape::kMaxRank)
     throw std::invalid_argument("shape of rank " + std::to_string(dims.size()) +
-                                " exceeds the maximum rank " + std::to_string(kMaxRank));
-  for (int64_t d : dims)
+                                " exceeds the maximum rank " + std::to_string(Shape::kMaxRank));
+  size_t i = 0;
+  for (int64_t d : dims) {
     if (d < 0) throw std::invalid_argument("negative dimension in shape");
-  rank_ = static_cast<int>(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) dims_[i] = dims[i];
+    out[i++] = d;
+  }
+  return static_cast<int>(dims.size());
 }
+}  // namespace
+
+Shape::Shape(std::initializer_list<int64_t> dims) : rank_(assign_dims(dims, dims_)) {}
+
+Shape::Shape(const std::vector<int64_t>& dims) : rank_(assign_dims(dims, dims_)) {}
 
 int64_t Shape::numel() const {
   int64_t n = 1;
@@ -33,7 +42,8 @@ Shape Shape::with_batch(int64_t n) const {
   Shape s;
   s.rank_ = rank_ + 1;
   s.dims_[0] = n;
-  for (int i = 0; i < rank_; ++i) s.dims_[static_cast<size_t>(i + 1)] = dims_[static_cast<size_t>(i)];
+  for (int i = 0; i < rank_; ++i)
+    s.dims_[static_cast<size_t>(i + 1)] = dims_[static_cast<size_t>(i)];
   return s;
 }
 
@@ -41,7 +51,8 @@ Shape Shape::drop_batch() const {
   Shape s;
   if (rank_ == 0) return s;
   s.rank_ = rank_ - 1;
-  for (int i = 1; i < rank_; ++i) s.dims_[static_cast<size_t>(i - 1)] = dims_[static_cast<size_t>(i)];
+  for (int i = 1; i < rank_; ++i)
+    s.dims_[static_cast<size_t>(i - 1)] = dims_[static_cast<size_t>(i)];
   return s;
 }
 
@@ -56,7 +67,8 @@ std::string Shape::str(bool batch_free) const {
   std::string s = "(";
   for (int i = 0; i < rank_; ++i) {
     if (i) s += ", ";
-    s += (i == 0 && batch_free) ? std::string("None") : std::to_string(dims_[static_cast<size_t>(i)]);
+    s += (i == 0 && batch_free) ? std::string("None")
+                                : std::to_string(dims_[static_cast<size_t>(i)]);
   }
   if (rank_ == 1) s += ",";
   return s + ")";

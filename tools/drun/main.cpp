@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <string>
 
 #include "kernels/cpu/gemm.hpp"
 #include "runner.hpp"
@@ -24,6 +26,19 @@ std::string module_root() {
   return std::filesystem::weakly_canonical(DRUN_LUA_DIR).string();
 }
 
+// Index in argv of the script: the first argument that is neither one of
+// drun's options nor the value of one (argc when there is none).
+int script_position(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") return i + 1 < argc ? i + 1 : argc;
+    if (a.empty() || a[0] != '-' || a == "-") return i;
+    // Options with a separate value; `--name=value` carries its own.
+    if (a == "--threads" || a == "--threads-per-rank" || a == "--data-dir") ++i;
+  }
+  return argc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -39,15 +54,17 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", data_dir, "where data sets are read from (or DRUN_DATA_DIR)");
   app.add_flag("-q,--quiet", quiet, "no progress output");
   app.add_option("script", script, "the experiment, a Lua file")->required();
-  // Everything after the script belongs to the script, options included.
-  app.prefix_command();
+  // Everything after the script belongs to the script, options included
+  // (`drun exp.lua --help` is the script's help). CLI11's prefix_command still
+  // takes options it knows (--help, --threads...) after the script, so drun
+  // parses only the arguments before the script.
+  const int script_at = script_position(argc, argv);
+  for (int i = script_at + 1; i < argc; ++i) script_args.emplace_back(argv[i]);
   try {
-    app.parse(argc, argv);
+    app.parse(std::min(argc, script_at + 1), argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  // prefix_command leaves the script's arguments in remaining().
-  for (const auto& a : app.remaining()) script_args.push_back(a);
   if (!std::filesystem::exists(script)) {
     std::cerr << "drun: no such script: " << script << "\n";
     return 1;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/cpu/conv2d_direct.hpp"
 #include "kernels/cpu/gemm.hpp"
 
 namespace drun::kernels::cpu {
@@ -55,9 +56,10 @@ ConvGeometry conv_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t k
   return g;
 }
 
+// Per thread: an im2col chunk, a masked-gradient chunk, and partial dw/db sums.
 int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads) {
-  const int64_t parts = std::min<int64_t>(threads, chunk_count(g, threads));
-  return std::max<int64_t>(1, parts) * chunk_floats(g, threads) + threads * (g.k() * g.co + g.co);
+  const int64_t masked = images_per_chunk(g, threads) * g.out_pixels() * g.co;
+  return threads * (chunk_floats(g, threads) + masked + g.k() * g.co + g.co);
 }
 
 void im2col(const ConvGeometry& g, const float* x, int64_t n0, int64_t n1, float* col) {
@@ -117,6 +119,7 @@ void col2im_add(const ConvGeometry& g, const float* col, int64_t n0, int64_t n1,
 
 void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
                     bool relu, float* workspace, int threads) {
+  if (conv2d_direct_suits(g)) return conv2d_direct_forward(g, x, w, b, y, relu, threads);
   const int64_t per = images_per_chunk(g, threads), chunks = chunk_count(g, threads), k = g.k(), co = g.co;
   const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, chunks)));
 #pragma omp parallel for num_threads(parts) schedule(static)
@@ -125,7 +128,8 @@ void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const
     const int64_t rows = (n1 - n0) * g.out_pixels();
     const float* a = x + n0 * g.h * g.w * g.c;
     if (!is_pointwise(g)) {
-      float* col = workspace + omp_get_thread_num() * chunk_floats(g, threads);
+      float* col = workspace + omp_get_thread_num() * (chunk_floats(g, threads) +
+                                                       images_per_chunk(g, threads) * g.out_pixels() * co);
       im2col(g, x, n0, n1, col);
       a = col;
     }
@@ -142,16 +146,21 @@ void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const
   }
 }
 
-void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
-                            float* db, float* workspace, int threads) {
+void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
+                            const float* relu_y, float* dw, float* db, float* workspace,
+                            int threads) {
   const int64_t per = images_per_chunk(g, threads), chunks = chunk_count(g, threads), k = g.k(), co = g.co;
-  const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, chunks)));
+  const int64_t masked_floats = per * g.out_pixels() * co;
   // Each thread accumulates its own (K x CO) partial sums; they are added at the end.
-  float* partial = workspace + parts * chunk_floats(g, threads);
+  float* partial = workspace + threads * (chunk_floats(g, threads) + masked_floats);
+  if (conv2d_direct_suits(g))
+    return conv2d_direct_backward_filter(g, x, dy, relu_y, dw, db, partial, threads);
+  const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, chunks)));
 #pragma omp parallel num_threads(parts)
   {
     const int t = omp_get_thread_num();
-    float* col = workspace + t * chunk_floats(g, threads);
+    float* col = workspace + t * (chunk_floats(g, threads) + masked_floats);
+    float* masked = col + chunk_floats(g, threads);
     float* dwt = partial + t * (k * co + co);
     float* dbt = dwt + k * co;
     std::memset(dwt, 0, sizeof(float) * (k * co + co));
@@ -165,6 +174,11 @@ void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* 
         a = col;
       }
       const float* dyc = dy + n0 * g.out_pixels() * co;
+      if (relu_y) {  // the ReLU backward, fused while the chunk is in cache
+        const float* yc = relu_y + n0 * g.out_pixels() * co;
+        for (int64_t i = 0; i < rows * co; ++i) masked[i] = yc[i] > 0.0f ? dyc[i] : 0.0f;
+        dyc = masked;
+      }
       gemm(true, false, k, co, rows, 1.0f, a, k, dyc, co, 1.0f, dwt, co);
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < co; ++j) dbt[j] += dyc[r * co + j];
@@ -192,7 +206,8 @@ void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w
       gemm(false, true, rows, k, co, 1.0f, dyc, co, w, co, 0.0f, dx + n0 * g.h * g.w * g.c, k);
       continue;
     }
-    float* col = workspace + omp_get_thread_num() * chunk_floats(g, threads);
+    float* col = workspace + omp_get_thread_num() * (chunk_floats(g, threads) +
+                                                     images_per_chunk(g, threads) * g.out_pixels() * co);
     gemm(false, true, rows, k, co, 1.0f, dyc, co, w, co, 0.0f, col, k);
     std::memset(dx + n0 * g.h * g.w * g.c, 0, sizeof(float) * (n1 - n0) * g.h * g.w * g.c);
     col2im_add(g, col, n0, n1, dx);

@@ -29,9 +29,11 @@ int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads);
 void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
                     bool relu, float* workspace, int threads);
 
-// dw = im2col(x)^T dy, db = column sums of dy (both overwritten).
-void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
-                            float* db, float* workspace, int threads);
+// dw = im2col(x)^T dz, db = column sums of dz (both overwritten), where dz is
+// dy, or dy masked by relu_y > 0 when relu_y (the forward's ReLU output) is given.
+void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
+                            const float* relu_y, float* dw, float* db, float* workspace,
+                            int threads);
 
 // dx = col2im(dy w^T) (overwritten).
 void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,

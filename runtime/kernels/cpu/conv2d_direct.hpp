@@ -1,0 +1,26 @@
+// Direct 2-D convolution for kernels with few taps (K = KH*KW*C small, as in a
+// network's first layer on 1-3 channel images). There im2col + GEMM spends its
+// time packing K=9 panels; a direct loop vectorised over output channels, with
+// the whole (K x CO) weight block in L1, does the same work in one pass.
+// Layouts as in conv2d.hpp: x NHWC, w HWIO, y NHWC.
+#pragma once
+#include <cstdint>
+
+#include "kernels/cpu/conv2d.hpp"
+
+namespace drun::kernels::cpu {
+
+// Whether the direct kernels are the faster choice for this geometry.
+bool conv2d_direct_suits(const ConvGeometry& g);
+
+void conv2d_direct_forward(const ConvGeometry& g, const float* x, const float* w, const float* b,
+                           float* y, bool relu, int threads);
+
+// dw, db overwritten. When relu_y is not null, dy is first masked by
+// relu_y > 0 (the ReLU backward of the forward's output), fused in the pass.
+// partial: threads * (K*CO + CO) floats of scratch.
+void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
+                                   const float* relu_y, float* dw, float* db, float* partial,
+                                   int threads);
+
+}  // namespace drun::kernels::cpu

@@ -1,0 +1,26 @@
+-- Benchmark: trains the seed CNN on Fashion-MNIST at batch 64 for a fixed
+-- number of steps after a warm-up, and prints one JSON line with images/s.
+--   drun --threads N tools/bench/seed_cnn_bench.lua --steps 300 --warmup 20
+local drun = require 'drun'
+local nn = drun.nn
+
+local opt = drun.args{steps = 300, warmup = 20, batch_size = 64, seed = 1}
+
+local model = nn.Sequential{
+  nn.Conv2D{filters = 32, kernel_size = 3, activation = 'relu', input_shape = {28, 28, 1}},
+  nn.MaxPool2D{pool_size = 2},
+  nn.Flatten{},
+  nn.Dense{units = 64, activation = 'relu'},
+  nn.Dense{units = 10},
+  seed = opt.seed,
+}
+model:compile{optimizer = drun.optim.SGD{learning_rate = 0.01, momentum = 0.9},
+              loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
+              metrics = {'accuracy'}}
+
+local train = drun.data.fashion_mnist{split = 'train'}:shuffle{seed = opt.seed}
+  :batch(opt.batch_size):prefetch(2)
+if opt.warmup > 0 then model:fit{x = train:take(opt.warmup), epochs = 1} end
+local r = model:fit{x = train:take(opt.steps), epochs = 1}
+print(string.format('{"framework": "drun", "threads": %d, "batch": %d, "steps": %d, "images_per_sec": %.1f, "final_loss": %.4f}',
+                    drun.context().threads, opt.batch_size, opt.steps, r.train.images_per_sec, r.train.loss))
