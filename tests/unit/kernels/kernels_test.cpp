@@ -1,0 +1,662 @@
+// Every CPU kernel against a plain reference loop in double precision.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "base/rng.hpp"
+#include "kernels/cpu/activation.hpp"
+#include "kernels/cpu/batchnorm.hpp"
+#include "kernels/cpu/conv2d.hpp"
+#include "kernels/cpu/conv2d_direct.hpp"
+#include "kernels/cpu/elementwise.hpp"
+#include "kernels/cpu/gemm.hpp"
+#include "kernels/cpu/loss.hpp"
+#include "kernels/cpu/pool.hpp"
+
+namespace drun::kernels::cpu {
+namespace {
+
+std::vector<float> random_vec(int64_t n, Rng& rng, float lo = -1.0f, float hi = 1.0f) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = rng.uniform(lo, hi);
+  return v;
+}
+
+// Max |got - want| must stay within rel * max(1, max |want|).
+template <typename W>
+void expect_close(const std::vector<float>& got, const std::vector<W>& want, double rel = 1e-4,
+                  const char* what = "") {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double diff = 0.0, scale = 1.0;
+  size_t worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i]));
+    if (!(d <= diff)) {  // also catches NaN
+      diff = d;
+      worst = i;
+    }
+    scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
+  }
+  EXPECT_LE(diff, rel * scale) << what << ": worst index " << worst << " got " << got[worst]
+                               << " want " << want[worst];
+}
+
+// ---------------------------------------------------------------- GEMM
+
+TEST(Gemm, AllTransposesThreadsAndBeta) {
+  Rng rng(1);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (Shape s : {Shape{200, 150, 300}, Shape{7, 300, 5}, Shape{300, 3, 17}, Shape{1, 1, 1}}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        // Stored A is (m x k) or (k x m); padded row strides check lda/ldb/ldc.
+        const int64_t ar = ta ? s.k : s.m, ac = ta ? s.m : s.k;
+        const int64_t br = tb ? s.n : s.k, bc = tb ? s.k : s.n;
+        const int64_t lda = ac + 3, ldb = bc + 1, ldc = s.n + 2;
+        const auto a = random_vec(ar * lda, rng), b = random_vec(br * ldb, rng);
+        const auto c0 = random_vec(s.m * ldc, rng);
+        for (int threads : {1, 2}) {
+          for (float beta : {0.0f, 1.0f}) {
+            const float alpha = 0.75f;
+            std::vector<float> c = c0;
+            if (beta == 0.0f)  // beta 0 must ignore C, NaN included
+              for (int64_t i = 0; i < s.m; ++i)
+                for (int64_t j = 0; j < s.n; ++j)
+                  c[i * ldc + j] = std::numeric_limits<float>::quiet_NaN();
+            gemm(ta, tb, s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc,
+                 threads);
+            std::vector<double> want(c0.begin(), c0.end());
+            for (int64_t i = 0; i < s.m; ++i)
+              for (int64_t j = 0; j < s.n; ++j) {
+                double acc = 0.0;
+                for (int64_t p = 0; p < s.k; ++p) {
+                  const double av = ta ? a[p * lda + i] : a[i * lda + p];
+                  const double bv = tb ? b[j * ldb + p] : b[p * ldb + j];
+                  acc += av * bv;
+                }
+                want[i * ldc + j] = alpha * acc + beta * static_cast<double>(c0[i * ldc + j]);
+              }
+            SCOPED_TRACE(testing::Message()
+                         << "m=" << s.m << " n=" << s.n << " k=" << s.k << " ta=" << ta
+                         << " tb=" << tb << " threads=" << threads << " beta=" << beta);
+            expect_close(c, want, 1e-4, "gemm");
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- Conv2D
+
+struct ConvCase {
+  int64_t n, h, w, c, kh, kw, co, sh, sw;
+  bool same;
+};
+
+std::vector<double> ref_conv_forward(const ConvGeometry& g, const std::vector<float>& x,
+                                     const std::vector<float>& w, const std::vector<float>& b,
+                                     bool relu) {
+  std::vector<double> y(static_cast<size_t>(g.n * g.oh * g.ow * g.co));
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        for (int64_t co = 0; co < g.co; ++co) {
+          double acc = b[co];
+          for (int64_t ky = 0; ky < g.kh; ++ky)
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const int64_t iy = oy * g.sh + ky - g.pad_top, ix = ox * g.sw + kx - g.pad_left;
+              if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+              for (int64_t ci = 0; ci < g.c; ++ci)
+                acc += static_cast<double>(x[((n * g.h + iy) * g.w + ix) * g.c + ci]) *
+                       w[((ky * g.kw + kx) * g.c + ci) * g.co + co];
+            }
+          y[((n * g.oh + oy) * g.ow + ox) * g.co + co] = relu ? std::max(0.0, acc) : acc;
+        }
+  return y;
+}
+
+// dw[ky,kx,ci,co] = sum x[...] dz[n,oy,ox,co]; db = sum dz; dx the transpose into x.
+void ref_conv_backward(const ConvGeometry& g, const std::vector<float>& x,
+                       const std::vector<float>& dz, const std::vector<float>& w,
+                       std::vector<double>& dw, std::vector<double>& db, std::vector<double>& dx) {
+  dw.assign(static_cast<size_t>(g.k() * g.co), 0.0);
+  db.assign(static_cast<size_t>(g.co), 0.0);
+  dx.assign(static_cast<size_t>(g.n * g.h * g.w * g.c), 0.0);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        for (int64_t co = 0; co < g.co; ++co) {
+          const double d = dz[((n * g.oh + oy) * g.ow + ox) * g.co + co];
+          db[co] += d;
+          for (int64_t ky = 0; ky < g.kh; ++ky)
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const int64_t iy = oy * g.sh + ky - g.pad_top, ix = ox * g.sw + kx - g.pad_left;
+              if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+              for (int64_t ci = 0; ci < g.c; ++ci) {
+                const int64_t xi = ((n * g.h + iy) * g.w + ix) * g.c + ci;
+                const int64_t wi = ((ky * g.kw + kx) * g.c + ci) * g.co + co;
+                dw[wi] += static_cast<double>(x[xi]) * d;
+                dx[xi] += static_cast<double>(w[wi]) * d;
+              }
+            }
+        }
+}
+
+void check_conv(const ConvCase& cc, bool expect_direct) {
+  const ConvGeometry g =
+      conv_geometry(cc.n, cc.h, cc.w, cc.c, cc.kh, cc.kw, cc.co, cc.sh, cc.sw, cc.same);
+  SCOPED_TRACE(testing::Message() << "conv n=" << cc.n << " " << cc.h << "x" << cc.w << "x" << cc.c
+                                  << " k=" << cc.kh << "x" << cc.kw << " co=" << cc.co
+                                  << " s=" << cc.sh << "," << cc.sw << " same=" << cc.same);
+  ASSERT_EQ(conv2d_direct_suits(g), expect_direct);
+  ASSERT_GT(g.oh, 0);
+  ASSERT_GT(g.ow, 0);
+  Rng rng(static_cast<uint64_t>(cc.h * 1000 + cc.c * 100 + cc.co * 10 + cc.sh + cc.same));
+  const auto x = random_vec(g.n * g.h * g.w * g.c, rng);
+  const auto w = random_vec(g.k() * g.co, rng);
+  const auto b = random_vec(g.co, rng);
+  const auto dy = random_vec(g.n * g.oh * g.ow * g.co, rng);
+  const int64_t ny = g.n * g.oh * g.ow * g.co;
+
+  const auto y_lin = ref_conv_forward(g, x, w, b, false);
+  const auto y_relu = ref_conv_forward(g, x, w, b, true);
+  // ReLU output as the kernel would see it (float) and the masked gradient.
+  std::vector<float> relu_y(static_cast<size_t>(ny)), dz_masked(static_cast<size_t>(ny));
+  for (int64_t i = 0; i < ny; ++i) {
+    relu_y[i] = static_cast<float>(y_relu[i]);
+    dz_masked[i] = relu_y[i] > 0.0f ? dy[i] : 0.0f;
+  }
+  std::vector<double> dw_ref, db_ref, dx_ref, dwm_ref, dbm_ref, dxm_unused;
+  ref_conv_backward(g, x, dy, w, dw_ref, db_ref, dx_ref);
+  ref_conv_backward(g, x, dz_masked, w, dwm_ref, dbm_ref, dxm_unused);
+
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << "threads=" << threads);
+    std::vector<float> ws(static_cast<size_t>(conv2d_workspace_floats(g, threads)), 1e30f);
+    std::vector<float> y(static_cast<size_t>(ny), 7.0f);
+    conv2d_forward(g, x.data(), w.data(), b.data(), y.data(), false, ws.data(), threads);
+    expect_close(y, y_lin, 1e-4, "forward");
+    std::fill(y.begin(), y.end(), -7.0f);
+    conv2d_forward(g, x.data(), w.data(), b.data(), y.data(), true, ws.data(), threads);
+    expect_close(y, y_relu, 1e-4, "forward relu");
+
+    std::vector<float> dw(static_cast<size_t>(g.k() * g.co), 9.0f), db(g.co, 9.0f);
+    conv2d_backward_filter(g, x.data(), dy.data(), nullptr, dw.data(), db.data(), ws.data(),
+                           threads);
+    expect_close(dw, dw_ref, 1e-4, "backward filter dw");
+    expect_close(db, db_ref, 1e-4, "backward filter db");
+    std::fill(dw.begin(), dw.end(), 9.0f);
+    std::fill(db.begin(), db.end(), 9.0f);
+    conv2d_backward_filter(g, x.data(), dy.data(), relu_y.data(), dw.data(), db.data(), ws.data(),
+                           threads);
+    expect_close(dw, dwm_ref, 1e-4, "backward filter dw (relu)");
+    expect_close(db, dbm_ref, 1e-4, "backward filter db (relu)");
+
+    std::vector<float> dx(static_cast<size_t>(g.n * g.h * g.w * g.c), 5.0f);
+    conv2d_backward_data(g, dy.data(), w.data(), dx.data(), ws.data(), threads);
+    expect_close(dx, dx_ref, 1e-4, "backward data");
+  }
+}
+
+TEST(Conv2D, GeometryMatchesKeras) {
+  ConvGeometry g = conv_geometry(2, 7, 6, 3, 3, 3, 4, 2, 2, true);
+  EXPECT_EQ(g.oh, 4);
+  EXPECT_EQ(g.ow, 3);
+  EXPECT_EQ(g.pad_top, 1);   // pad_h = 3*2+3-7 = 2
+  EXPECT_EQ(g.pad_left, 0);  // pad_w = 2*2+3-6 = 1, odd pixel at the right
+  g = conv_geometry(2, 7, 6, 3, 3, 3, 4, 2, 2, false);
+  EXPECT_EQ(g.oh, 3);
+  EXPECT_EQ(g.ow, 2);
+  EXPECT_EQ(g.pad_top, 0);
+  EXPECT_EQ(g.pad_left, 0);
+  g = conv_geometry(1, 5, 5, 1, 5, 5, 1, 1, 1, false);
+  EXPECT_EQ(g.oh, 1);
+  EXPECT_EQ(g.ow, 1);
+  EXPECT_EQ(g.k(), 25);
+  EXPECT_EQ(g.out_pixels(), 1);
+}
+
+TEST(Conv2D, DirectPathMatchesReference) {
+  // K = kh*kw*c <= 32: the direct kernels, vectorised over 16/32/64 or generic co.
+  for (int64_t co : {32, 16, 5, 64}) {
+    for (bool same : {false, true}) {
+      for (int64_t s : {1, 2}) {
+        check_conv({3, 9, 8, 1, 3, 3, co, s, s, same}, true);
+        check_conv({2, 7, 6, 3, 3, 3, co, s, s, same}, true);
+      }
+    }
+  }
+  check_conv({3, 8, 9, 2, 4, 4, 16, 2, 1, true}, true);  // K = 32 exactly, mixed strides
+}
+
+TEST(Conv2D, Im2colGemmPathMatchesReference) {
+  for (bool same : {false, true}) {
+    for (int64_t s : {1, 2}) {
+      check_conv({3, 9, 8, 8, 3, 3, 16, s, s, same}, false);
+      check_conv({2, 7, 10, 5, 3, 3, 7, s, s, same}, false);
+      check_conv({5, 6, 6, 4, 5, 5, 3, s, s, same}, false);
+    }
+  }
+  check_conv({3, 9, 7, 40, 1, 1, 12, 1, 1, false}, false);  // pointwise, no im2col
+  check_conv({3, 9, 7, 40, 1, 1, 12, 2, 2, false}, false);  // strided 1x1
+}
+
+// ---------------------------------------------------------------- Pooling
+
+struct PoolRef {
+  std::vector<double> y;
+  std::vector<double> dx;
+};
+
+PoolRef ref_pool(const PoolGeometry& g, const std::vector<float>& x, const std::vector<float>& dy,
+                 bool max) {
+  PoolRef r;
+  r.y.assign(static_cast<size_t>(g.n * g.oh * g.ow * g.c), 0.0);
+  r.dx.assign(static_cast<size_t>(g.n * g.h * g.w * g.c), 0.0);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        for (int64_t c = 0; c < g.c; ++c) {
+          const int64_t o = ((n * g.oh + oy) * g.ow + ox) * g.c + c;
+          double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
+          int64_t best_i = -1, count = 0;
+          std::vector<int64_t> inside;
+          for (int64_t ky = 0; ky < g.ph; ++ky)
+            for (int64_t kx = 0; kx < g.pw; ++kx) {
+              const int64_t iy = oy * g.sh + ky - g.pad_top, ix = ox * g.sw + kx - g.pad_left;
+              if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+              const int64_t xi = ((n * g.h + iy) * g.w + ix) * g.c + c;
+              inside.push_back(xi);
+              sum += x[xi];
+              ++count;
+              if (x[xi] > best) {
+                best = x[xi];
+                best_i = xi;
+              }
+            }
+          if (max) {
+            r.y[o] = best;
+            r.dx[best_i] += dy[o];
+          } else {
+            r.y[o] = sum / static_cast<double>(count);
+            for (int64_t xi : inside) r.dx[xi] += dy[o] / static_cast<double>(count);
+          }
+        }
+  return r;
+}
+
+void check_pool(int64_t n, int64_t h, int64_t w, int64_t c, int64_t p, int64_t s, bool same) {
+  const PoolGeometry g = pool_geometry(n, h, w, c, p, p, s, s, same);
+  SCOPED_TRACE(testing::Message() << "pool " << h << "x" << w << "x" << c << " p=" << p
+                                  << " s=" << s << " same=" << same);
+  ASSERT_GT(g.oh, 0);
+  ASSERT_GT(g.ow, 0);
+  Rng rng(static_cast<uint64_t>(h * 100 + w * 10 + p + s + same));
+  // Distinct values so the max is unique.
+  const auto x = random_vec(n * h * w * c, rng, -5.0f, 5.0f);
+  const auto dy = random_vec(g.n * g.oh * g.ow * c, rng);
+  const PoolRef mx = ref_pool(g, x, dy, true), av = ref_pool(g, x, dy, false);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << "threads=" << threads);
+    std::vector<float> y(mx.y.size(), 3.0f), dx(mx.dx.size(), 3.0f);
+    std::vector<int32_t> arg(mx.y.size(), -1);
+    max_pool_forward(g, x.data(), y.data(), arg.data(), threads);
+    expect_close(y, mx.y, 1e-6, "max forward");
+    max_pool_backward(g, dy.data(), arg.data(), dx.data(), threads);
+    expect_close(dx, mx.dx, 1e-6, "max backward");
+    std::fill(y.begin(), y.end(), 3.0f);
+    std::fill(dx.begin(), dx.end(), 3.0f);
+    avg_pool_forward(g, x.data(), y.data(), threads);
+    expect_close(y, av.y, 1e-5, "avg forward");
+    avg_pool_backward(g, dy.data(), dx.data(), threads);
+    expect_close(dx, av.dx, 1e-5, "avg backward");
+  }
+}
+
+TEST(Pool, GeometryMatchesKeras) {
+  PoolGeometry g = pool_geometry(1, 7, 5, 2, 2, 2, 2, 2, false);
+  EXPECT_EQ(g.oh, 3);
+  EXPECT_EQ(g.ow, 2);
+  g = pool_geometry(1, 7, 5, 2, 2, 2, 2, 2, true);
+  EXPECT_EQ(g.oh, 4);
+  EXPECT_EQ(g.ow, 3);
+  EXPECT_EQ(g.pad_top, 0);
+  EXPECT_EQ(g.pad_left, 0);
+  g = pool_geometry(1, 7, 5, 2, 3, 3, 2, 2, true);
+  EXPECT_EQ(g.oh, 4);
+  EXPECT_EQ(g.ow, 3);
+  EXPECT_EQ(g.pad_top, 1);
+  EXPECT_EQ(g.pad_left, 1);
+}
+
+TEST(Pool, TilingOddSizes) {
+  check_pool(3, 7, 5, 4, 2, 2, false);  // tiling fast path, last row/column uncovered
+  check_pool(3, 7, 5, 4, 2, 2, true);   // padded at bottom/right: not the tiling path
+  check_pool(2, 8, 6, 3, 2, 2, false);  // exact tiling
+  check_pool(2, 9, 9, 2, 3, 3, false);
+}
+
+TEST(Pool, Overlapping) {
+  check_pool(3, 7, 5, 4, 3, 2, true);
+  check_pool(3, 7, 5, 4, 3, 2, false);
+  check_pool(2, 8, 8, 3, 3, 1, true);
+}
+
+TEST(Pool, GlobalAverage) {
+  Rng rng(5);
+  const int64_t n = 3, hw = 35, c = 6;
+  const auto x = random_vec(n * hw * c, rng), dy = random_vec(n * c, rng);
+  std::vector<double> y_ref(n * c, 0.0), dx_ref(n * hw * c);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t p = 0; p < hw; ++p)
+      for (int64_t ci = 0; ci < c; ++ci) {
+        y_ref[i * c + ci] += x[(i * hw + p) * c + ci] / static_cast<double>(hw);
+        dx_ref[(i * hw + p) * c + ci] = dy[i * c + ci] / static_cast<double>(hw);
+      }
+  std::vector<float> y(n * c, 4.0f), dx(n * hw * c, 4.0f);
+  global_avg_pool_forward(n, hw, c, x.data(), y.data());
+  global_avg_pool_backward(n, hw, c, dy.data(), dx.data());
+  expect_close(y, y_ref, 1e-5, "global avg forward");
+  expect_close(dx, dx_ref, 1e-6, "global avg backward");
+}
+
+// ---------------------------------------------------------------- Activations
+
+TEST(Activation, ForwardAndBackward) {
+  Rng rng(6);
+  const int64_t rows = 5, cols = 13, n = rows * cols;
+  const auto x = random_vec(n, rng, -6.0f, 6.0f), dy = random_vec(n, rng);
+  for (Activation a : {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh,
+                       Activation::softmax}) {
+    SCOPED_TRACE(static_cast<int>(a));
+    std::vector<double> y_ref(n), dx_ref(n);
+    for (int64_t r = 0; r < rows; ++r) {
+      double m = -1e300, sum = 0.0;
+      for (int64_t j = 0; j < cols; ++j) m = std::max(m, static_cast<double>(x[r * cols + j]));
+      for (int64_t j = 0; j < cols; ++j) sum += std::exp(x[r * cols + j] - m);
+      for (int64_t j = 0; j < cols; ++j) {
+        const int64_t i = r * cols + j;
+        const double v = x[i];
+        switch (a) {
+          case Activation::linear:
+            y_ref[i] = v;
+            break;
+          case Activation::relu:
+            y_ref[i] = v > 0 ? v : 0.0;
+            break;
+          case Activation::sigmoid:
+            y_ref[i] = 1.0 / (1.0 + std::exp(-v));
+            break;
+          case Activation::tanh:
+            y_ref[i] = std::tanh(v);
+            break;
+          case Activation::softmax:
+            y_ref[i] = std::exp(v - m) / sum;
+            break;
+        }
+      }
+      // dx = J^T dy, from the derivative in x.
+      for (int64_t j = 0; j < cols; ++j) {
+        const int64_t i = r * cols + j;
+        const double v = x[i], yv = y_ref[i];
+        switch (a) {
+          case Activation::linear:
+            dx_ref[i] = dy[i];
+            break;
+          case Activation::relu:
+            dx_ref[i] = v > 0 ? dy[i] : 0.0;
+            break;
+          case Activation::sigmoid:
+            dx_ref[i] = dy[i] * yv * (1.0 - yv);
+            break;
+          case Activation::tanh:
+            dx_ref[i] = dy[i] / (std::cosh(v) * std::cosh(v));
+            break;
+          case Activation::softmax: {
+            double acc = 0.0;
+            for (int64_t k = 0; k < cols; ++k) {
+              const double yk = y_ref[r * cols + k];
+              acc += dy[r * cols + k] * yk * ((k == j ? 1.0 : 0.0) - yv);
+            }
+            dx_ref[i] = acc;
+            break;
+          }
+        }
+      }
+    }
+    std::vector<float> y(n, 2.0f), dx(n, 2.0f);
+    activation_forward(a, x.data(), y.data(), rows, cols);
+    expect_close(y, y_ref, 1e-5, "forward");
+    activation_backward(a, y.data(), dy.data(), dx.data(), rows, cols);
+    expect_close(dx, dx_ref, 1e-4, "backward");
+    // In place: x and y alias, dx and dy alias.
+    std::vector<float> inplace = x;
+    activation_forward(a, inplace.data(), inplace.data(), rows, cols);
+    expect_close(inplace, y_ref, 1e-5, "forward in place");
+    std::vector<float> dinplace = dy;
+    activation_backward(a, y.data(), dinplace.data(), dinplace.data(), rows, cols);
+    expect_close(dinplace, dx_ref, 1e-4, "backward in place");
+  }
+}
+
+// ---------------------------------------------------------------- BatchNorm
+
+TEST(BatchNorm, TrainInferAndBackward) {
+  Rng rng(7);
+  const int64_t rows = 37, c = 6;
+  const float eps = 1e-3f, momentum = 0.9f;
+  std::vector<float> x(rows * c);
+  for (int64_t r = 0; r < rows; ++r)  // per-channel offsets and scales
+    for (int64_t j = 0; j < c; ++j) x[r * c + j] = 0.5f * j - 1.0f + (1.0f + j) * rng.normal();
+  const auto gamma = random_vec(c, rng, 0.5f, 1.5f), beta = random_vec(c, rng);
+  const auto mm0 = random_vec(c, rng), mv0 = random_vec(c, rng, 0.5f, 2.0f);
+  const auto dy = random_vec(rows * c, rng);
+
+  std::vector<double> mean(c, 0.0), var(c, 0.0);
+  for (int64_t j = 0; j < c; ++j) {
+    for (int64_t r = 0; r < rows; ++r) mean[j] += x[r * c + j];
+    mean[j] /= rows;
+    for (int64_t r = 0; r < rows; ++r)
+      var[j] += (x[r * c + j] - mean[j]) * (x[r * c + j] - mean[j]);
+    var[j] /= rows;
+  }
+  std::vector<double> y_ref(rows * c), inv_std_ref(c), mm_ref(c), mv_ref(c), yi_ref(rows * c);
+  for (int64_t j = 0; j < c; ++j) {
+    inv_std_ref[j] = 1.0 / std::sqrt(var[j] + eps);
+    mm_ref[j] = momentum * mm0[j] + (1.0 - momentum) * mean[j];
+    mv_ref[j] = momentum * mv0[j] + (1.0 - momentum) * var[j];
+    for (int64_t r = 0; r < rows; ++r) {
+      y_ref[r * c + j] = (x[r * c + j] - mean[j]) * inv_std_ref[j] * gamma[j] + beta[j];
+      yi_ref[r * c + j] = (x[r * c + j] - mm0[j]) / std::sqrt(mv0[j] + eps) * gamma[j] + beta[j];
+    }
+  }
+
+  std::vector<float> mm = mm0, mv = mv0, mean_f(c), inv_std(c), y(rows * c);
+  batchnorm_forward_train(x.data(), rows, c, gamma.data(), beta.data(), eps, momentum, mm.data(),
+                          mv.data(), mean_f.data(), inv_std.data(), y.data());
+  expect_close(y, y_ref, 1e-4, "train y");
+  expect_close(mean_f, mean, 1e-5, "batch mean");
+  expect_close(inv_std, inv_std_ref, 1e-4, "batch inv_std");
+  expect_close(mm, mm_ref, 1e-5, "moving mean");
+  expect_close(mv, mv_ref, 1e-4, "moving var");
+
+  std::vector<float> yi(rows * c);
+  batchnorm_forward_infer(x.data(), rows, c, gamma.data(), beta.data(), eps, mm0.data(), mv0.data(),
+                          yi.data());
+  expect_close(yi, yi_ref, 1e-4, "infer y");
+
+  // Standard batch-statistics backward:
+  //   dx = gamma * inv_std / N * (N dy - sum dy - xhat sum(dy xhat)).
+  std::vector<double> dgamma_ref(c, 0.0), dbeta_ref(c, 0.0), dx_ref(rows * c);
+  for (int64_t j = 0; j < c; ++j) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const double xhat = (x[r * c + j] - mean[j]) * inv_std_ref[j];
+      dbeta_ref[j] += dy[r * c + j];
+      dgamma_ref[j] += dy[r * c + j] * xhat;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const double xhat = (x[r * c + j] - mean[j]) * inv_std_ref[j];
+      dx_ref[r * c + j] = gamma[j] * inv_std_ref[j] / rows *
+                          (rows * dy[r * c + j] - dbeta_ref[j] - xhat * dgamma_ref[j]);
+    }
+  }
+  std::vector<float> dx(rows * c, 1.0f), dgamma(c, 1.0f), dbeta(c, 1.0f);
+  batchnorm_backward(x.data(), dy.data(), rows, c, gamma.data(), mean_f.data(), inv_std.data(),
+                     true, dx.data(), dgamma.data(), dbeta.data());
+  expect_close(dx, dx_ref, 1e-4, "dx");
+  expect_close(dgamma, dgamma_ref, 1e-4, "dgamma");
+  expect_close(dbeta, dbeta_ref, 1e-5, "dbeta");
+
+  // Finite differences of the loss sum(dy * y) confirm the formula itself.
+  auto loss = [&](const std::vector<float>& xv) {
+    double l = 0.0;
+    for (int64_t j = 0; j < c; ++j) {
+      double m = 0.0, v = 0.0;
+      for (int64_t r = 0; r < rows; ++r) m += xv[r * c + j];
+      m /= rows;
+      for (int64_t r = 0; r < rows; ++r) v += (xv[r * c + j] - m) * (xv[r * c + j] - m);
+      v /= rows;
+      for (int64_t r = 0; r < rows; ++r)
+        l += dy[r * c + j] * ((xv[r * c + j] - m) / std::sqrt(v + eps) * gamma[j] + beta[j]);
+    }
+    return l;
+  };
+  for (int64_t i : {0L, 7L, 100L, rows * c - 1}) {
+    std::vector<float> xp = x, xm = x;
+    const float h = 1e-2f;
+    xp[i] += h;
+    xm[i] -= h;
+    const double fd = (loss(xp) - loss(xm)) / (static_cast<double>(xp[i]) - xm[i]);
+    EXPECT_NEAR(fd, dx_ref[i], 1e-3 * std::max(1.0, std::fabs(dx_ref[i]))) << i;
+  }
+}
+
+// ---------------------------------------------------------------- Elementwise
+
+TEST(Elementwise, AddAxpyBiasColumnSums) {
+  Rng rng(8);
+  const int64_t rows = 11, cols = 37, n = rows * cols;
+  const auto a = random_vec(n, rng), b = random_vec(n, rng), bias = random_vec(cols, rng);
+
+  std::vector<float> y(n);
+  std::vector<double> want(n);
+  add(a.data(), b.data(), y.data(), n);
+  for (int64_t i = 0; i < n; ++i) want[i] = static_cast<double>(a[i]) + b[i];
+  expect_close(y, want, 1e-6, "add");
+
+  y = b;
+  axpy(-1.5f, a.data(), y.data(), n);
+  for (int64_t i = 0; i < n; ++i) want[i] = b[i] - 1.5 * a[i];
+  expect_close(y, want, 1e-6, "axpy");
+
+  y = a;
+  bias_add(y.data(), bias.data(), rows, cols);
+  for (int64_t i = 0; i < n; ++i) want[i] = static_cast<double>(a[i]) + bias[i % cols];
+  expect_close(y, want, 1e-6, "bias_add");
+
+  std::vector<float> s(cols, 3.0f);
+  std::vector<double> s_ref(cols, 0.0);
+  column_sums(a.data(), rows, cols, s.data());
+  for (int64_t i = 0; i < n; ++i) s_ref[i % cols] += a[i];
+  expect_close(s, s_ref, 1e-5, "column_sums");
+
+  y = a;
+  scale(0.25f, y.data(), n);
+  for (int64_t i = 0; i < n; ++i) want[i] = 0.25 * a[i];
+  expect_close(y, want, 1e-7, "scale");
+
+  mul(a.data(), b.data(), y.data(), n);
+  for (int64_t i = 0; i < n; ++i) want[i] = static_cast<double>(a[i]) * b[i];
+  expect_close(y, want, 1e-6, "mul");
+}
+
+TEST(Elementwise, AllFinite) {
+  Rng rng(9);
+  std::vector<float> v = random_vec(1000, rng, -1e30f, 1e30f);
+  EXPECT_TRUE(all_finite(v.data(), static_cast<int64_t>(v.size())));
+  EXPECT_TRUE(all_finite(v.data(), 0));
+  v.push_back(std::numeric_limits<float>::max());
+  v.push_back(-std::numeric_limits<float>::max());
+  EXPECT_TRUE(all_finite(v.data(), static_cast<int64_t>(v.size())));
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()}) {
+    for (size_t pos : {size_t{0}, size_t{517}, v.size() - 1}) {
+      std::vector<float> w = v;
+      w[pos] = bad;
+      EXPECT_FALSE(all_finite(w.data(), static_cast<int64_t>(w.size()))) << bad << " at " << pos;
+    }
+  }
+}
+
+TEST(Elementwise, ArgmaxRows) {
+  Rng rng(10);
+  const int64_t rows = 20, cols = 9;
+  auto x = random_vec(rows * cols, rng);
+  x[3 * cols + 0] = 5.0f;                    // max in the first column
+  x[4 * cols + cols - 1] = 5.0f;             // max in the last column
+  x[5 * cols + 2] = x[5 * cols + 6] = 5.0f;  // tie: the first wins
+  std::vector<int32_t> out(rows, -1);
+  argmax_rows(x.data(), rows, cols, out.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t best = 0;
+    for (int32_t j = 1; j < cols; ++j)
+      if (x[r * cols + j] > x[r * cols + best]) best = j;
+    EXPECT_EQ(out[r], best) << r;
+  }
+  EXPECT_EQ(out[3], 0);
+  EXPECT_EQ(out[4], cols - 1);
+  EXPECT_EQ(out[5], 2);
+}
+
+// ---------------------------------------------------------------- Loss
+
+TEST(Loss, SoftmaxXentSparse) {
+  Rng rng(11);
+  const int64_t rows = 9, cols = 7;
+  auto z = random_vec(rows * cols, rng, -4.0f, 4.0f);
+  z[2 * cols + 3] = 80.0f;  // large logit: must stay finite
+  std::vector<int32_t> labels(rows);
+  for (auto& l : labels) l = static_cast<int32_t>(rng.next() % cols);
+  double loss_ref = 0.0;
+  std::vector<double> g_ref(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = -1e300, sum = 0.0;
+    for (int64_t j = 0; j < cols; ++j) m = std::max(m, static_cast<double>(z[r * cols + j]));
+    for (int64_t j = 0; j < cols; ++j) sum += std::exp(z[r * cols + j] - m);
+    loss_ref += std::log(sum) + m - z[r * cols + labels[r]];
+    for (int64_t j = 0; j < cols; ++j)
+      g_ref[r * cols + j] =
+          (std::exp(z[r * cols + j] - m) / sum - (j == labels[r] ? 1.0 : 0.0)) / rows;
+  }
+  loss_ref /= rows;
+  std::vector<float> g(rows * cols, 9.0f);
+  int64_t bad = 123;
+  const double loss = softmax_xent_sparse(z.data(), labels.data(), rows, cols, g.data(), &bad);
+  EXPECT_EQ(bad, -1);
+  EXPECT_NEAR(loss, loss_ref, 1e-4 * std::max(1.0, loss_ref));
+  expect_close(g, g_ref, 1e-5, "grad");
+
+  // Bad labels: the first bad row is reported.
+  for (int32_t wrong : {-1, static_cast<int32_t>(cols), 1000}) {
+    std::vector<int32_t> bad_labels = labels;
+    bad_labels[4] = wrong;
+    bad_labels[7] = -5;
+    bad = 123;
+    softmax_xent_sparse(z.data(), bad_labels.data(), rows, cols, g.data(), &bad);
+    EXPECT_EQ(bad, 4) << wrong;
+  }
+  std::vector<int32_t> last_bad = labels;
+  last_bad[rows - 1] = static_cast<int32_t>(cols);
+  softmax_xent_sparse(z.data(), last_bad.data(), rows, cols, g.data(), &bad);
+  EXPECT_EQ(bad, rows - 1);
+}
+
+}  // namespace
+}  // namespace drun::kernels::cpu
