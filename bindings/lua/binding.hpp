@@ -2,9 +2,8 @@
 // edge where C++ exceptions become Lua errors that name the user's script
 // file and line.
 #pragma once
-#include <lua.hpp>
-
 #include <exception>
+#include <lua.hpp>
 #include <memory>
 #include <string>
 

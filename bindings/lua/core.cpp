@@ -96,7 +96,8 @@ std::string data_dir(lua_State* L, int index) {
 int dataset_fashion_mnist(lua_State* L) {
   return guarded(L, [&] {
     const std::string split = luaL_checkstring(L, 1);
-    auto ds = std::make_shared<const data::Dataset>(data::load_fashion_mnist(split, data_dir(L, 2)));
+    auto ds =
+        std::make_shared<const data::Dataset>(data::load_fashion_mnist(split, data_dir(L, 2)));
     push_object(L, DatasetPtr(std::move(ds)), kDataset);
     return 1;
   });
@@ -126,9 +127,9 @@ Tensor tensor_from_json(const json& v, bool labels, const std::string& what) {
     cur = &(*cur)[0];
   }
   if (dims.empty()) throw UsageError(what + ": expected a list of numbers");
-  const bool ints = labels && dims.size() == 1 && std::all_of(v.begin(), v.end(), [](const json& e) {
-                      return e.is_number_integer();
-                    });
+  const bool ints =
+      labels && dims.size() == 1 &&
+      std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer(); });
   Tensor t(Shape(dims), ints ? DType::i32 : DType::f32);
   int64_t i = 0;
   std::function<void(const json&, size_t)> fill = [&](const json& node, size_t depth) {
@@ -163,7 +164,8 @@ int dataset_arrays(lua_State* L) {
 
 int dataset_size(lua_State* L) {
   return guarded(L, [&] {
-    lua_pushnumber(L, static_cast<double>(check_object<const data::Dataset>(L, 1, kDataset)->size()));
+    lua_pushnumber(L,
+                   static_cast<double>(check_object<const data::Dataset>(L, 1, kDataset)->size()));
     return 1;
   });
 }
@@ -178,7 +180,8 @@ int dataset_shape(lua_State* L) {
 std::unique_ptr<data::Pipeline> pipeline_arg(lua_State* L, int ds_index, int ops_index) {
   auto& ds = check_object<const data::Dataset>(L, ds_index, kDataset);
   const json ops = lua_isnoneornil(L, ops_index) ? json::array() : to_json(L, ops_index, "ops");
-  return std::make_unique<data::Pipeline>(ds, data::parse_pipeline_ops(ops.is_array() ? ops : json::array()));
+  return std::make_unique<data::Pipeline>(
+      ds, data::parse_pipeline_ops(ops.is_array() ? ops : json::array()));
 }
 
 // ---- trainers ----
@@ -231,7 +234,8 @@ int trainer_evaluate(lua_State* L) {
   return guarded(L, [&] {
     auto& box = check_object<TrainerBox>(L, 1, kTrainer);
     auto input = pipeline_arg(L, 2, 3);
-    push_json(L, evaluation_json(box->trainer.evaluate(*input, static_cast<int64_t>(luaL_optnumber(L, 4, -1)))));
+    push_json(L, evaluation_json(box->trainer.evaluate(
+                     *input, static_cast<int64_t>(luaL_optnumber(L, 4, -1)))));
     return 1;
   });
 }
@@ -257,7 +261,8 @@ int trainer_predict(lua_State* L) {
 
 int trainer_global_step(lua_State* L) {
   return guarded(L, [&] {
-    lua_pushnumber(L, static_cast<double>(check_object<TrainerBox>(L, 1, kTrainer)->trainer.global_step()));
+    lua_pushnumber(
+        L, static_cast<double>(check_object<TrainerBox>(L, 1, kTrainer)->trainer.global_step()));
     return 1;
   });
 }
@@ -286,20 +291,18 @@ const luaL_Reg model_methods[] = {{"summary", model_summary},
                                   {"input_shape", model_input_shape},
                                   {"spec", model_spec},
                                   {nullptr, nullptr}};
-const luaL_Reg dataset_methods[] = {{"size", dataset_size}, {"shape", dataset_shape}, {nullptr, nullptr}};
+const luaL_Reg dataset_methods[] = {
+    {"size", dataset_size}, {"shape", dataset_shape}, {nullptr, nullptr}};
 const luaL_Reg trainer_methods[] = {{"fit", trainer_fit},
                                     {"evaluate", trainer_evaluate},
                                     {"predict", trainer_predict},
                                     {"global_step", trainer_global_step},
                                     {nullptr, nullptr}};
-const luaL_Reg core_functions[] = {{"model", model_new},
-                                   {"fashion_mnist", dataset_fashion_mnist},
-                                   {"csv", dataset_csv},
-                                   {"arrays", dataset_arrays},
-                                   {"trainer", trainer_new},
-                                   {"context", core_context},
-                                   {"fail", core_fail},
-                                   {nullptr, nullptr}};
+const luaL_Reg core_functions[] = {
+    {"model", model_new},     {"fashion_mnist", dataset_fashion_mnist},
+    {"csv", dataset_csv},     {"arrays", dataset_arrays},
+    {"trainer", trainer_new}, {"context", core_context},
+    {"fail", core_fail},      {nullptr, nullptr}};
 
 }  // namespace
 

@@ -1,8 +1,7 @@
 #include "runner.hpp"
 
-#include <lua.hpp>
-
 #include <cstdio>
+#include <lua.hpp>
 #include <memory>
 
 #include "binding.hpp"

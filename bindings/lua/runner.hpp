@@ -10,6 +10,7 @@
 namespace drun::lua {
 
 // Returns the process exit code: 0, or 1 after printing the error to stderr.
-int run_script(train::Context& ctx, const std::string& script, const std::vector<std::string>& args);
+int run_script(train::Context& ctx, const std::string& script,
+               const std::vector<std::string>& args);
 
 }  // namespace drun::lua

@@ -25,7 +25,9 @@ void same_size(const Tensor& a, const Tensor& b, const char* op) {
                            b.shape().str());
 }
 
-int64_t last_dim(const Tensor& t) { return t.rank() ? t.dim(-1) : 1; }
+int64_t last_dim(const Tensor& t) {
+  return t.rank() ? t.dim(-1) : 1;
+}
 
 }  // namespace
 
@@ -34,8 +36,7 @@ void matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, f
   on_cpu(ex, "matmul");
   if (a.numel() < m * k || b.numel() < k * n || y.numel() < m * n)
     throw std::logic_error("matmul: operands smaller than " + std::to_string(m) + "x" +
-                           std::to_string(k) + " * " + std::to_string(k) + "x" +
-                           std::to_string(n));
+                           std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n));
   cpu::gemm(ta, tb, m, n, k, alpha, a.f32(), ta ? m : k, b.f32(), tb ? k : n, beta, y.f32(), n,
             ex.threads);
 }
@@ -111,8 +112,8 @@ void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor&
                               db.f32(), ws.f32(), ex.threads);
 }
 
-void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
-                          const Tensor& w, Tensor& dx, Tensor& ws) {
+void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy, const Tensor& w,
+                          Tensor& dx, Tensor& ws) {
   on_cpu(ex, "conv2d_backward_data");
   cpu::conv2d_backward_data(g, dy.f32(), w.f32(), dx.f32(), ws.f32(), ex.threads);
 }
@@ -176,8 +177,7 @@ void batchnorm_backward(const Exec& ex, const Tensor& x, const Tensor& dy, const
   on_cpu(ex, "batchnorm_backward");
   const int64_t c = gamma.numel();
   cpu::batchnorm_backward(x.f32(), dy.f32(), x.numel() / c, c, gamma.f32(), mean.f32(),
-                          inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(),
-                          dbeta.f32());
+                          inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32());
 }
 
 double loss_forward_backward(const Exec& ex, LossKind kind, const Tensor& pred,

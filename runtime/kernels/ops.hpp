@@ -28,8 +28,8 @@ struct Exec {
 void matmul(const Exec& ex, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
             float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& y);
 
-void bias_add(const Exec& ex, Tensor& y, const Tensor& b);               // rows of y += b
-void column_sums(const Exec& ex, const Tensor& x, Tensor& s);            // over leading rows
+void bias_add(const Exec& ex, Tensor& y, const Tensor& b);     // rows of y += b
+void column_sums(const Exec& ex, const Tensor& x, Tensor& s);  // over leading rows
 void activation_forward(const Exec& ex, Activation a, const Tensor& x, Tensor& y);
 void activation_backward(const Exec& ex, Activation a, const Tensor& y, const Tensor& dy,
                          Tensor& dx);
@@ -45,8 +45,8 @@ void conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, cons
 void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
                             const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
                             Tensor& workspace);
-void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
-                          const Tensor& w, Tensor& dx, Tensor& workspace);
+void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy, const Tensor& w,
+                          Tensor& dx, Tensor& workspace);
 
 void max_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y,
                       Tensor& argmax);

@@ -18,11 +18,16 @@ Activation parse_activation(const std::string& name, const std::string& owner) {
 
 const char* activation_name(Activation a) {
   switch (a) {
-    case Activation::linear: return "linear";
-    case Activation::relu: return "relu";
-    case Activation::sigmoid: return "sigmoid";
-    case Activation::tanh: return "tanh";
-    case Activation::softmax: return "softmax";
+    case Activation::linear:
+      return "linear";
+    case Activation::relu:
+      return "relu";
+    case Activation::sigmoid:
+      return "sigmoid";
+    case Activation::tanh:
+      return "tanh";
+    case Activation::softmax:
+      return "softmax";
   }
   return "linear";
 }

@@ -55,8 +55,7 @@ class Dense final : public Layer {
     if (use_bias_) kernels::column_sums(ex_, *dz, params_[1].grad);
     if (need_dx[0]) {
       dx_[0].ensure(x.shape());
-      kernels::matmul(ex_, false, true, n, in_, units_, 1.0f, *dz, params_[0].value, 0.0f,
-                      dx_[0]);
+      kernels::matmul(ex_, false, true, n, in_, units_, 1.0f, *dz, params_[0].value, 0.0f, dx_[0]);
     }
   }
 

@@ -2,7 +2,9 @@
 
 namespace drun::nn {
 
-json Layer::config() const { return {{"name", name_}, {"trainable", true}, {"dtype", "float32"}}; }
+json Layer::config() const {
+  return {{"name", name_}, {"trainable", true}, {"dtype", "float32"}};
+}
 
 int64_t Layer::param_count() const {
   int64_t n = 0;

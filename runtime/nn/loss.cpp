@@ -47,7 +47,9 @@ Loss::Loss(const json& spec) {
   o.finish();
 }
 
-bool Loss::sparse() const { return class_name_ == "SparseCategoricalCrossentropy"; }
+bool Loss::sparse() const {
+  return class_name_ == "SparseCategoricalCrossentropy";
+}
 
 json Loss::config() const {
   json c = {{"name", class_name_}, {"reduction", "sum_over_batch_size"}};

@@ -12,7 +12,9 @@ Metric::Metric(const std::string& name, bool from_logits)
     throw UsageError("unknown metric '" + name + "'; valid: accuracy, mse, mae");
 }
 
-void Metric::reset() { sum_ = 0.0, count_ = 0; }
+void Metric::reset() {
+  sum_ = 0.0, count_ = 0;
+}
 
 void Metric::update(const kernels::Exec& ex, const Tensor& pred, const Tensor& target) {
   const int64_t rows = pred.dim(0), cols = pred.numel() / rows;

@@ -86,8 +86,8 @@ Model::Model(const json& spec_in, uint64_t seed) : spec_(spec_in) {
     std::vector<Shape> in_shapes;
     for (int id : node.inbound) {
       if (id < -1 || id >= static_cast<int>(i))
-        throw UsageError(node.layer->kind() + std::string(" '") + lname +
-                         "': inbound node " + std::to_string(id) + " is not an earlier layer");
+        throw UsageError(node.layer->kind() + std::string(" '") + lname + "': inbound node " +
+                         std::to_string(id) + " is not an earlier layer");
       in_shapes.push_back(id < 0 ? input_shape_ : shapes[static_cast<size_t>(id)]);
     }
     const int want = node.layer->num_inputs();
@@ -220,8 +220,7 @@ std::string Model::summary() const {
         links += (links.empty() ? "" : ", ") +
                  (id < 0 ? std::string("input") : nodes_[static_cast<size_t>(id)].layer->name());
     s += fmt::format(" {:<28}{:<26}{:<10}{}\n", l.name() + " (" + l.kind() + ")",
-                     l.output_shape().with_batch(0).str(true), with_commas(l.param_count()),
-                     links);
+                     l.output_shape().with_batch(0).str(true), with_commas(l.param_count()), links);
   }
   const int64_t total = param_count(), trainable = param_count(true);
   s += fmt::format("{}\nTotal params: {}\nTrainable params: {}\nNon-trainable params: {}\n{}\n",

@@ -19,9 +19,11 @@ const std::map<std::string, Factory>& factories() {
       {"GlobalAveragePooling2D", make_global_avg_pool2d},
       {"Flatten", make_flatten},
       {"Dropout", make_dropout},
-      {"Activation", [](Options& o, const std::string& n) { return make_activation(o, n, nullptr); }},
+      {"Activation",
+       [](Options& o, const std::string& n) { return make_activation(o, n, nullptr); }},
       {"ReLU", [](Options& o, const std::string& n) { return make_activation(o, n, "relu"); }},
-      {"Softmax", [](Options& o, const std::string& n) { return make_activation(o, n, "softmax"); }},
+      {"Softmax",
+       [](Options& o, const std::string& n) { return make_activation(o, n, "softmax"); }},
       {"BatchNormalization", make_batch_norm},
       {"Add", make_add},
   };

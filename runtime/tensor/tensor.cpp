@@ -8,14 +8,20 @@ namespace drun {
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::f32: return 4;
-    case DType::i32: return 4;
+    case DType::f32:
+      return 4;
+    case DType::i32:
+      return 4;
   }
   return 4;
 }
 
-const char* dtype_name(DType t) { return t == DType::f32 ? "float32" : "int32"; }
-const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+const char* dtype_name(DType t) {
+  return t == DType::f32 ? "float32" : "int32";
+}
+const char* device_name(Device d) {
+  return d == Device::cpu ? "cpu" : "cuda";
+}
 
 Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
   if (device != Device::cpu)
@@ -24,11 +30,13 @@ Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
   // Rounded up so vector loops may read a full register past the end.
   size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   if (rounded == 0) rounded = kAlign;
-  data_ = ::operator new(rounded, std::align_val_t{kAlign});
+  data_ = ::operator new (rounded, std::align_val_t{kAlign});
   bytes_ = rounded;
 }
 
-Storage::~Storage() { ::operator delete(data_, std::align_val_t{kAlign}); }
+Storage::~Storage() {
+  ::operator delete (data_, std::align_val_t{kAlign});
+}
 
 Tensor::Tensor(Shape shape, DType dtype, Device device)
     : storage_(std::make_shared<Storage>(shape.numel() * dtype_size(dtype), device)),
@@ -52,7 +60,9 @@ static void check(const Tensor& t, DType want) {
 const void* Tensor::raw() const {
   return storage_ ? static_cast<const char*>(storage_->data()) + offset_ : nullptr;
 }
-void* Tensor::raw() { return storage_ ? static_cast<char*>(storage_->data()) + offset_ : nullptr; }
+void* Tensor::raw() {
+  return storage_ ? static_cast<char*>(storage_->data()) + offset_ : nullptr;
+}
 
 float* Tensor::f32() {
   check(*this, DType::f32);

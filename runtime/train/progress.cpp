@@ -54,8 +54,8 @@ void Progress::update(int64_t step, double loss, const MetricValues& metrics,
     const double eta = step ? elapsed / static_cast<double>(step) * (steps_ - step) : 0.0;
     fmt::print(out_, "\rEpoch {}/{} [{}{}] {}/{} ETA {} - {} - {:.0f} img/s\x1b[K", epoch_ + 1,
                epochs_, std::string(static_cast<size_t>(filled), '='),
-               std::string(static_cast<size_t>(width - filled), '.'), step, steps_,
-               duration(eta), stats(loss, metrics), images_per_sec);
+               std::string(static_cast<size_t>(width - filled), '.'), step, steps_, duration(eta),
+               stats(loss, metrics), images_per_sec);
     std::fflush(out_);
     return;
   }
@@ -78,8 +78,7 @@ void Progress::end_epoch(double loss, const MetricValues& metrics, double images
                epochs_, steps_, duration(elapsed), stats(loss, metrics), images_per_sec, tail);
   else
     fmt::print(out_, "{} epoch {}/{} done in {} - {} - {:.0f} img/s{}\n", clock_prefix(),
-               epoch_ + 1, epochs_, duration(elapsed), stats(loss, metrics), images_per_sec,
-               tail);
+               epoch_ + 1, epochs_, duration(elapsed), stats(loss, metrics), images_per_sec, tail);
   std::fflush(out_);
 }
 

@@ -5,8 +5,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 
 namespace drun::train {
 
@@ -136,8 +136,11 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
 json FitResult::to_json(int workers) const {
   json t = {{"loss", train.loss}, {"images_per_sec", images_per_sec}};
   for (const auto& [k, v] : train.metrics) t[k] = v;
-  json j = {{"global_step", global_step}, {"epochs", epochs},         {"workers", workers},
-            {"train", t},                 {"wall_seconds", wall_seconds}};
+  json j = {{"global_step", global_step},
+            {"epochs", epochs},
+            {"workers", workers},
+            {"train", t},
+            {"wall_seconds", wall_seconds}};
   if (eval) {
     json e = {{"loss", eval->loss}, {"examples", eval->examples}};
     for (const auto& [k, v] : eval->metrics) e[k] = v;

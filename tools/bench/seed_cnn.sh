@@ -55,6 +55,12 @@ if [[ ! -x "$DRUN" ]]; then
 fi
 [[ -f "$DRUN_SCRIPT" ]] || { echo "error: $DRUN_SCRIPT not found" >&2; exit 1; }
 [[ -x "$PYTHON" ]] || { echo "error: $PYTHON not found" >&2; exit 1; }
+# The peer: Debian's PyTorch (PyPI's wheel drags in gigabytes of GPU libraries).
+if ! "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
+  echo "installing the peer: python3-torch python3-numpy" >&2
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-torch python3-numpy >&2
+fi
 mkdir -p "$OUTDIR"
 
 SGEMM="${SGEMM_PEAK:-}"

@@ -33,8 +33,8 @@ double run(int n, int repeats, int warmup) {
     b[i] = static_cast<float>((i * 13 + 5) % 97) / 97.0f - 0.5f;
   }
   auto call = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n,
-                b.data(), n, 0.0f, c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n);
   };
   for (int i = 0; i < warmup; ++i) call();
   std::vector<double> secs;
@@ -46,8 +46,8 @@ double run(int n, int repeats, int warmup) {
     secs.push_back(std::chrono::duration<double>(t1 - t0).count());
   }
   std::sort(secs.begin(), secs.end());
-  const double med = repeats % 2 ? secs[repeats / 2]
-                                 : 0.5 * (secs[repeats / 2 - 1] + secs[repeats / 2]);
+  const double med =
+      repeats % 2 ? secs[repeats / 2] : 0.5 * (secs[repeats / 2 - 1] + secs[repeats / 2]);
   volatile float sink = c[nn / 2];  // keep the result observable
   (void)sink;
   return 2.0 * n * n * static_cast<double>(n) / med / 1e9;
@@ -64,11 +64,16 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) usage(argv[0]);
       return std::atoi(argv[++i]);
     };
-    if (arg == "--threads") threads = next();
-    else if (arg == "--n") sizes.push_back(next());
-    else if (arg == "--repeats") repeats = next();
-    else if (arg == "--warmup") warmup = next();
-    else usage(argv[0]);
+    if (arg == "--threads")
+      threads = next();
+    else if (arg == "--n")
+      sizes.push_back(next());
+    else if (arg == "--repeats")
+      repeats = next();
+    else if (arg == "--warmup")
+      warmup = next();
+    else
+      usage(argv[0]);
   }
   if (sizes.empty()) sizes.push_back(2048);
   if (threads < 1 || repeats < 1 || warmup < 0) usage(argv[0]);

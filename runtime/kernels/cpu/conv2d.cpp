@@ -120,7 +120,8 @@ void col2im_add(const ConvGeometry& g, const float* col, int64_t n0, int64_t n1,
 void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
                     bool relu, float* workspace, int threads) {
   if (conv2d_direct_suits(g)) return conv2d_direct_forward(g, x, w, b, y, relu, threads);
-  const int64_t per = images_per_chunk(g, threads), chunks = chunk_count(g, threads), k = g.k(), co = g.co;
+  const int64_t per = images_per_chunk(g, threads), chunks = chunk_count(g, threads), k = g.k(),
+                co = g.co;
   const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, chunks)));
 #pragma omp parallel for num_threads(parts) schedule(static)
   for (int64_t ch = 0; ch < chunks; ++ch) {
@@ -128,8 +129,9 @@ void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const
     const int64_t rows = (n1 - n0) * g.out_pixels();
     const float* a = x + n0 * g.h * g.w * g.c;
     if (!is_pointwise(g)) {
-      float* col = workspace + omp_get_thread_num() * (chunk_floats(g, threads) +
-                                                       images_per_chunk(g, threads) * g.out_pixels() * co);
+      float* col =
+          workspace + omp_get_thread_num() * (chunk_floats(g, threads) +
+                                              images_per_chunk(g, threads) * g.out_pixels() * co);
       im2col(g, x, n0, n1, col);
       a = col;
     }
@@ -149,7 +151,8 @@ void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const
 void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
                             const float* relu_y, float* dw, float* db, float* workspace,
                             int threads) {
-  const int64_t per = images_per_chunk(g, threads), chunks = chunk_count(g, threads), k = g.k(), co = g.co;
+  const int64_t per = images_per_chunk(g, threads), chunks = chunk_count(g, threads), k = g.k(),
+                co = g.co;
   const int64_t masked_floats = per * g.out_pixels() * co;
   // Each thread accumulates its own (K x CO) partial sums; they are added at the end.
   float* partial = workspace + threads * (chunk_floats(g, threads) + masked_floats);
@@ -195,7 +198,8 @@ void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* 
 
 void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,
                           float* workspace, int threads) {
-  const int64_t per = images_per_chunk(g, threads), chunks = chunk_count(g, threads), k = g.k(), co = g.co;
+  const int64_t per = images_per_chunk(g, threads), chunks = chunk_count(g, threads), k = g.k(),
+                co = g.co;
   const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, chunks)));
 #pragma omp parallel for num_threads(parts) schedule(static)
   for (int64_t ch = 0; ch < chunks; ++ch) {
@@ -206,8 +210,9 @@ void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w
       gemm(false, true, rows, k, co, 1.0f, dyc, co, w, co, 0.0f, dx + n0 * g.h * g.w * g.c, k);
       continue;
     }
-    float* col = workspace + omp_get_thread_num() * (chunk_floats(g, threads) +
-                                                     images_per_chunk(g, threads) * g.out_pixels() * co);
+    float* col =
+        workspace + omp_get_thread_num() * (chunk_floats(g, threads) +
+                                            images_per_chunk(g, threads) * g.out_pixels() * co);
     gemm(false, true, rows, k, co, 1.0f, dyc, co, w, co, 0.0f, col, k);
     std::memset(dx + n0 * g.h * g.w * g.c, 0, sizeof(float) * (n1 - n0) * g.h * g.w * g.c);
     col2im_add(g, col, n0, n1, dx);

@@ -9,11 +9,11 @@
 namespace drun::kernels::cpu {
 
 struct ConvGeometry {
-  int64_t n, h, w, c;     // input
-  int64_t kh, kw, co;     // kernel
-  int64_t sh, sw;         // strides
+  int64_t n, h, w, c;  // input
+  int64_t kh, kw, co;  // kernel
+  int64_t sh, sw;      // strides
   int64_t pad_top, pad_left;
-  int64_t oh, ow;         // output
+  int64_t oh, ow;  // output
   int64_t k() const { return kh * kw * c; }
   int64_t out_pixels() const { return oh * ow; }
 };

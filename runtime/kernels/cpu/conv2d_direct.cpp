@@ -46,15 +46,19 @@ inline void gather_taps(const ConvGeometry& g, const float* xn, int64_t oy, int6
 typedef float v16 __attribute__((vector_size(64)));
 typedef float v16u __attribute__((vector_size(64), aligned(4)));
 
-inline v16 load(const float* p) { return *reinterpret_cast<const v16u*>(p); }
-inline void store(float* p, v16 v) { *reinterpret_cast<v16u*>(p) = v; }
+inline v16 load(const float* p) {
+  return *reinterpret_cast<const v16u*>(p);
+}
+inline void store(float* p, v16 v) {
+  *reinterpret_cast<v16u*>(p) = v;
+}
 
 // NV = CO / 16 known at compile time; NV = 0 is the generic scalar version.
 // Four output pixels are computed together: each FMA chain is only as long as
 // the kernel has taps, and four of them in flight hide the FMA latency.
 template <int NV>
-void forward_images(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                    float* y, bool relu, int64_t n0, int64_t n1) {
+void forward_images(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
+                    bool relu, int64_t n0, int64_t n1) {
   constexpr int P = 4;
   const int64_t co = g.co, k = g.k();
   float taps[P][kMaxTaps];
@@ -150,23 +154,30 @@ void backward_filter_images(const ConvGeometry& g, const float* x, const float* 
     for (int v = 0; v < NV; ++v) store(db + 16 * v, load(db + 16 * v) + bacc[v]);
     if constexpr (KT > 0)
       for (int t = 0; t < KT; ++t)
-        for (int v = 0; v < NV; ++v) store(dw + t * co + 16 * v, load(dw + t * co + 16 * v) + acc[t][v]);
+        for (int v = 0; v < NV; ++v)
+          store(dw + t * co + 16 * v, load(dw + t * co + 16 * v) + acc[t][v]);
   }
 }
 
 template <class F16, class F32, class F64, class F>
 void by_channels(int64_t co, F16 f16, F32 f32, F64 f64, F generic) {
   switch (co) {
-    case 16: return f16();
-    case 32: return f32();
-    case 64: return f64();
-    default: return generic();
+    case 16:
+      return f16();
+    case 32:
+      return f32();
+    case 64:
+      return f64();
+    default:
+      return generic();
   }
 }
 
 }  // namespace
 
-bool conv2d_direct_suits(const ConvGeometry& g) { return g.k() <= kMaxTaps && g.co <= 256; }
+bool conv2d_direct_suits(const ConvGeometry& g) {
+  return g.k() <= kMaxTaps && g.co <= 256;
+}
 
 void conv2d_direct_forward(const ConvGeometry& g, const float* x, const float* w, const float* b,
                            float* y, bool relu, int threads) {

@@ -4,12 +4,12 @@
 
 namespace drun::kernels::cpu {
 
-void add(const float* a, const float* b, float* y, int64_t n);          // y = a + b
-void axpy(float alpha, const float* x, float* y, int64_t n);           // y += alpha x
-void scale(float alpha, float* y, int64_t n);                          // y *= alpha
-void bias_add(float* y, const float* b, int64_t rows, int64_t cols);   // y[r, :] += b
+void add(const float* a, const float* b, float* y, int64_t n);           // y = a + b
+void axpy(float alpha, const float* x, float* y, int64_t n);             // y += alpha x
+void scale(float alpha, float* y, int64_t n);                            // y *= alpha
+void bias_add(float* y, const float* b, int64_t rows, int64_t cols);     // y[r, :] += b
 void column_sums(const float* x, int64_t rows, int64_t cols, float* s);  // s = sum_r x[r, :]
-void mul(const float* a, const float* b, float* y, int64_t n);          // y = a * b
+void mul(const float* a, const float* b, float* y, int64_t n);           // y = a * b
 bool all_finite(const float* x, int64_t n);
 // Row-wise argmax of a (rows, cols) matrix.
 void argmax_rows(const float* x, int64_t rows, int64_t cols, int32_t* out);

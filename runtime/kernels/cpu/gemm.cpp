@@ -7,7 +7,9 @@
 
 namespace drun::kernels::cpu {
 
-void blas_init_single_threaded() { openblas_set_num_threads(1); }
+void blas_init_single_threaded() {
+  openblas_set_num_threads(1);
+}
 
 static void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

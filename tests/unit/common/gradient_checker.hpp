@@ -77,13 +77,12 @@ inline void check_gradients(const std::function<const Tensor&()>& forward,
       ++checked;
       const double err = std::fabs(a - numeric) / scale;
       max_err = std::max(max_err, err);
-      EXPECT_LE(err, opt.threshold) << probes[pi].name << "[" << i << "]: analytic " << a
-                                    << " numeric " << numeric;
+      EXPECT_LE(err, opt.threshold)
+          << probes[pi].name << "[" << i << "]: analytic " << a << " numeric " << numeric;
     }
     EXPECT_GT(checked, 0) << probes[pi].name << ": every point was at a kink";
     EXPECT_LE(static_cast<double>(skipped), opt.max_skip_fraction * v.numel() + 1)
-        << probes[pi].name << ": too many kinks skipped (" << skipped << " of " << v.numel()
-        << ")";
+        << probes[pi].name << ": too many kinks skipped (" << skipped << " of " << v.numel() << ")";
   }
 }
 

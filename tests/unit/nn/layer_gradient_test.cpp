@@ -55,25 +55,35 @@ TEST(LayerGradient, Dense) {
 
 TEST(LayerGradient, Conv2D) {
   check_layer({"Conv2D", {{"filters", 4}, {"kernel_size", 3}}, Shape{6, 5, 2}});
-  check_layer({"Conv2D", {{"filters", 3}, {"kernel_size", 3}, {"padding", "same"}, {"activation", "relu"}},
+  check_layer({"Conv2D",
+               {{"filters", 3}, {"kernel_size", 3}, {"padding", "same"}, {"activation", "relu"}},
                Shape{5, 5, 3}});
-  check_layer({"Conv2D", {{"filters", 2}, {"kernel_size", {2, 3}}, {"strides", 2}, {"padding", "same"}},
+  check_layer({"Conv2D",
+               {{"filters", 2}, {"kernel_size", {2, 3}}, {"strides", 2}, {"padding", "same"}},
                Shape{7, 6, 2}});
-  check_layer({"Conv2D", {{"filters", 3}, {"kernel_size", 1}, {"use_bias", false}}, Shape{4, 4, 5}});
-  check_layer({"Conv2D", {{"filters", 2}, {"kernel_size", 3}, {"activation", "tanh"}, {"strides", {1, 2}}},
+  check_layer(
+      {"Conv2D", {{"filters", 3}, {"kernel_size", 1}, {"use_bias", false}}, Shape{4, 4, 5}});
+  check_layer({"Conv2D",
+               {{"filters", 2}, {"kernel_size", 3}, {"activation", "tanh"}, {"strides", {1, 2}}},
                Shape{6, 7, 1}});
   // Channel counts with vectorised direct kernels (K <= 32 taps), and im2col + GEMM (K > 32).
-  check_layer({"Conv2D", {{"filters", 32}, {"kernel_size", 3}, {"activation", "tanh"}}, Shape{7, 6, 1}, 1});
-  check_layer({"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{5, 6, 3}, 1});
-  check_layer({"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{4, 5, 4}, 1});
+  check_layer(
+      {"Conv2D", {{"filters", 32}, {"kernel_size", 3}, {"activation", "tanh"}}, Shape{7, 6, 1}, 1});
+  check_layer(
+      {"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{5, 6, 3}, 1});
+  check_layer(
+      {"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{4, 5, 4}, 1});
 }
 
 TEST(LayerGradient, Pooling) {
   check_layer({"MaxPooling2D", {{"pool_size", 2}}, Shape{6, 6, 3}});
   check_layer({"MaxPooling2D", {{"pool_size", 2}}, Shape{7, 5, 3}});  // an edge no window covers
-  check_layer({"MaxPooling2D", {{"pool_size", 3}, {"strides", 2}, {"padding", "same"}}, Shape{7, 5, 2}});
+  check_layer(
+      {"MaxPooling2D", {{"pool_size", 3}, {"strides", 2}, {"padding", "same"}}, Shape{7, 5, 2}});
   check_layer({"AveragePooling2D", {{"pool_size", 2}}, Shape{6, 4, 3}});
-  check_layer({"AveragePooling2D", {{"pool_size", 3}, {"strides", 2}, {"padding", "same"}}, Shape{5, 5, 2}});
+  check_layer({"AveragePooling2D",
+               {{"pool_size", 3}, {"strides", 2}, {"padding", "same"}},
+               Shape{5, 5, 2}});
   check_layer({"GlobalAveragePooling2D", json::object(), Shape{3, 4, 5}});
 }
 

@@ -1,10 +1,11 @@
 // Losses and metrics against plain double-precision formulas.
+#include "nn/loss.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "gradient_checker.hpp"
-#include "nn/loss.hpp"
 #include "nn/metrics.hpp"
 
 namespace drun::nn {
@@ -23,7 +24,8 @@ TEST(Loss, SparseSoftmaxCrossEntropyMatchesFormula) {
   Rng rng(2);
   Tensor z = testing::random_tensor(Shape{3, 4}, rng, -3.0f, 3.0f), g;
   Tensor y = labels({1, 3, 0});
-  Loss loss(json::parse(R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})"));
+  Loss loss(json::parse(
+      R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})"));
   const double got = loss.compute(ex, z, y, g);
   double want = 0.0;
   for (int r = 0; r < 3; ++r) {
@@ -60,7 +62,8 @@ TEST(Loss, GradientsMatchFiniteDifferences) {
         for (int j = 0; j < 3; ++j) sum += pred.f32()[r * 3 + j];
         for (int j = 0; j < 3; ++j) pred.f32()[r * 3 + j] /= sum;
       }
-    Tensor target = loss.sparse() ? labels({0, 2, 1, 2}) : testing::random_tensor(Shape{4, 3}, rng, 0.0f, 1.0f);
+    Tensor target =
+        loss.sparse() ? labels({0, 2, 1, 2}) : testing::random_tensor(Shape{4, 3}, rng, 0.0f, 1.0f);
     Tensor g;
     loss.compute(ex, pred, target, g);
     Tensor analytic = g.clone();
@@ -89,8 +92,9 @@ TEST(Loss, BadLabelsAndUnknownLossAreNamed) {
   }
   EXPECT_THROW(loss.compute(ex, p, labels({1, 2, 0}), g), UsageError);
   EXPECT_THROW(Loss(json("hinge")), UsageError);
-  EXPECT_THROW(Loss(json::parse(R"({"class_name": "MeanSquaredError", "config": {"from_logits": true}})")),
-               UsageError);
+  EXPECT_THROW(
+      Loss(json::parse(R"({"class_name": "MeanSquaredError", "config": {"from_logits": true}})")),
+      UsageError);
 }
 
 TEST(Metrics, AccuracyMseMae) {

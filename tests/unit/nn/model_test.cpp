@@ -1,9 +1,10 @@
 // Model composition: Sequential chains, residual graphs (gradient-checked as a
 // whole), shapes, names, summaries and the errors users see.
+#include "nn/model.hpp"
+
 #include <gtest/gtest.h>
 
 #include "gradient_checker.hpp"
-#include "nn/model.hpp"
 
 namespace drun::nn {
 namespace {
