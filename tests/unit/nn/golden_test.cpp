@@ -16,6 +16,7 @@
 
 #include "nn/loss.hpp"
 #include "nn/model.hpp"
+#include "seed_cnn.hpp"
 
 #ifndef DRUN_SOURCE_DIR
 #error "DRUN_SOURCE_DIR must be defined (see tests/unit/meson.build)"
@@ -68,15 +69,7 @@ std::map<std::string, Record> read_golden(const std::string& path) {
   return out;
 }
 
-json seed_cnn_spec() {
-  return json::parse(R"({"name": "sequential", "layers": [
-    {"class_name": "Conv2D", "config": {"filters": 32, "kernel_size": 3, "activation": "relu",
-                                        "input_shape": [28, 28, 1]}},
-    {"class_name": "MaxPooling2D", "config": {"pool_size": 2}},
-    {"class_name": "Flatten", "config": {}},
-    {"class_name": "Dense", "config": {"units": 64, "activation": "relu"}},
-    {"class_name": "Dense", "config": {"units": 10}}]})");
-}
+using testing::seed_cnn_spec;
 
 // The generator's weight formulas, in double, cast to float.
 void set_golden_weights(Model& m) {

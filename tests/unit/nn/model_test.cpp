@@ -5,19 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.hpp"
+#include "seed_cnn.hpp"
 
 namespace drun::nn {
 namespace {
 
-json seed_cnn_spec() {
-  return json::parse(R"({"name": "sequential", "layers": [
-    {"class_name": "Conv2D", "config": {"filters": 32, "kernel_size": 3, "activation": "relu",
-                                        "input_shape": [28, 28, 1]}},
-    {"class_name": "MaxPooling2D", "config": {"pool_size": 2}},
-    {"class_name": "Flatten", "config": {}},
-    {"class_name": "Dense", "config": {"units": 64, "activation": "relu"}},
-    {"class_name": "Dense", "config": {"units": 10}}]})");
-}
+using testing::seed_cnn_spec;
 
 TEST(Model, SeedCnnShapesNamesAndCounts) {
   Model m(seed_cnn_spec(), 1);

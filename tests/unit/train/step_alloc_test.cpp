@@ -13,6 +13,7 @@
 #include "base/rng.hpp"
 #include "data/pipeline.hpp"
 #include "nn/model.hpp"
+#include "seed_cnn.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -111,15 +112,7 @@ void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcep
 namespace drun::train {
 namespace {
 
-json seed_cnn_spec() {
-  return json::parse(R"({"name": "sequential", "layers": [
-    {"class_name": "Conv2D", "config": {"filters": 32, "kernel_size": 3, "activation": "relu",
-                                        "input_shape": [28, 28, 1]}},
-    {"class_name": "MaxPooling2D", "config": {"pool_size": 2}},
-    {"class_name": "Flatten", "config": {}},
-    {"class_name": "Dense", "config": {"units": 64, "activation": "relu"}},
-    {"class_name": "Dense", "config": {"units": 10}}]})");
-}
+using testing::seed_cnn_spec;
 
 Compiled seed_compiled() {
   Compiled c;
