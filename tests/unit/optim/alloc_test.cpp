@@ -1,111 +1,12 @@
-// The steady-state step allocates nothing: every form of global operator new is
-// replaced here (for this test executable) by one that counts while asked to.
+// The optimizer's steady-state apply() allocates nothing (allocation_counter.cpp
+// counts every global operator new).
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
+#include "allocation_counter.hpp"
 #include "optim/optimizer.hpp"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocs{0};
-
-void* allocate(std::size_t n, std::size_t align) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (n == 0) n = 1;
-  void* p = nullptr;
-  if (align <= alignof(std::max_align_t)) {
-    p = std::malloc(n);
-  } else {
-    p = std::aligned_alloc(align, (n + align - 1) / align * align);
-  }
-  return p;
-}
-void* allocate_or_throw(std::size_t n, std::size_t align) {
-  void* p = allocate(n, align);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-constexpr std::size_t kDefault = alignof(std::max_align_t);
-}  // namespace
-
-void* operator new(std::size_t n) {
-  return allocate_or_throw(n, kDefault);
-}
-void* operator new[](std::size_t n) {
-  return allocate_or_throw(n, kDefault);
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  return allocate(n, kDefault);
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  return allocate(n, kDefault);
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  return allocate_or_throw(n, static_cast<std::size_t>(a));
-}
-void* operator new[](std::size_t n, std::align_val_t a) {
-  return allocate_or_throw(n, static_cast<std::size_t>(a));
-}
-void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return allocate(n, static_cast<std::size_t>(a));
-}
-void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return allocate(n, static_cast<std::size_t>(a));
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
 
 namespace drun::optim {
 namespace {
-
-TEST(Allocation, CounterSeesAlignedAndPlainNew) {
-  g_allocs = 0;
-  g_counting = true;
-  {
-    Tensor t({16});        // aligned new inside Storage, plus the shared_ptr block
-    auto* i = new int(3);  // plain new
-    delete i;
-  }
-  g_counting = false;
-  EXPECT_GE(g_allocs.load(), 3);
-}
 
 class SteadyState : public ::testing::TestWithParam<const char*> {};
 
@@ -127,13 +28,11 @@ TEST_P(SteadyState, SecondApplyAllocatesNothing) {
   std::vector<const void*> before;
   for (auto& [name, t] : opt->state()) before.push_back(t->raw());
 
-  g_allocs = 0;
-  g_counting = true;
+  testing::AllocationCounter counter;
   opt->apply(params);
   opt->apply(params);
   (void)opt->current_lr();
-  g_counting = false;
-  EXPECT_EQ(g_allocs.load(), 0) << spec.dump();
+  EXPECT_EQ(counter.stop(), 0) << spec.dump();
 
   auto state = opt->state();
   ASSERT_EQ(state.size(), before.size());
