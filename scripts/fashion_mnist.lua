@@ -3,7 +3,8 @@
 -- SGD with momentum 0.9, learning rate 0.01, batch 64, 3 epochs.
 --   drun scripts/fashion_mnist.lua --epochs 3 --model-dir runs/fashion
 local drun = require 'drun'
-local nn, data, optim = drun.nn, drun.data, drun.optim
+local seed_cnn = require 'seed_cnn'
+local data, optim = drun.data, drun.optim
 
 local opt = drun.args{epochs = 3, batch_size = 64, lr = 0.01, model_dir = 'runs/fashion_mnist',
                       train_limit = 0, seed = 42, strategy = 'all_reduce'}
@@ -12,14 +13,7 @@ local train = data.fashion_mnist{split = 'train'}
 if opt.train_limit > 0 then train = train:take(opt.train_limit) end
 local test = data.fashion_mnist{split = 'test'}
 
-local model = nn.Sequential{
-  nn.Conv2D{filters = 32, kernel_size = 3, activation = 'relu', input_shape = {28, 28, 1}},
-  nn.MaxPool2D{pool_size = 2},
-  nn.Flatten{},
-  nn.Dense{units = 64, activation = 'relu'},
-  nn.Dense{units = 10},
-  seed = opt.seed,
-}
+local model = seed_cnn{seed = opt.seed}
 if drun.is_chief() then model:summary() end
 
 local estimator = drun.Estimator{

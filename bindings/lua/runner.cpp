@@ -36,13 +36,14 @@ int run_script(train::Context& ctx, const std::string& script,
   luaL_openlibs(L);
   register_context(L, &ctx);
 
-  // package.path: drun's modules first, then the script's folder, then the default.
+  // package.path: drun's modules, the model zoo, the script's folder, then the default.
   const std::string dir = script.find('/') == std::string::npos
                               ? std::string(".")
                               : script.substr(0, script.rfind('/'));
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
-  const std::string path = ctx.module_root + "/?.lua;" + ctx.module_root + "/?/init.lua;" + dir +
+  const std::string path = ctx.module_root + "/?.lua;" + ctx.module_root + "/?/init.lua;" +
+                           ctx.models_root + "/?.lua;" + dir +
                            "/?.lua;" + lua_tostring(L, -1);
   lua_pop(L, 1);
   lua_pushstring(L, path.c_str());

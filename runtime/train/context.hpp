@@ -13,6 +13,7 @@ struct Context {
   bool tty = false;         // stdout is a terminal: draw a progress bar
   bool quiet = false;       // no progress output at all
   std::string module_root;  // where drun/*.lua live, to tell user frames from ours
+  std::string models_root;  // the Lua model zoo (models/*.lua), on package.path
 };
 
 }  // namespace drun::train

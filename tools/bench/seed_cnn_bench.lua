@@ -2,18 +2,11 @@
 -- number of steps after a warm-up, and prints one JSON line with images/s.
 --   drun --threads N tools/bench/seed_cnn_bench.lua --steps 300 --warmup 20
 local drun = require 'drun'
-local nn = drun.nn
+local seed_cnn = require 'seed_cnn'
 
 local opt = drun.args{steps = 300, warmup = 20, batch_size = 64, seed = 1}
 
-local model = nn.Sequential{
-  nn.Conv2D{filters = 32, kernel_size = 3, activation = 'relu', input_shape = {28, 28, 1}},
-  nn.MaxPool2D{pool_size = 2},
-  nn.Flatten{},
-  nn.Dense{units = 64, activation = 'relu'},
-  nn.Dense{units = 10},
-  seed = opt.seed,
-}
+local model = seed_cnn{seed = opt.seed}
 model:compile{optimizer = drun.optim.SGD{learning_rate = 0.01, momentum = 0.9},
               loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
               metrics = {'accuracy'}}

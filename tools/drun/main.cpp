@@ -15,11 +15,19 @@
 #ifndef DRUN_LUA_DIR
 #define DRUN_LUA_DIR ""
 #endif
+#ifndef DRUN_MODELS_DIR
+#define DRUN_MODELS_DIR ""
+#endif
 #ifndef DRUN_VERSION
 #define DRUN_VERSION "unknown"
 #endif
 
 namespace {
+
+std::string models_root() {
+  if (const char* env = std::getenv("DRUN_MODELS_PATH")) return env;
+  return std::filesystem::weakly_canonical(DRUN_MODELS_DIR).string();
+}
 
 std::string module_root() {
   if (const char* env = std::getenv("DRUN_LUA_PATH")) return env;
@@ -82,6 +90,7 @@ int main(int argc, char** argv) {
   ctx.tty = isatty(STDOUT_FILENO) != 0;
   ctx.quiet = quiet;
   ctx.module_root = module_root();
+  ctx.models_root = models_root();
   drun::kernels::cpu::blas_init_single_threaded();
   return drun::lua::run_script(ctx, script, script_args);
 }
