@@ -62,6 +62,17 @@ int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads) {
   return threads * (chunk_floats(g, threads) + masked + g.k() * g.co + g.co);
 }
 
+void sum_filter_partials(const float* partial, int parts, int64_t k, int64_t co, float* dw,
+                         float* db) {
+  std::memcpy(dw, partial, sizeof(float) * k * co);
+  std::memcpy(db, partial + k * co, sizeof(float) * co);
+  for (int t = 1; t < parts; ++t) {
+    const float* src = partial + t * (k * co + co);
+    for (int64_t i = 0; i < k * co; ++i) dw[i] += src[i];
+    for (int64_t j = 0; j < co; ++j) db[j] += src[k * co + j];
+  }
+}
+
 void im2col(const ConvGeometry& g, const float* x, int64_t n0, int64_t n1, float* col) {
   const int64_t c = g.c;
   for (int64_t n = n0; n < n1; ++n) {
@@ -187,13 +198,7 @@ void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* 
         for (int64_t j = 0; j < co; ++j) dbt[j] += dyc[r * co + j];
     }
   }
-  std::memcpy(dw, partial, sizeof(float) * k * co);
-  std::memcpy(db, partial + k * co, sizeof(float) * co);
-  for (int t = 1; t < parts; ++t) {
-    const float* src = partial + t * (k * co + co);
-    for (int64_t i = 0; i < k * co; ++i) dw[i] += src[i];
-    for (int64_t j = 0; j < co; ++j) db[j] += src[k * co + j];
-  }
+  sum_filter_partials(partial, parts, k, co, dw, db);
 }
 
 void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,

@@ -44,4 +44,9 @@ void im2col(const ConvGeometry& g, const float* x, int64_t n0, int64_t n1, float
 // Adds the columns back into images [n0, n1) of dx (dx must be zeroed first).
 void col2im_add(const ConvGeometry& g, const float* col, int64_t n0, int64_t n1, float* dx);
 
+// Filter-gradient partial sums of `parts` threads, each K*CO weights followed
+// by CO biases, added into dw and db (overwritten).
+void sum_filter_partials(const float* partial, int parts, int64_t k, int64_t co, float* dw,
+                         float* db);
+
 }  // namespace drun::kernels::cpu

@@ -217,13 +217,7 @@ void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const 
           [&] { backward_filter_images<4, 0>(g, x, dy, relu_y, dwt, dbt, n0, n1); },
           [&] { backward_filter_images<0, 0>(g, x, dy, relu_y, dwt, dbt, n0, n1); });
   }
-  std::memcpy(dw, partial, sizeof(float) * k * co);
-  std::memcpy(db, partial + k * co, sizeof(float) * co);
-  for (int t = 1; t < parts; ++t) {
-    const float* src = partial + t * (k * co + co);
-    for (int64_t i = 0; i < k * co; ++i) dw[i] += src[i];
-    for (int64_t j = 0; j < co; ++j) db[j] += src[k * co + j];
-  }
+  sum_filter_partials(partial, parts, k, co, dw, db);
 }
 
 }  // namespace drun::kernels::cpu
