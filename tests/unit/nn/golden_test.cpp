@@ -139,6 +139,20 @@ double max_abs_diff(const std::string& name, const Tensor& got, const Record& wa
 const std::string kGoldenPath = std::string(DRUN_SOURCE_DIR) + "/tests/golden/seed_cnn.bin";
 constexpr double kTolerance = 1e-4;
 
+// The golden weights, one training forward and backward of the golden images
+// with labels y. Returns the loss; logits stay in the model's output layer.
+double run_golden_batch(Model& m, const Tensor& y, const Tensor** logits) {
+  set_golden_weights(m);
+  const Tensor x = golden_images();
+  const kernels::Exec ex;
+  Loss loss = sparse_from_logits();
+  Tensor dlogits;
+  *logits = &m.forward(x, true);
+  const double l = loss.compute(ex, **logits, y, dlogits);
+  m.backward(dlogits);
+  return l;
+}
+
 TEST(Golden, SeedCnnMatchesPyTorch) {
   const auto golden = read_golden(kGoldenPath);
   for (const char* name : {"loss", "logits", "conv2d/kernel", "conv2d/bias", "dense/kernel",
@@ -146,15 +160,8 @@ TEST(Golden, SeedCnnMatchesPyTorch) {
     ASSERT_TRUE(golden.count(name)) << "record '" << name << "' missing from " << kGoldenPath;
 
   Model m(seed_cnn_spec(), 1);
-  set_golden_weights(m);
-  const Tensor x = golden_images();
-  const Tensor y = golden_labels();
-  const kernels::Exec ex;
-  Loss loss = sparse_from_logits();
-  Tensor dlogits;
-  const Tensor& logits = m.forward(x, true);
-  const double l = loss.compute(ex, logits, y, dlogits);
-  m.backward(dlogits);
+  const Tensor* logits = nullptr;
+  const double l = run_golden_batch(m, golden_labels(), &logits);
 
   const Record& want_loss = golden.at("loss");
   ASSERT_EQ(want_loss.values.size(), 1u);
@@ -163,7 +170,7 @@ TEST(Golden, SeedCnnMatchesPyTorch) {
               static_cast<double>(want_loss.values[0]));
   EXPECT_LE(loss_diff, kTolerance) << "loss: drun " << l << " torch " << want_loss.values[0];
 
-  const double logits_diff = max_abs_diff("logits", logits, golden.at("logits"));
+  const double logits_diff = max_abs_diff("logits", *logits, golden.at("logits"));
   std::printf("golden %-15s max |diff| = %.3e\n", "logits", logits_diff);
   EXPECT_LE(logits_diff, kTolerance) << "logits differ from PyTorch's";
 
@@ -186,22 +193,16 @@ TEST(Golden, SeedCnnMatchesPyTorch) {
 TEST(Golden, PerturbedLabelsChangeTheLossAndGradients) {
   const auto golden = read_golden(kGoldenPath);
   Model m(seed_cnn_spec(), 1);
-  set_golden_weights(m);
-  const Tensor x = golden_images();
   Tensor y = golden_labels();
   for (int64_t n = 0; n < kBatch; ++n) y.i32()[n] = (y.i32()[n] + 1) % 10;
-  const kernels::Exec ex;
-  Loss loss = sparse_from_logits();
-  Tensor dlogits;
-  const Tensor& logits = m.forward(x, true);
-  const double l = loss.compute(ex, logits, y, dlogits);
-  m.backward(dlogits);
+  const Tensor* logits = nullptr;
+  const double l = run_golden_batch(m, y, &logits);
   const double want = golden.at("loss").values[0];
   std::printf("perturbed labels: loss %.7f, golden %.7f, |diff| = %.3e\n", l, want,
               std::fabs(l - want));
   EXPECT_GT(std::fabs(l - want), 1e-5) << "perturbed labels gave the golden loss " << l;
   // Logits do not depend on the labels; the gradients do.
-  EXPECT_LE(max_abs_diff("logits", logits, golden.at("logits")), kTolerance);
+  EXPECT_LE(max_abs_diff("logits", *logits, golden.at("logits")), kTolerance);
   for (Param* p : m.params()) {
     const double d = max_abs_diff(p->name, p->grad, golden.at(p->name));
     std::printf("perturbed labels: %-15s max |diff| = %.3e\n", p->name.c_str(), d);
