@@ -5,11 +5,6 @@ local util = require 'drun.util'
 local losses = {}
 for _, name in ipairs {'SparseCategoricalCrossentropy', 'CategoricalCrossentropy',
                        'BinaryCrossentropy', 'MeanSquaredError'} do
-  losses[name] = function(config)
-    if config ~= nil and type(config) ~= 'table' then
-      util.fail('losses.' .. name .. ' expects a table of options, got ' .. type(config))
-    end
-    return {class_name = name, config = util.copy(config)}
-  end
+  losses[name] = util.described('losses.', name)
 end
 return losses

@@ -11,13 +11,8 @@ local Layer = {}
 Layer.__index = Layer
 
 local function layer_class(class_name)
-  return function(config)
-    config = config or {}
-    if type(config) ~= 'table' then
-      util.fail('nn.' .. class_name .. ' expects a table of options, got ' .. type(config))
-    end
-    return setmetatable({class_name = class_name, config = util.copy(config)}, Layer)
-  end
+  local describe = util.described('nn.', class_name)
+  return function(config) return setmetatable(describe(config), Layer) end
 end
 
 for _, name in ipairs {'Dense', 'Conv2D', 'MaxPooling2D', 'AveragePooling2D',

@@ -25,4 +25,15 @@ function util.check_keys(what, opts, valid)
   end
 end
 
+-- A constructor of Keras-style descriptions {class_name, config}: the options
+-- are checked in C++, where the description is used.
+function util.described(prefix, class_name)
+  return function(config)
+    if config ~= nil and type(config) ~= 'table' then
+      util.fail(prefix .. class_name .. ' expects a table of options, got ' .. type(config))
+    end
+    return {class_name = class_name, config = util.copy(config)}
+  end
+end
+
 return util
