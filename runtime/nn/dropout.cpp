@@ -48,9 +48,6 @@ class Dropout final : public Layer {
     if (seed_) c["seed"] = seed_;
     return c;
   }
-  // Dropout's random state is part of what a checkpoint restores.
-  Rng& rng() { return rng_; }
-
  private:
   float rate_ = 0.5f;
   uint64_t seed_ = 0;

@@ -40,14 +40,21 @@ void Progress::begin_epoch(int64_t epoch, int64_t epochs, int64_t steps) {
     fmt::print(out_, "{} epoch {}/{}: {} steps\n", clock_prefix(), epoch + 1, epochs, steps);
 }
 
+bool Progress::due(int64_t step) const {
+  if (quiet_) return false;
+  // A terminal is redrawn at most 10 times a second; a log gets ~10 lines an epoch.
+  if (tty_)
+    return step == steps_ ||
+           std::chrono::steady_clock::now() - last_draw_ >= std::chrono::milliseconds(100);
+  return step >= next_line_step_ && step != steps_;
+}
+
 void Progress::update(int64_t step, double loss, const MetricValues& metrics,
                       double images_per_sec) {
-  if (quiet_) return;
+  if (!due(step)) return;
   const auto now = std::chrono::steady_clock::now();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (tty_) {
-    // Redraws at most 10 times a second: printing must not slow the step.
-    if (step != steps_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
     last_draw_ = now;
     const int width = 24;
     const int filled = steps_ ? static_cast<int>(width * step / steps_) : width;
@@ -59,7 +66,6 @@ void Progress::update(int64_t step, double loss, const MetricValues& metrics,
     std::fflush(out_);
     return;
   }
-  if (step < next_line_step_ || step == steps_) return;
   next_line_step_ += std::max<int64_t>(1, steps_ / 10);
   fmt::print(out_, "{} epoch {}/{} step {}/{} - {} - {:.0f} img/s\n", clock_prefix(), epoch_ + 1,
              epochs_, step, steps_, stats(loss, metrics), images_per_sec);

@@ -17,7 +17,9 @@ class Progress {
  public:
   Progress(bool tty, bool quiet, std::FILE* out = stdout);
   void begin_epoch(int64_t epoch, int64_t epochs, int64_t steps);
-  // step: 1-based within the epoch.
+  // Whether update() at this step (1-based within the epoch) would print: the
+  // caller gathers metric values only then, so a quiet step allocates nothing.
+  bool due(int64_t step) const;
   void update(int64_t step, double loss, const MetricValues& metrics, double images_per_sec);
   void end_epoch(double loss, const MetricValues& metrics, double images_per_sec,
                  const MetricValues& eval);

@@ -100,8 +100,9 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       train_step(batch);
       epoch_images += batch.size;
       ++step;
-      progress.update(step, loss_sum_ / static_cast<double>(loss_count_), metric_values(),
-                      static_cast<double>(epoch_images) / seconds_since(epoch_start));
+      if (progress.due(step))
+        progress.update(step, loss_sum_ / static_cast<double>(loss_count_), metric_values(),
+                        static_cast<double>(epoch_images) / seconds_since(epoch_start));
       if (config.max_steps >= 0 && global_step_ >= config.max_steps) {
         stop = true;
         break;

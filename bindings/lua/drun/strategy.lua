@@ -15,6 +15,5 @@ end
 
 strategy.AllReduce = described('AllReduce', {'bucket_bytes', 'scale_lr', 'warmup_epochs'})
 strategy.MultiWorkerMirrored = strategy.AllReduce
-strategy.Local = described('Local', {})
 
 return strategy

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
-#include <vector>
 
 #include "kernels/cpu/conv2d_direct.hpp"
 #include "kernels/cpu/gemm.hpp"
