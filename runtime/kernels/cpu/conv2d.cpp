@@ -166,7 +166,8 @@ void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* 
   // Each thread accumulates its own (K x CO) partial sums; they are added at the end.
   float* partial = workspace + threads * (chunk_floats(g, threads) + masked_floats);
   if (conv2d_direct_suits(g))
-    return conv2d_direct_backward_filter(g, x, dy, relu_y, dw, db, partial, threads);
+    return conv2d_direct_backward_filter(g, x, dy, relu_y, dw, db, partial, workspace,
+                                         chunk_floats(g, threads) + masked_floats, threads);
   const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, chunks)));
 #pragma omp parallel num_threads(parts)
   {

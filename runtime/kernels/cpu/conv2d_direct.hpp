@@ -18,9 +18,10 @@ void conv2d_direct_forward(const ConvGeometry& g, const float* x, const float* w
 
 // dw, db overwritten. When relu_y is not null, dy is first masked by
 // relu_y > 0 (the ReLU backward of the forward's output), fused in the pass.
-// partial: threads * (K*CO + CO) floats of scratch.
+// partial: threads * (K*CO + CO) floats of scratch; thread t may use
+// OH*OW*K floats at scratch + t * scratch_stride for one image's taps.
 void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
                                    const float* relu_y, float* dw, float* db, float* partial,
-                                   int threads);
+                                   float* scratch, int64_t scratch_stride, int threads);
 
 }  // namespace drun::kernels::cpu
