@@ -7,7 +7,7 @@ local seed_cnn = require 'seed_cnn'
 local data, optim = drun.data, drun.optim
 
 local opt = drun.args{epochs = 3, batch_size = 64, lr = 0.01, model_dir = 'runs/fashion_mnist',
-                      train_limit = 0, seed = 42, strategy = 'all_reduce'}
+                      train_limit = 0, seed = 42, strategy = 'all_reduce', scale_lr = true}
 
 local train = data.fashion_mnist{split = 'train'}
 if opt.train_limit > 0 then train = train:take(opt.train_limit) end
@@ -29,7 +29,7 @@ if not strategy then error('unknown --strategy ' .. opt.strategy .. '; available
 
 local result = drun.Experiment{
   estimator = estimator,
-  strategy = strategy{},
+  strategy = strategy{scale_lr = opt.scale_lr},
   train_input = train:shuffle{seed = opt.seed}:batch(opt.batch_size):prefetch(2),
   eval_input = test:batch(1000),
   epochs = opt.epochs,

@@ -8,6 +8,7 @@
 #include "data/csv.hpp"
 #include "data/fashion_mnist.hpp"
 #include "data/pipeline.hpp"
+#include "dist/all_reduce.hpp"
 #include "lua_json.hpp"
 #include "nn/model.hpp"
 #include "train/trainer.hpp"
@@ -26,6 +27,7 @@ using DatasetPtr = std::shared_ptr<const data::Dataset>;
 struct TrainerBox {
   ModelPtr model;  // keeps the model alive as long as its trainer
   train::Trainer trainer;
+  std::unique_ptr<dist::Strategy> strategy;
   TrainerBox(ModelPtr m, const train::Compiled& c, const kernels::Exec& ex)
       : model(std::move(m)), trainer(*model, c, ex) {}
 };
@@ -177,11 +179,34 @@ int dataset_shape(lua_State* L) {
   });
 }
 
-std::unique_ptr<data::Pipeline> pipeline_arg(lua_State* L, int ds_index, int ops_index) {
+// The pipeline of a data set and its ops; with shards > 1, this worker's shard.
+std::unique_ptr<data::Pipeline> pipeline_arg(lua_State* L, int ds_index, int ops_index,
+                                             int shards = 1, int shard = 0) {
   auto& ds = check_object<const data::Dataset>(L, ds_index, kDataset);
   const json ops = lua_isnoneornil(L, ops_index) ? json::array() : to_json(L, ops_index, "ops");
-  return std::make_unique<data::Pipeline>(
-      ds, data::parse_pipeline_ops(ops.is_array() ? ops : json::array()));
+  auto spec = data::parse_pipeline_ops(ops.is_array() ? ops : json::array());
+  if (shards > 1) {
+    if (spec.shard_count != 1)
+      throw UsageError(
+          "the training input is sharded over the workers already; remove its shard()");
+    spec.shard_count = shards;
+    spec.shard_index = shard;
+  }
+  return std::make_unique<data::Pipeline>(ds, spec);
+}
+
+// The strategy of a multi-worker job, from its Lua description {name, options}.
+std::unique_ptr<dist::Strategy> make_strategy(const json& desc, dist::Communicator& comm) {
+  const std::string name = desc.value("name", std::string("AllReduce"));
+  Options o(desc.value("options", json::object()), "strategy." + name);
+  if (name != "AllReduce")
+    throw UsageError("strategy." + name +
+                     " is not available yet with several workers; use AllReduce");
+  const auto bucket_bytes = o.get<int64_t>("bucket_bytes", int64_t{4} << 20);
+  o.get<bool>("scale_lr", false);  // read by trainer_fit
+  o.finish();
+  if (bucket_bytes <= 0) throw UsageError("strategy.AllReduce: bucket_bytes must be positive");
+  return std::make_unique<dist::AllReduce>(comm, bucket_bytes);
 }
 
 // ---- trainers ----
@@ -212,20 +237,28 @@ json evaluation_json(const train::Evaluation& e) {
 int trainer_fit(lua_State* L) {
   return guarded(L, [&] {
     auto& box = check_object<TrainerBox>(L, 1, kTrainer);
-    auto train_input = pipeline_arg(L, 2, 3);
-    std::unique_ptr<data::Pipeline> eval_input;
-    if (!lua_isnoneornil(L, 4)) eval_input = pipeline_arg(L, 4, 5);
     Options o(to_json(L, 6, "fit"), "fit");
     train::FitConfig cfg;
     cfg.epochs = o.get<int64_t>("epochs", 1);
     cfg.max_steps = o.get<int64_t>("steps", -1);
     cfg.model_dir = o.get<std::string>("model_dir", "");
+    const json strategy = o.get<json>("strategy", json::object());
     o.finish();
     if (cfg.epochs < 1) throw UsageError("fit: epochs must be at least 1");
     const auto& ctx = context(L);
+    const int workers = ctx.comm ? ctx.comm->size() : 1;
+    if (workers > 1 && !box->strategy) {
+      box->strategy = make_strategy(strategy, *ctx.comm);
+      box->trainer.set_strategy(box->strategy.get());
+      if (strategy.value("options", json::object()).value("scale_lr", false))
+        box->trainer.optimizer().set_lr_scale(static_cast<float>(workers));
+    }
+    auto train_input = pipeline_arg(L, 2, 3, workers, ctx.comm ? ctx.comm->rank() : 0);
+    std::unique_ptr<data::Pipeline> eval_input;
+    if (!lua_isnoneornil(L, 4)) eval_input = pipeline_arg(L, 4, 5);
     train::Progress progress(ctx.tty, ctx.quiet);
     const auto r = box->trainer.fit(*train_input, eval_input.get(), cfg, progress);
-    push_json(L, r.to_json(cfg.workers));
+    push_json(L, r.to_json());
     return 1;
   });
 }
@@ -272,7 +305,12 @@ int trainer_global_step(lua_State* L) {
 int core_context(lua_State* L) {
   return guarded(L, [&] {
     const auto& ctx = context(L);
-    json j = {{"threads", ctx.exec.threads}, {"data_dir", ctx.data_dir}, {"tty", ctx.tty}};
+    json j = {{"threads", ctx.exec.threads},
+              {"data_dir", ctx.data_dir},
+              {"tty", ctx.tty},
+              {"rank", ctx.comm ? ctx.comm->rank() : 0},
+              {"workers", ctx.comm ? ctx.comm->size() : 1},
+              {"host", ctx.comm ? ctx.comm->host() : std::string("localhost")}};
     push_json(L, j);
     return 1;
   });

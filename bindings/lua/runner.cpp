@@ -71,7 +71,8 @@ int run_script(train::Context& ctx, const std::string& script,
   if (status != 0) {
     const char* msg = lua_tostring(L, -1);
     std::fflush(stdout);
-    std::fprintf(stderr, "drun: %s\n", msg ? msg : "(error object is not a string)");
+    const std::string who = ctx.label.empty() ? "" : "[" + ctx.label + "] ";
+    std::fprintf(stderr, "drun: %s%s\n", who.c_str(), msg ? msg : "(error object is not a string)");
     return 1;
   }
   return 0;

@@ -175,6 +175,7 @@ void Model::backward(const Tensor& dy) {
     }
     n.layer->backward(std::span(in_scratch_.data(), n.inbound.size()), *g,
                       std::span<const bool>(need_scratch_.get(), n.inbound.size()));
+    if (listener_) listener_(*n.layer);
   }
 }
 

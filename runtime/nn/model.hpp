@@ -7,6 +7,7 @@
 // "inbound" lists earlier layer indices (-1 is the model input); when absent a
 // layer takes the previous one. "output" defaults to the last layer.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,11 @@ class Model {
   const std::string& name() const { return name_; }
   std::string summary() const;
   void set_exec(const Exec& ex);
+  // Called after each layer's backward, when that layer's parameter gradients
+  // are final: gradient exchange starts there while backward goes on.
+  void set_backward_listener(std::function<void(Layer&)> listener) {
+    listener_ = std::move(listener);
+  }
   const Exec& exec() const { return ex_; }
 
   struct Node {
@@ -58,6 +64,7 @@ class Model {
   std::vector<std::vector<std::pair<int, int>>> consumers_;
   std::vector<Tensor> grad_sum_;
   const Tensor* input_ = nullptr;
+  std::function<void(Layer&)> listener_;
   std::vector<const Tensor*> in_scratch_;
   std::unique_ptr<bool[]> need_scratch_;  // std::vector<bool> has no data()
 };

@@ -49,7 +49,7 @@ void Optimizer::finish(Options& o) const {
 }
 
 float Optimizer::current_lr() const {
-  float lr = schedule_->at(iterations_);
+  float lr = schedule_->at(iterations_) * lr_scale_;
   if (decay_ > 0.f)
     lr = static_cast<float>(lr /
                             (1.0 + static_cast<double>(decay_) * static_cast<double>(iterations_)));

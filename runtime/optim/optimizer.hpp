@@ -56,6 +56,9 @@ class Optimizer {
   // The learning rate the next update uses: schedule(iterations()), with the legacy decay.
   float current_lr() const;
   const Schedule& learning_rate() const { return *schedule_; }
+  // Multiplies every learning rate the schedule gives, e.g. by the number of
+  // workers for the linear scaling rule (Goyal et al. 2017). Default 1.
+  void set_lr_scale(float scale) { lr_scale_ = scale; }
   float weight_decay() const { return weight_decay_; }
 
   // The slot tensors by name, "<variable>/<slot>" with a ":0" suffix of the
@@ -109,6 +112,7 @@ class Optimizer {
   float decay_ = 0.f;
   float weight_decay_ = 0.f;
   int64_t iterations_ = 0;
+  float lr_scale_ = 1.f;
   bool built_ = false;
   std::vector<SlotSpec> specs_;
   std::vector<Var> vars_;

@@ -27,10 +27,21 @@ Trainer::Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec
   model_.set_exec(exec);
 }
 
+void Trainer::set_strategy(dist::Strategy* strategy) {
+  strategy_ = strategy;
+  if (!strategy_) {
+    model_.set_backward_listener(nullptr);
+    return;
+  }
+  strategy_->setup(params_);
+  model_.set_backward_listener([this](nn::Layer& l) { strategy_->gradients_ready(l.params()); });
+}
+
 double Trainer::train_step(const data::Batch& batch) {
   const Tensor& out = model_.forward(batch.x, true);
   const double loss = loss_.compute(exec_, out, batch.y, dlogits_);
   model_.backward(dlogits_);
+  if (strategy_) strategy_->finish_gradients();
   optimizer_->apply(params_);
   for (auto& m : metrics_) m.update(exec_, out, batch.y);
   loss_sum_ += loss * static_cast<double>(batch.size);
@@ -43,6 +54,21 @@ void Trainer::reset_metrics() {
   for (auto& m : metrics_) m.reset();
   loss_sum_ = 0.0;
   loss_count_ = 0;
+}
+
+void Trainer::sum_over_workers() {
+  if (!strategy_ || strategy_->workers() == 1) return;
+  // One call: [loss sum, loss count, (metric sum, metric count)...].
+  std::vector<double> v{loss_sum_, static_cast<double>(loss_count_)};
+  for (const auto& m : metrics_) {
+    v.push_back(m.sum());
+    v.push_back(static_cast<double>(m.count()));
+  }
+  strategy_->sum(v.data(), static_cast<int64_t>(v.size()));
+  loss_sum_ = v[0];
+  loss_count_ = static_cast<int64_t>(v[1]);
+  for (size_t i = 0; i < metrics_.size(); ++i)
+    metrics_[i].set(v[2 + 2 * i], static_cast<int64_t>(v[3 + 2 * i]));
 }
 
 MetricValues Trainer::metric_values() const {
@@ -111,10 +137,11 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     const double epoch_seconds = seconds_since(epoch_start);
     train_seconds += epoch_seconds;
     train_images += epoch_images;
+    sum_over_workers();
     result.train = {loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0,
                     metric_values(), loss_count_};
     MetricValues eval_values;
-    if (eval) {
+    if (eval && (!strategy_ || strategy_->is_chief())) {
       result.eval = evaluate(*eval);
       eval_values.emplace_back("loss", result.eval->loss);
       for (const auto& kv : result.eval->metrics) eval_values.push_back(kv);
@@ -124,17 +151,20 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     result.epochs = epoch + 1;
   }
   result.global_step = global_step_;
+  const int workers = strategy_ ? strategy_->workers() : 1;
+  // Images of all workers: each trains the same number of steps on its shard.
   result.images_per_sec =
-      train_seconds > 0 ? static_cast<double>(train_images) * config.workers / train_seconds : 0;
+      train_seconds > 0 ? static_cast<double>(train_images) * workers / train_seconds : 0;
   result.wall_seconds = seconds_since(start);
-  if (!config.model_dir.empty()) {
+  result.workers = workers;
+  if (!config.model_dir.empty() && (!strategy_ || strategy_->is_chief())) {
     std::filesystem::create_directories(config.model_dir);
-    write_json_atomically(config.model_dir + "/summary.json", result.to_json(config.workers));
+    write_json_atomically(config.model_dir + "/summary.json", result.to_json());
   }
   return result;
 }
 
-json FitResult::to_json(int workers) const {
+json FitResult::to_json() const {
   json t = {{"loss", train.loss}, {"images_per_sec", images_per_sec}};
   for (const auto& [k, v] : train.metrics) t[k] = v;
   json j = {{"global_step", global_step},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/pipeline.hpp"
+#include "dist/strategy.hpp"
 #include "nn/loss.hpp"
 #include "nn/metrics.hpp"
 #include "nn/model.hpp"
@@ -27,7 +28,6 @@ struct FitConfig {
   int64_t epochs = 1;
   int64_t max_steps = -1;  // stop after this many steps in all (< 0: no limit)
   std::string model_dir;   // where summary.json goes; empty: nowhere
-  int workers = 1;
 };
 
 struct Evaluation {
@@ -43,12 +43,17 @@ struct FitResult {
   double images_per_sec = 0.0;
   std::optional<Evaluation> eval;
   double wall_seconds = 0.0;
-  json to_json(int workers) const;
+  int workers = 1;
+  json to_json() const;
 };
 
 class Trainer {
  public:
   Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec& exec);
+  // From now on gradients are exchanged every step through `strategy`,
+  // metrics are summed over workers, and only the chief evaluates and writes
+  // summary.json. Sets the strategy up (e.g. the chief's initial weights).
+  void set_strategy(dist::Strategy* strategy);
 
   // One training step on a batch; returns the batch's mean loss.
   double train_step(const data::Batch& batch);
@@ -65,6 +70,8 @@ class Trainer {
  private:
   MetricValues metric_values() const;
   void reset_metrics();
+  // Adds every worker's loss and metric sums into this one's.
+  void sum_over_workers();
 
   nn::Model& model_;
   nn::Loss loss_;
@@ -72,6 +79,7 @@ class Trainer {
   std::vector<nn::Metric> metrics_;
   std::vector<Param*> params_;
   kernels::Exec exec_;
+  dist::Strategy* strategy_ = nullptr;
   Tensor dlogits_;
   double loss_sum_ = 0.0;
   int64_t loss_count_ = 0;

@@ -20,9 +20,9 @@ end
 
 -- estimator:train{input = ds, epochs = 1 | steps = N, eval_input = ds, model_dir = ...}
 function Estimator:train(opts)
-  util.check_keys('Estimator:train', opts, {'input', 'epochs', 'steps', 'eval_input', 'model_dir', 'hooks'})
+  util.check_keys('Estimator:train', opts, {'input', 'epochs', 'steps', 'eval_input', 'model_dir', 'hooks', 'strategy'})
   if opts.hooks and #opts.hooks > 0 then util.fail('Estimator:train: hooks are not supported yet') end
-  return self.model:fit{x = opts.input, epochs = opts.epochs, steps = opts.steps,
+  return self.model:fit{x = opts.input, epochs = opts.epochs, steps = opts.steps, strategy = opts.strategy,
                         validation_data = opts.eval_input, model_dir = opts.model_dir or self.config.model_dir}
 end
 
@@ -50,7 +50,7 @@ end
 
 -- Trains, evaluating after each epoch; returns what summary.json holds.
 function Experiment:run()
-  return self.estimator:train{input = self.train_input, eval_input = self.eval_input,
+  return self.estimator:train{input = self.train_input, eval_input = self.eval_input, strategy = self.strategy,
                               epochs = self.epochs, steps = self.train_steps, model_dir = self.model_dir}
 end
 

@@ -17,10 +17,12 @@ local estimator = require 'drun.estimator'
 drun.Estimator = estimator.Estimator
 drun.Experiment = estimator.Experiment
 
--- One process without MPI is the chief of a one-worker cluster.
+-- This rank's place in the job: worker 0 is the chief; one process without
+-- MPI is the chief of a one-worker cluster.
 function drun.cluster()
-  return {role = 'chief', index = 0, workers = 1, ps = 0,
-          tf_config = {cluster = {chief = {'localhost:0'}}, task = {type = 'chief', index = 0}}}
+  local c = core.context()
+  local role = c.rank == 0 and 'chief' or 'worker'
+  return {role = role, index = c.rank, workers = c.workers, ps = 0, host = c.host}
 end
 
 function drun.is_chief() return drun.cluster().role == 'chief' end

@@ -46,12 +46,12 @@ end
 
 -- model:fit{x = train, epochs = 3, validation_data = test, steps = N, model_dir = 'runs/x', batch_size = 64}
 function Model:fit(opts)
-  util.check_keys('fit', opts, {'x', 'epochs', 'validation_data', 'steps', 'model_dir', 'batch_size'})
+  util.check_keys('fit', opts, {'x', 'epochs', 'validation_data', 'steps', 'model_dir', 'batch_size', 'strategy'})
   local t = trainer(self, 'fit')
   local train = input_of(opts.x, opts.batch_size, 'fit x')
   local eval = opts.validation_data and input_of(opts.validation_data, opts.batch_size, 'fit validation_data')
   return t:fit(train._core, train._ops, eval and eval._core, eval and eval._ops,
-               {epochs = opts.epochs or 1, steps = opts.steps, model_dir = opts.model_dir})
+               {epochs = opts.epochs or 1, steps = opts.steps, model_dir = opts.model_dir, strategy = opts.strategy})
 end
 
 function Model:evaluate(ds, opts)

@@ -1,6 +1,6 @@
 -- drun.strategy: how gradients are exchanged between workers. In a single
--- process every strategy trains locally; the distributed launcher reads the
--- choice to place ranks.
+-- process every strategy trains locally; with several workers (drun -np N)
+-- the C++ side builds it from this description.
 local util = require 'drun.util'
 
 local strategy = {}
@@ -13,7 +13,8 @@ local function described(name, valid)
   end
 end
 
-strategy.AllReduce = described('AllReduce', {'bucket_bytes', 'scale_lr', 'warmup_epochs'})
+-- scale_lr: multiply the learning rate by the number of workers (Goyal et al. 2017).
+strategy.AllReduce = described('AllReduce', {'bucket_bytes', 'scale_lr'})
 strategy.MultiWorkerMirrored = strategy.AllReduce
 
 return strategy

@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""drun -np N starts the ranks itself through mpirun: a short AllReduce run
+writes summary.json with "workers": 2 from the chief; an error on one rank
+ends the whole job quickly, naming the rank. Usage: launcher_test.py DRUN SOURCE_ROOT"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def main():
+    drun, root = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        run = subprocess.run(
+            [drun, "-np", "2", os.path.join(root, "scripts/fashion_mnist.lua"), "--epochs", "1",
+             "--train-limit", "12800", "--model-dir", tmp], capture_output=True, text=True,
+            timeout=300)
+        check(run.returncode == 0, f"2-worker run exits 0 (got {run.returncode}: {run.stderr[-500:]})")
+        summary = json.load(open(os.path.join(tmp, "summary.json")))
+        check(summary["workers"] == 2, f'summary says "workers": 2 (got {summary["workers"]})')
+        check(summary["eval"]["accuracy"] > 0.6,
+              f'evaluated after training (accuracy {summary["eval"]["accuracy"]:.3f} > 0.6)')
+
+        script = os.path.join(tmp, "fail_on_worker_1.lua")
+        with open(script, "w") as f:
+            f.write("local drun = require 'drun'\n"
+                    "if drun.cluster().index == 1 then error('worker one fails') end\n"
+                    "local t0 = os.time()\n"
+                    "while os.time() - t0 < 60 do end  -- the chief would wait a minute\n")
+        start = time.time()
+        run = subprocess.run([drun, "-np", "2", script], capture_output=True, text=True,
+                             timeout=120)
+        took = time.time() - start
+        check(run.returncode != 0, f"an error on worker 1 gives a non-zero exit ({run.returncode})")
+        check(took < 15, f"the whole job ends within 15 s ({took:.1f} s)")
+        check("[worker 1]" in run.stderr and "fail_on_worker_1.lua:2:" in run.stderr
+              and "worker one fails" in run.stderr,
+              "the message names the rank, the script line and the error")
+    print(f"{3 + 3 - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
