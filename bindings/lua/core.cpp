@@ -218,8 +218,6 @@ int trainer_new(lua_State* L) {
     train::Compiled c;
     c.loss = o.require<json>("loss");
     c.optimizer = o.get<json>("optimizer", c.optimizer);
-    if (c.optimizer.is_string())
-      c.optimizer = {{"class_name", c.optimizer}, {"config", json::object()}};
     c.metrics = o.get<std::vector<std::string>>("metrics", {});
     o.finish();
     push_object(L, std::make_shared<TrainerBox>(model, c, context(L).exec), kTrainer);
@@ -310,9 +308,26 @@ int core_context(lua_State* L) {
               {"tty", ctx.tty},
               {"rank", ctx.comm ? ctx.comm->rank() : 0},
               {"workers", ctx.comm ? ctx.comm->size() : 1},
-              {"host", ctx.comm ? ctx.comm->host() : std::string("localhost")}};
+              {"host", ctx.comm ? ctx.comm->host() : std::string("localhost")},
+              {"role", ctx.role},
+              {"task_index", ctx.task_index},
+              {"tf_config", ctx.tf_config},
+              {"plan", ctx.plan}};
     push_json(L, j);
     return 1;
+  });
+}
+
+// core.plan_fit(model, strategy): in plan mode, what a fit would run.
+int core_plan_fit(lua_State* L) {
+  return guarded(L, [&] {
+    auto& model = check_object<nn::Model>(L, 1, kModel);
+    auto& ctx = context(L);
+    json strategy = lua_isnoneornil(L, 2) ? json::object() : to_json(L, 2, "strategy");
+    ctx.plan_record["strategy"] = strategy.value("name", std::string("AllReduce"));
+    ctx.plan_record["strategy_options"] = strategy.value("options", json::object());
+    ctx.plan_record["model_summary"] = model->summary();
+    return 0;
   });
 }
 
@@ -340,7 +355,8 @@ const luaL_Reg core_functions[] = {
     {"model", model_new},     {"fashion_mnist", dataset_fashion_mnist},
     {"csv", dataset_csv},     {"arrays", dataset_arrays},
     {"trainer", trainer_new}, {"context", core_context},
-    {"fail", core_fail},      {nullptr, nullptr}};
+    {"fail", core_fail},      {"plan_fit", core_plan_fit},
+    {nullptr, nullptr}};
 
 }  // namespace
 

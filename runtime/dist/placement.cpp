@@ -88,6 +88,33 @@ json tf_config(const std::vector<RankInfo>& ranks, int rank) {
   return {{"cluster", cluster}, {"task", {{"type", me.role}, {"index", me.task_index}}}};
 }
 
+json placement_json(const std::vector<RankInfo>& ranks) {
+  json out = json::array();
+  for (const RankInfo& r : ranks)
+    out.push_back({{"rank", r.rank},
+                   {"host", r.host},
+                   {"node", r.node},
+                   {"role", r.role},
+                   {"task_index", r.task_index},
+                   {"gpu", r.gpu},
+                   {"threads", r.threads}});
+  return out;
+}
+
+std::vector<RankInfo> placement_from_json(const json& table) {
+  std::vector<RankInfo> out;
+  try {
+    for (const auto& e : table)
+      out.push_back({e.at("rank").get<int>(), e.at("host").get<std::string>(),
+                     e.at("node").get<int>(), e.at("role").get<std::string>(),
+                     e.at("task_index").get<int>(), e.at("gpu").get<int>(),
+                     e.at("threads").get<int>()});
+  } catch (const json::exception& e) {
+    throw UsageError(std::string("DRUN_PLACEMENT is not a placement table: ") + e.what());
+  }
+  return out;
+}
+
 std::string placement_table(const std::vector<RankInfo>& ranks) {
   size_t host_width = 4;
   for (const RankInfo& r : ranks) host_width = std::max(host_width, r.host.size());

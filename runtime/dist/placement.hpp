@@ -55,4 +55,9 @@ json tf_config(const std::vector<RankInfo>& ranks, int rank);
 // none) and threads, one line per rank after a header line.
 std::string placement_table(const std::vector<RankInfo>& ranks);
 
+// The role table as JSON and back: the launcher hands it to every rank
+// (environment variable DRUN_PLACEMENT), so all ranks see the same one.
+json placement_json(const std::vector<RankInfo>& ranks);
+std::vector<RankInfo> placement_from_json(const json& table);
+
 }  // namespace drun::dist

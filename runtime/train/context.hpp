@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+#include "base/options.hpp"
 #include "dist/comm.hpp"
 #include "kernels/ops.hpp"
 
@@ -17,6 +18,14 @@ struct Context {
   std::string models_root;             // the Lua model zoo (models/*.lua), on package.path
   dist::Communicator* comm = nullptr;  // set when this process is a rank of an MPI job
   std::string label;                   // "worker 1" on a rank other than the chief, for messages
+  std::string role = "chief";          // chief, worker or ps (placement)
+  int task_index = 0;
+  json tf_config;                      // this rank's TF_CONFIG, when placed by the launcher
+  // Plan mode (the launcher's first look at a script, and --dry-run): fit and
+  // the other heavy calls record what they would do and return at once; data
+  // sets are not read.
+  bool plan = false;
+  json plan_record = json::object();
 };
 
 }  // namespace drun::train

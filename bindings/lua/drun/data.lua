@@ -9,9 +9,14 @@ local data = {}
 local Dataset = {}
 Dataset.__index = Dataset
 
+-- In plan mode data sets are not read: a stand-in answers for them.
+local planned = {size = function() return 0 end, shape = function() return {} end}
+
 local function wrap(handle, ops)
   return setmetatable({_core = handle, _ops = ops or {}}, Dataset)
 end
+
+local function plan() return core.context().plan end
 
 local function with_op(self, op)
   local ops = {}
@@ -66,7 +71,7 @@ function Dataset:shard(count, index) return with_op(self, {op = 'shard', count =
 function data.fashion_mnist(opts)
   opts = opts or {}
   util.check_keys('data.fashion_mnist', opts, {'split', 'dir', 'scale'})
-  local ds = wrap(core.fashion_mnist(opts.split or 'train', opts.dir))
+  local ds = wrap(plan() and planned or core.fashion_mnist(opts.split or 'train', opts.dir))
   if opts.scale ~= false then ds = ds:scale(1 / 255) end
   return ds
 end
@@ -75,13 +80,13 @@ end
 function data.csv(opts)
   util.check_keys('data.csv', opts or {}, {'path', 'label', 'label_type', 'header', 'delimiter'})
   if type(opts.path) ~= 'string' then util.fail('data.csv needs path = "file.csv"') end
-  return wrap(core.csv(opts.path, opts))
+  return wrap(plan() and planned or core.csv(opts.path, opts))
 end
 
 -- drun.data.arrays{x = {{...}, ...}, y = {...}}: small data sets from Lua tables.
 function data.arrays(opts)
   util.check_keys('data.arrays', opts or {}, {'x', 'y'})
-  return wrap(core.arrays(opts.x, opts.y))
+  return wrap(plan() and planned or core.arrays(opts.x, opts.y))
 end
 
 return data

@@ -19,13 +19,15 @@ drun.Experiment = estimator.Experiment
 
 -- This rank's place in the job: worker 0 is the chief; one process without
 -- MPI is the chief of a one-worker cluster.
+-- role and task_index follow TF_CONFIG (the chief is task 0 of "chief",
+-- the other workers are "worker" 0..W-2); index is the worker's rank.
 function drun.cluster()
   local c = core.context()
-  local role = c.rank == 0 and 'chief' or 'worker'
-  return {role = role, index = c.rank, workers = c.workers, ps = 0, host = c.host}
+  return {role = c.role, task_index = c.task_index, index = c.rank, workers = c.workers,
+          host = c.host, tf_config = c.tf_config}
 end
 
-function drun.is_chief() return drun.cluster().role == 'chief' end
+function drun.is_chief() return core.context().role == 'chief' end
 
 function drun.context() return core.context() end
 

@@ -48,6 +48,10 @@ end
 function Model:fit(opts)
   util.check_keys('fit', opts, {'x', 'epochs', 'validation_data', 'steps', 'model_dir', 'batch_size', 'strategy'})
   local t = trainer(self, 'fit')
+  if core.context().plan then  -- record what would run; read and train nothing
+    core.plan_fit(self._core, opts.strategy)
+    return {global_step = 0, epochs = 0, workers = 1, train = {loss = 0, accuracy = 0, images_per_sec = 0}}
+  end
   local train = input_of(opts.x, opts.batch_size, 'fit x')
   local eval = opts.validation_data and input_of(opts.validation_data, opts.batch_size, 'fit validation_data')
   return t:fit(train._core, train._ops, eval and eval._core, eval and eval._ops,
@@ -57,14 +61,17 @@ end
 function Model:evaluate(ds, opts)
   opts = opts or {}
   util.check_keys('evaluate', opts, {'batch_size', 'steps'})
+  local t = trainer(self, 'evaluate')
+  if core.context().plan then return {loss = 0, examples = 0} end
   local input = input_of(ds, opts.batch_size, 'evaluate')
-  return trainer(self, 'evaluate'):evaluate(input._core, input._ops, opts.steps)
+  return t:evaluate(input._core, input._ops, opts.steps)
 end
 
 -- Outputs as a Lua table of rows. Works on an uncompiled model too.
 function Model:predict(ds, opts)
   opts = opts or {}
   util.check_keys('predict', opts, {'batch_size'})
+  if core.context().plan then return {} end
   local input = input_of(ds, opts.batch_size, 'predict')
   local t = self._trainer or core.trainer(self._core, {loss = 'mse'})
   return t:predict(input._core, input._ops)

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Gradient exchange: drun's AllReduce strategy vs one bare MPI_Allreduce on the
+# same bytes, for the seed CNN's gradients and two 25M-parameter buffers.
+#
+#   tools/bench/allreduce.sh [--buckets "1 4 16"] [--repeats 3] [--np 2] [--iters 50] [--iters-big 20]
+#
+# Runs build/tools/bench/allreduce_bench under mpirun once per bucket size and
+# repeat, bucket sizes rotated every repeat so machine noise hits all of them;
+# inside one run the strategy, the bare call and the fresh-buffer call are
+# interleaved per iteration. Each run reports per-case medians over its
+# iterations; the table gives the median over repeats. Raw JSON lines go to
+# build/bench/allreduce.jsonl, the table to build/bench/allreduce.md.
+#
+#   mpirun --allow-run-as-root --oversubscribe --bind-to none -np N \
+#     build/tools/bench/allreduce_bench --case all --bucket-mib B --iters I --iters-big J
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+BUCKETS="1 4 16"
+REPEATS=3
+NP=2
+ITERS=50
+ITERS_BIG=20
+usage() {
+  echo "usage: $0 [--buckets \"1 4 16\"] [--repeats 3] [--np 2] [--iters 50] [--iters-big 20]" >&2
+  exit 2
+}
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --buckets)   [[ $# -ge 2 ]] || usage; BUCKETS="$2"; shift 2 ;;
+    --repeats)   [[ $# -ge 2 ]] || usage; REPEATS="$2"; shift 2 ;;
+    --np)        [[ $# -ge 2 ]] || usage; NP="$2"; shift 2 ;;
+    --iters)     [[ $# -ge 2 ]] || usage; ITERS="$2"; shift 2 ;;
+    --iters-big) [[ $# -ge 2 ]] || usage; ITERS_BIG="$2"; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "unknown argument: $1" >&2; usage ;;
+  esac
+done
+for v in "$REPEATS" "$NP" "$ITERS" "$ITERS_BIG"; do
+  [[ "$v" =~ ^[0-9]+$ ]] || { echo "not a non-negative integer: $v" >&2; exit 2; }
+done
+for b in $BUCKETS; do
+  [[ "$b" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "not a bucket size in MiB: $b" >&2; exit 2; }
+done
+
+BENCH="${ALLREDUCE_BENCH:-build/tools/bench/allreduce_bench}"
+MPIRUN="${MPIRUN:-mpirun}"
+OUTDIR="build/bench"
+[[ -x "$BENCH" ]] || { echo "error: $BENCH not built (ninja -C build tools/bench/allreduce_bench)" >&2; exit 1; }
+command -v "$MPIRUN" >/dev/null || { echo "error: $MPIRUN not found (apt-get install openmpi-bin)" >&2; exit 1; }
+mkdir -p "$OUTDIR"
+RAW="$OUTDIR/allreduce.jsonl"
+: > "$RAW"
+
+read -r -a BLIST <<< "$BUCKETS"
+for ((r = 0; r < REPEATS; r++)); do
+  for ((k = 0; k < ${#BLIST[@]}; k++)); do
+    b="${BLIST[$(( (k + r) % ${#BLIST[@]} ))]}"
+    echo "# repeat $((r + 1))/$REPEATS bucket ${b} MiB" >&2
+    out="$("$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -np "$NP" \
+             "$BENCH" --case all --bucket-mib "$b" --iters "$ITERS" --iters-big "$ITERS_BIG")" || {
+      echo "error: allreduce_bench failed (bucket $b MiB)" >&2; exit 1; }
+    printf '%s\n' "$out" | grep '^{' | sed "s/^{/{\"repeat\": $r, /" >> "$RAW"
+  done
+done
+
+python3 - "$RAW" "$NP" "$REPEATS" <<'PY' | tee "$OUTDIR/allreduce.md"
+import json, statistics, sys, datetime, os
+raw, np_, repeats = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rows = [json.loads(l) for l in open(raw) if l.strip()]
+groups = {}
+for r in rows:
+    groups.setdefault((r["case"], r["bucket_mib"]), []).append(r)
+med = lambda g, k: statistics.median(x[k] for x in g)
+order = {"seed_cnn": 0, "uniform_25m": 1, "resnet50_mix": 2}
+print("| case | MiB | bucket MiB | buckets | strategy ms | bare ms | fresh ms | strategy GB/s (busbw) | bare GB/s (busbw) | fresh GB/s (busbw) | strategy / bare | strategy / fresh |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for (case, b), g in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1])):
+    mib = g[0]["mib"]; by = mib * (1 << 20)
+    s, bare, fr = med(g, "strategy_ms"), med(g, "bare_ms"), med(g, "fresh_ms")
+    bus = 2 * (np_ - 1) / np_
+    bw = lambda ms: f"{by / (ms * 1e6):.2f} ({by / (ms * 1e6) * bus:.2f})" if ms > 0 else "-"
+    print(f"| {case} | {mib:.1f} | {b:g} | {g[0]['buckets']} | {s:.3f} | {bare:.3f} | {fr:.3f} | "
+          f"{bw(s)} | {bw(bare)} | {bw(fr)} | {s / bare:.2f} | {s / fr:.2f} |")
+print()
+print("Where the strategy's time goes (medians, ms): gradients_ready (pack + start + progress), "
+      "finish_gradients (wait + scaled copy back), and the two local copies timed alone.")
+print()
+print("| case | bucket MiB | ready ms | finish ms | pack alone ms | scale alone ms |")
+print("| --- | --- | --- | --- | --- | --- |")
+for (case, b), g in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1])):
+    print(f"| {case} | {b:g} | {med(g, 'ready_ms'):.3f} | {med(g, 'finish_ms'):.3f} | "
+          f"{med(g, 'pack_ms'):.3f} | {med(g, 'scale_ms'):.3f} |")
+print()
+print(f"{np_} ranks, {repeats} repeats per bucket size (median of per-run medians); "
+      f"{datetime.datetime.utcnow():%Y-%m-%dT%H:%MZ} on {os.cpu_count()} cores.")
+PY
+echo "# wrote $OUTDIR/allreduce.md and $RAW" >&2

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Data-parallel scaling of the seed CNN: images/s of 2 workers x 1 thread
+# (drun -np 2, AllReduce, the default strategy with several workers) vs
+# 1 worker x 1 thread, same script, same per-worker batch.
+#
+#   tools/bench/scaling.sh [--repeats 5] [--steps 300] [--warmup 20] [--np 2]
+#
+#   1 worker:  build/drun --threads 1 tools/bench/seed_cnn_bench.lua --steps S --warmup W
+#   N workers: build/drun -np N --threads 1 tools/bench/seed_cnn_bench.lua --steps S --warmup W
+#
+# With N workers the chief prints images/s summed over workers (Trainer::fit:
+# the chief's images x workers / the chief's training seconds). Runs are
+# interleaved (order flipped every repeat); the table gives medians. Raw JSON
+# lines go to build/bench/scaling.jsonl, the table to build/bench/scaling.md.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+REPEATS=5
+STEPS=300
+WARMUP=20
+NP=2
+usage() {
+  echo "usage: $0 [--repeats 5] [--steps 300] [--warmup 20] [--np 2]" >&2
+  exit 2
+}
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --repeats) [[ $# -ge 2 ]] || usage; REPEATS="$2"; shift 2 ;;
+    --steps)   [[ $# -ge 2 ]] || usage; STEPS="$2"; shift 2 ;;
+    --warmup)  [[ $# -ge 2 ]] || usage; WARMUP="$2"; shift 2 ;;
+    --np)      [[ $# -ge 2 ]] || usage; NP="$2"; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "unknown argument: $1" >&2; usage ;;
+  esac
+done
+for v in "$REPEATS" "$STEPS" "$WARMUP" "$NP"; do
+  [[ "$v" =~ ^[0-9]+$ ]] || { echo "not a non-negative integer: $v" >&2; exit 2; }
+done
+
+DRUN="${DRUN:-build/drun}"
+SCRIPT="tools/bench/seed_cnn_bench.lua"
+OUTDIR="build/bench"
+[[ -x "$DRUN" ]] || { echo "error: $DRUN not built (ninja -C build)" >&2; exit 1; }
+mkdir -p "$OUTDIR"
+RAW="$OUTDIR/scaling.jsonl"
+: > "$RAW"
+ERRLOG="$(mktemp)"
+trap 'rm -f "$ERRLOG"' EXIT
+
+json_num() {  # $1 = text, $2 = key: the number in the last JSON line
+  printf '%s\n' "$1" | grep '^[[:space:]]*{' | tail -n 1 |
+    grep -oE "\"$2\"[[:space:]]*:[[:space:]]*-?[0-9][0-9.eE+-]*" | head -n 1 |
+    sed -E 's/.*:[[:space:]]*//'
+}
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {
+    if (NR == 0) { print "nan"; exit }
+    if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2] + a[NR/2+1]) / 2 }'
+}
+
+run_one() {  # $1 = workers; prints images/s
+  local w="$1" out ips
+  local cmd=("$DRUN")
+  (( w > 1 )) && cmd+=(-np "$w")
+  cmd+=(--threads 1 -q "$SCRIPT" --steps "$STEPS" --warmup "$WARMUP")
+  if ! out="$("${cmd[@]}" 2>"$ERRLOG")"; then
+    echo "error: ${cmd[*]} failed:" >&2; tail -n 20 "$ERRLOG" >&2; return 1
+  fi
+  ips="$(json_num "$out" images_per_sec)"
+  [[ -n "$ips" ]] || { echo "error: no images_per_sec from ${cmd[*]}:" >&2; printf '%s\n' "$out" | tail -n 5 >&2; return 1; }
+  printf '{"workers":%s,"threads":1,"images_per_sec":%s}\n' "$w" "$ips" >> "$RAW"
+  echo "# workers=$w images/s=$ips" >&2
+  echo "$ips"
+}
+
+one=(); many=()
+for ((r = 0; r < REPEATS; r++)); do
+  if (( r % 2 == 0 )); then order="1 $NP"; else order="$NP 1"; fi
+  for w in $order; do
+    v="$(run_one "$w")" || exit 1
+    if [[ "$w" == 1 ]]; then one+=("$v"); else many+=("$v"); fi
+  done
+done
+m1="$(median "${one[@]}")"
+mn="$(median "${many[@]}")"
+REPORT="| workers × threads | img/s (median) | runs |
+| --- | --- | --- |
+| 1 × 1 | $(printf '%.0f' "$m1") | ${one[*]} |
+| $NP × 1 | $(printf '%.0f' "$mn") | ${many[*]} |
+
+Speed-up $NP workers / 1 worker: $(awk -v a="$mn" -v b="$m1" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')×. Seed CNN, batch 64 per worker, $STEPS timed steps after $WARMUP warm-up, $REPEATS interleaved repeats; $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores."
+printf '%s\n' "$REPORT" | tee "$OUTDIR/scaling.md"

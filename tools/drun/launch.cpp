@@ -1,0 +1,153 @@
+#include "launch.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "runner.hpp"
+
+namespace drun::launch {
+
+namespace {
+
+// Strategies whose variables live on parameter servers (issue 4's family).
+bool uses_parameter_servers(const std::string& strategy) {
+  static const char* const names[] = {
+      "ParameterServer", "Downpour", "DownpourEasy", "AGN",    "SAGN",
+      "EASGD",           "AEASGD",   "AEAMSGD",      "DynSGD", "SyncSGD"};
+  for (const char* n : names)
+    if (strategy == n) return true;
+  return false;
+}
+
+// Runs the script in plan mode; stdout is silenced unless `show` (dry run).
+int plan(train::Context& ctx, const Request& r, bool show) {
+  ctx.plan = true;
+  ctx.quiet = true;
+  std::fflush(stdout);
+  const int saved = show ? -1 : dup(STDOUT_FILENO);
+  if (!show) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    close(null);
+  }
+  const int rc = lua::run_script(ctx, r.script, r.script_args);
+  std::fflush(stdout);
+  if (!show) {
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+  }
+  return rc;
+}
+
+// "a:2,b:2": the hosts in rank order with their rank counts, for --host.
+std::string host_list(const std::vector<dist::RankInfo>& ranks) {
+  std::vector<std::pair<std::string, int>> hosts;
+  for (const auto& r : ranks) {
+    if (hosts.empty() || hosts.back().first != r.host) hosts.push_back({r.host, 0});
+    ++hosts.back().second;
+  }
+  std::string out;
+  for (const auto& [h, n] : hosts) out += (out.empty() ? "" : ",") + h + ":" + std::to_string(n);
+  return out;
+}
+
+}  // namespace
+
+bool needs_launch(const Request& r, const dist::ClusterSpec& cluster) {
+  if (r.dry_run || r.ranks > 1 || cluster.nodes.size() > 1 || r.ps_per_node > 0 ||
+      r.workers_per_node > 1)
+    return true;
+  return !cluster.nodes.empty() && cluster.nodes[0].gpus > 1;
+}
+
+int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ctx) {
+  if (plan(ctx, r, r.dry_run) != 0) return 1;
+  const std::string strategy = ctx.plan_record.value("strategy", std::string("AllReduce"));
+  dist::PlacementOptions opt;
+  opt.needs_ps = uses_parameter_servers(strategy);
+  opt.ps_per_node = r.ps_per_node;
+  opt.workers_per_node = r.workers_per_node;
+  opt.total_workers = r.ranks > 0 ? r.ranks : -1;
+  opt.threads_per_rank = r.threads;
+  const auto ranks = dist::place(cluster, opt);
+  int ps = 0;
+  for (const auto& x : ranks) ps += x.role == "ps";
+
+  if (r.dry_run) {
+    std::cout << "\nstrategy: " << strategy << " "
+              << ctx.plan_record.value("strategy_options", json::object()).dump() << "\n";
+    if (!ctx.plan_record.contains("model_summary"))
+      std::cout << "(the script trains nothing: no fit, train or Experiment:run was reached)\n";
+    std::cout << "cluster: " << cluster.source << ", " << cluster.nodes.size() << " node(s); "
+              << ranks.size() << " ranks: " << ranks.size() - ps << " worker(s), " << ps
+              << " parameter server(s)\n"
+              << dist::placement_table(ranks)
+              << "TF_CONFIG of rank 0: " << dist::tf_config(ranks, 0).dump() << "\n";
+    return 0;
+  }
+  if (ps > 0)
+    throw UsageError("strategy " + strategy +
+                     " with parameter servers is not available yet (only AllReduce is)");
+
+  // Every rank reads its role from the same table.
+  setenv("DRUN_PLACEMENT", dist::placement_json(ranks).dump().c_str(), 1);
+  std::vector<std::string> cmd = {r.mpirun,
+                                  "--allow-run-as-root",
+                                  "--oversubscribe",
+                                  "--bind-to",
+                                  "none",
+                                  "-np",
+                                  std::to_string(ranks.size()),
+                                  "-x",
+                                  "DRUN_PLACEMENT"};
+  if (cluster.source != "local") cmd.insert(cmd.end(), {"--host", host_list(ranks)});
+  cmd.insert(cmd.end(), r.mpi_args.begin(), r.mpi_args.end());
+  cmd.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
+  if (!r.data_dir.empty()) cmd.insert(cmd.end(), {"--data-dir", r.data_dir});
+  if (r.quiet) cmd.push_back("-q");
+  cmd.push_back(r.script);
+  cmd.insert(cmd.end(), r.script_args.begin(), r.script_args.end());
+  std::vector<char*> argv;
+  for (auto& s : cmd) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  execvp(argv[0], argv.data());
+  std::cerr << "drun: cannot start " << r.mpirun << ": " << std::strerror(errno)
+            << " (install Open MPI: apt-get install openmpi-bin, or pass --mpirun PATH)\n";
+  return 1;
+}
+
+void take_role(train::Context& ctx, int rank, int size) {
+  std::vector<dist::RankInfo> ranks;
+  if (const char* table = std::getenv("DRUN_PLACEMENT")) {
+    ranks = dist::placement_from_json(json::parse(table));
+    if (static_cast<int>(ranks.size()) != size)
+      throw UsageError("DRUN_PLACEMENT has " + std::to_string(ranks.size()) +
+                       " ranks but the job has " + std::to_string(size));
+    ctx.exec.threads = ranks[static_cast<size_t>(rank)].threads;
+  } else {  // started by hand (mpirun drun ...): every rank a worker
+    for (int i = 0; i < size; ++i)
+      ranks.push_back({i, "localhost", 0, i == 0 ? "chief" : "worker", i == 0 ? 0 : i - 1, -1,
+                       ctx.exec.threads});
+  }
+  const auto& me = ranks[static_cast<size_t>(rank)];
+  ctx.role = me.role;
+  ctx.task_index = me.task_index;
+  ctx.tf_config = dist::tf_config(ranks, rank);
+  if (rank != 0)
+    ctx.label =
+        "rank " + std::to_string(rank) + ", " + me.role + " " + std::to_string(me.task_index);
+  setenv("TF_CONFIG", ctx.tf_config.dump().c_str(), 1);
+  setenv("DRUN_ROLE", me.role.c_str(), 1);
+  setenv("DRUN_TASK_INDEX", std::to_string(me.task_index).c_str(), 1);
+}
+
+}  // namespace drun::launch

@@ -1,0 +1,39 @@
+// The launcher's half of drun: outside an MPI job it reads the cluster, runs
+// the script once in plan mode to learn its strategy, places the ranks and
+// starts them through mpirun; inside one it gives this rank its role.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dist/placement.hpp"
+#include "train/context.hpp"
+
+namespace drun::launch {
+
+struct Request {
+  std::string script;
+  std::vector<std::string> script_args;
+  int ranks = 0;  // -np; 0: not given
+  std::string mpirun = "mpirun";
+  std::vector<std::string> mpi_args;
+  std::string hostfile;
+  int workers_per_node = -1, gpus_per_node = -1, ps_per_node = -1;
+  int threads = 0;  // --threads-per-rank; 0: the node's cores shared out
+  bool dry_run = false;
+  std::string data_dir;
+  bool quiet = false;
+};
+
+// Whether this request needs more than one process (or a dry run).
+bool needs_launch(const Request& r, const dist::ClusterSpec& cluster);
+
+// Plans, then either prints the plan (dry run, returns 0) or becomes mpirun
+// (returns only on failure). `plan_ctx` is a context for the plan-mode run.
+int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context plan_ctx);
+
+// Inside a job: this rank's role from DRUN_PLACEMENT (or, when absent, worker
+// `rank` of `size` with worker 0 the chief), exported as TF_CONFIG,
+// DRUN_ROLE and DRUN_TASK_INDEX and written into ctx.
+void take_role(train::Context& ctx, int rank, int size);
+
+}  // namespace drun::launch
