@@ -19,6 +19,22 @@ int traceback(lua_State* L) {
   return 1;
 }
 
+// print() with upvalues (the original print, a prefix): prefix .. first arg.
+int prefixed_print(lua_State* L) {
+  const int n = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, lua_upvalueindex(2));
+  if (n > 0) {
+    lua_getglobal(L, "tostring");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    lua_concat(L, 2);
+  }
+  for (int i = 2; i <= n; ++i) lua_pushvalue(L, i);
+  lua_call(L, n > 0 ? n : 1, 0);
+  return 0;
+}
+
 struct StateCloser {
   void operator()(lua_State* L) const { lua_close(L); }
 };
@@ -43,8 +59,7 @@ int run_script(train::Context& ctx, const std::string& script,
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
   const std::string path = ctx.module_root + "/?.lua;" + ctx.module_root + "/?/init.lua;" +
-                           ctx.models_root + "/?.lua;" + dir +
-                           "/?.lua;" + lua_tostring(L, -1);
+                           ctx.models_root + "/?.lua;" + dir + "/?.lua;" + lua_tostring(L, -1);
   lua_pop(L, 1);
   lua_pushstring(L, path.c_str());
   lua_setfield(L, -2, "path");
@@ -61,6 +76,15 @@ int run_script(train::Context& ctx, const std::string& script,
     lua_rawseti(L, -2, static_cast<int>(i + 1));
   }
   lua_setglobal(L, "arg");
+
+  // On ranks other than the chief, print() lines carry the rank and role.
+  if (!ctx.label.empty()) {
+    const std::string prefix = "[" + ctx.label + "] ";
+    lua_getglobal(L, "print");
+    lua_pushstring(L, prefix.c_str());
+    lua_pushcclosure(L, prefixed_print, 2);
+    lua_setglobal(L, "print");
+  }
 
   lua_pushcfunction(L, traceback);
   int status = luaL_loadfile(L, script.c_str());

@@ -19,6 +19,7 @@ double seconds_since(Clock::time_point t) {
 
 Trainer::Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec& exec)
     : model_(model),
+      compiled_(compiled),
       loss_(compiled.loss),
       optimizer_(optim::make_optimizer(compiled.optimizer)),
       metrics_(nn::make_metrics(compiled.metrics, loss_.from_logits())),
@@ -141,7 +142,12 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     result.train = {loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0,
                     metric_values(), loss_count_};
     MetricValues eval_values;
-    if (eval && (!strategy_ || strategy_->is_chief())) {
+    const bool chief = !strategy_ || strategy_->is_chief();
+    if (eval && chief && strategy_ && strategy_->workers() > 1) {
+      // The other workers go on training while the chief's copy is evaluated.
+      if (auto done = background_eval_.finish()) report_eval(*done, progress, result);
+      background_eval_.start(model_, compiled_, *eval, epoch);
+    } else if (eval && chief) {
       result.eval = evaluate(*eval);
       eval_values.emplace_back("loss", result.eval->loss);
       for (const auto& kv : result.eval->metrics) eval_values.push_back(kv);
@@ -150,6 +156,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
                        static_cast<double>(epoch_images) / epoch_seconds, eval_values);
     result.epochs = epoch + 1;
   }
+  if (auto done = background_eval_.finish()) report_eval(*done, progress, result);
   result.global_step = global_step_;
   const int workers = strategy_ ? strategy_->workers() : 1;
   // Images of all workers: each trains the same number of steps on its shard.
@@ -162,6 +169,16 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     write_json_atomically(config.model_dir + "/summary.json", result.to_json());
   }
   return result;
+}
+
+void Trainer::report_eval(const BackgroundEval::Result& done, Progress& progress,
+                          FitResult& result) {
+  result.eval = done.evaluation;
+  std::string line = "evaluation after epoch " + std::to_string(done.epoch + 1) + ": val_loss " +
+                     std::to_string(done.evaluation.loss);
+  for (const auto& [k, v] : done.evaluation.metrics)
+    line += " - val_" + k + " " + std::to_string(v);
+  progress.line(line);
 }
 
 json FitResult::to_json() const {

@@ -14,26 +14,16 @@
 #include "nn/metrics.hpp"
 #include "nn/model.hpp"
 #include "optim/optimizer.hpp"
+#include "train/background_eval.hpp"
+#include "train/compiled.hpp"
 #include "train/progress.hpp"
 
 namespace drun::train {
-
-struct Compiled {
-  json loss = "sparse_categorical_crossentropy";
-  json optimizer = {{"class_name", "SGD"}, {"config", json::object()}};
-  std::vector<std::string> metrics;
-};
 
 struct FitConfig {
   int64_t epochs = 1;
   int64_t max_steps = -1;  // stop after this many steps in all (< 0: no limit)
   std::string model_dir;   // where summary.json goes; empty: nowhere
-};
-
-struct Evaluation {
-  double loss = 0.0;
-  MetricValues metrics;
-  int64_t examples = 0;
 };
 
 struct FitResult {
@@ -72,8 +62,10 @@ class Trainer {
   void reset_metrics();
   // Adds every worker's loss and metric sums into this one's.
   void sum_over_workers();
+  void report_eval(const BackgroundEval::Result& done, Progress& progress, FitResult& result);
 
   nn::Model& model_;
+  Compiled compiled_;
   nn::Loss loss_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::vector<nn::Metric> metrics_;
@@ -84,6 +76,7 @@ class Trainer {
   double loss_sum_ = 0.0;
   int64_t loss_count_ = 0;
   int64_t global_step_ = 0;
+  BackgroundEval background_eval_;
 };
 
 // Writes `value` to `path` atomically: a temporary file, fsync, rename.

@@ -1,0 +1,33 @@
+#include "train/background_eval.hpp"
+
+#include "train/trainer.hpp"
+
+namespace drun::train {
+
+BackgroundEval::BackgroundEval() = default;
+
+BackgroundEval::~BackgroundEval() {
+  if (running_.valid()) running_.wait();
+}
+
+void BackgroundEval::start(nn::Model& model, const Compiled& compiled, data::Pipeline& input,
+                           int64_t epoch) {
+  finish();
+  if (!copy_) {
+    copy_ = std::make_unique<nn::Model>(model.spec(), 0);
+    // One thread: the training threads keep the cores they were given.
+    evaluator_ = std::make_unique<Trainer>(*copy_, compiled, kernels::Exec{model.exec().device, 1});
+  }
+  auto from = model.params();
+  auto to = copy_->params();
+  for (size_t i = 0; i < from.size(); ++i) to[i]->value.copy_from(from[i]->value);
+  epoch_ = epoch;
+  running_ = std::async(std::launch::async, [this, &input] { return evaluator_->evaluate(input); });
+}
+
+std::optional<BackgroundEval::Result> BackgroundEval::finish() {
+  if (!running_.valid()) return std::nullopt;
+  return Result{epoch_, running_.get()};
+}
+
+}  // namespace drun::train
