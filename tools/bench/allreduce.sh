@@ -6,13 +6,15 @@
 #
 # Runs build/tools/bench/allreduce_bench under mpirun once per bucket size and
 # repeat, bucket sizes rotated every repeat so machine noise hits all of them;
-# inside one run the strategy, the bare call and the fresh-buffer call are
-# interleaved per iteration. Each run reports per-case medians over its
+# inside one run the strategy, the bare call and the zero-copy prototype
+# ("view") are interleaved per iteration, then the fresh-buffer call runs. Each run reports per-case medians over its
 # iterations; the table gives the median over repeats. Raw JSON lines go to
 # build/bench/allreduce.jsonl, the table to build/bench/allreduce.md.
 #
 #   mpirun --allow-run-as-root --oversubscribe --bind-to none -np N \
-#     build/tools/bench/allreduce_bench --case all --bucket-mib B --iters I --iters-big J
+#     build/tools/bench/allreduce_bench --case all --bucket-mib B --iters I --iters-big J --fresh
+#
+# Extra mpirun arguments: MPIRUN_ARGS (e.g. "--mca coll_libnbc_iallreduce_algorithm 3").
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -58,42 +60,46 @@ for ((r = 0; r < REPEATS; r++)); do
   for ((k = 0; k < ${#BLIST[@]}; k++)); do
     b="${BLIST[$(( (k + r) % ${#BLIST[@]} ))]}"
     echo "# repeat $((r + 1))/$REPEATS bucket ${b} MiB" >&2
-    out="$("$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -np "$NP" \
-             "$BENCH" --case all --bucket-mib "$b" --iters "$ITERS" --iters-big "$ITERS_BIG")" || {
+    # shellcheck disable=SC2086
+    out="$("$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -np "$NP" ${MPIRUN_ARGS:-} \
+             "$BENCH" --case all --bucket-mib "$b" --iters "$ITERS" --iters-big "$ITERS_BIG" --fresh)" || {
       echo "error: allreduce_bench failed (bucket $b MiB)" >&2; exit 1; }
     printf '%s\n' "$out" | grep '^{' | sed "s/^{/{\"repeat\": $r, /" >> "$RAW"
   done
 done
 
-python3 - "$RAW" "$NP" "$REPEATS" <<'PY' | tee "$OUTDIR/allreduce.md"
+python3 - "$RAW" "$NP" "$REPEATS" "${MPIRUN_ARGS:-}" <<'PY' | tee "$OUTDIR/allreduce.md"
 import json, statistics, sys, datetime, os
-raw, np_, repeats = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+raw, np_, repeats, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 rows = [json.loads(l) for l in open(raw) if l.strip()]
 groups = {}
 for r in rows:
     groups.setdefault((r["case"], r["bucket_mib"]), []).append(r)
 med = lambda g, k: statistics.median(x[k] for x in g)
 order = {"seed_cnn": 0, "uniform_25m": 1, "resnet50_mix": 2}
-print("| case | MiB | bucket MiB | buckets | strategy ms | bare ms | fresh ms | strategy GB/s (busbw) | bare GB/s (busbw) | fresh GB/s (busbw) | strategy / bare | strategy / fresh |")
+items = sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1]))
+bus = 2 * (np_ - 1) / np_
+print("| case | MiB | bucket MiB | buckets | bare ms | strategy ms | strategy / bare | view ms | view / bare | fresh ms | bare GB/s (busbw) | strategy GB/s (busbw) |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-for (case, b), g in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1])):
-    mib = g[0]["mib"]; by = mib * (1 << 20)
-    s, bare, fr = med(g, "strategy_ms"), med(g, "bare_ms"), med(g, "fresh_ms")
-    bus = 2 * (np_ - 1) / np_
+for (case, b), g in items:
+    by = g[0]["mib"] * (1 << 20)
+    s, bare, v, fr = (med(g, k) for k in ("strategy_ms", "bare_ms", "view_ms", "fresh_ms"))
     bw = lambda ms: f"{by / (ms * 1e6):.2f} ({by / (ms * 1e6) * bus:.2f})" if ms > 0 else "-"
-    print(f"| {case} | {mib:.1f} | {b:g} | {g[0]['buckets']} | {s:.3f} | {bare:.3f} | {fr:.3f} | "
-          f"{bw(s)} | {bw(bare)} | {bw(fr)} | {s / bare:.2f} | {s / fr:.2f} |")
+    print(f"| {case} | {g[0]['mib']:.1f} | {b:g} | {g[0]['buckets']} | {bare:.3f} | {s:.3f} | "
+          f"{med(g, 'ratio_strategy_bare'):.2f} | {v:.3f} | {med(g, 'ratio_view_bare'):.2f} | {fr:.3f} | "
+          f"{bw(bare)} | {bw(s)} |")
 print()
-print("Where the strategy's time goes (medians, ms): gradients_ready (pack + start + progress), "
-      "finish_gradients (wait + scaled copy back), and the two local copies timed alone.")
+print("Where the strategy's time goes (ms): gradients_ready (pack + start + progress), "
+      "finish_gradients (wait + scaled copy back), and its two local copies timed alone.")
 print()
-print("| case | bucket MiB | ready ms | finish ms | pack alone ms | scale alone ms |")
+print("| case | bucket MiB | ready ms | finish ms | pack alone ms | scaled copy alone ms |")
 print("| --- | --- | --- | --- | --- | --- |")
-for (case, b), g in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1])):
+for (case, b), g in items:
     print(f"| {case} | {b:g} | {med(g, 'ready_ms'):.3f} | {med(g, 'finish_ms'):.3f} | "
           f"{med(g, 'pack_ms'):.3f} | {med(g, 'scale_ms'):.3f} |")
 print()
-print(f"{np_} ranks, {repeats} repeats per bucket size (median of per-run medians); "
-      f"{datetime.datetime.utcnow():%Y-%m-%dT%H:%MZ} on {os.cpu_count()} cores.")
+print(f"{np_} ranks, {repeats} repeats per bucket size; each cell the median over repeats of "
+      f"per-run medians (ratios: median of per-run ratios); mpirun extra arguments: "
+      f"'{extra}'; {datetime.datetime.utcnow():%Y-%m-%dT%H:%MZ} on {os.cpu_count()} cores.")
 PY
 echo "# wrote $OUTDIR/allreduce.md and $RAW" >&2
