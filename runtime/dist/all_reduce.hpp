@@ -1,11 +1,12 @@
 // AllReduce (synchronous data parallelism, as Horovod and TensorFlow's
 // MultiWorkerMirroredStrategy): every worker computes gradients on its shard
 // of the global batch; gradients are averaged over workers and every worker
-// applies the same update. Gradients are packed, last layer first, into
-// fusion buffers of about `bucket_bytes`; a buffer's non-blocking allreduce
-// starts as soon as backward has produced all of its gradients, so
-// communication overlaps the rest of backward. The buffers persist: a warm
-// step allocates nothing.
+// applies the same update. Gradients live, last layer first, in fusion
+// buffers of about `bucket_bytes` (setup() makes each Param::grad a view into
+// its buffer, so nothing is copied); a buffer's non-blocking allreduce starts
+// as soon as backward has produced all of its gradients, so communication
+// overlaps the rest of backward. The buffers persist: a warm step allocates
+// nothing.
 #pragma once
 #include <unordered_map>
 #include <vector>
@@ -22,6 +23,7 @@ class AllReduce final : public Strategy {
   int workers() const override { return comm_.size(); }
   int worker_index() const override { return comm_.rank(); }
   void setup(std::span<Param* const> params) override;
+  float gradient_scale() const override { return 1.0f / static_cast<float>(comm_.size()); }
   void gradients_ready(std::span<Param> params) override;
   void finish_gradients() override;
   void sum(double* values, int64_t n) override { comm_.allreduce_sum(values, n); }
@@ -45,6 +47,7 @@ class AllReduce final : public Strategy {
   std::vector<Slot> slots_;
   std::unordered_map<const Param*, size_t> slot_of_;
   std::vector<Bucket> buckets_;
+  size_t started_ = 0;  // buckets whose reduction has started this step
 };
 
 }  // namespace drun::dist

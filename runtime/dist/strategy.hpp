@@ -20,6 +20,10 @@ class Strategy {
   // Once, before training: e.g. check that every worker holds the same
   // variables and give them the chief's initial values.
   virtual void setup(std::span<Param* const> params) = 0;
+  // The trainer multiplies the loss gradient by this before backward. Every
+  // parameter gradient is linear in it, so AllReduce's 1/N turns the sum over
+  // workers into their mean without a pass over the gradients.
+  virtual float gradient_scale() const { return 1.0f; }
   // During backward: these parameters' gradients are final for this step.
   virtual void gradients_ready(std::span<Param> params) = 0;
   // After backward, before the optimizer: gradients hold what to apply.

@@ -82,6 +82,11 @@ void axpy(const Exec& ex, float alpha, const Tensor& x, Tensor& y) {
   cpu::axpy(alpha, x.f32(), y.f32(), x.numel());
 }
 
+void scale(const Exec& ex, float alpha, Tensor& y) {
+  on_cpu(ex, "scale");
+  cpu::scale(alpha, y.f32(), y.numel());
+}
+
 void mul(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
   on_cpu(ex, "mul");
   same_size(a, b, "mul");

@@ -35,6 +35,7 @@ void activation_backward(const Exec& ex, Activation a, const Tensor& y, const Te
                          Tensor& dx);
 void add(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y);
 void axpy(const Exec& ex, float alpha, const Tensor& x, Tensor& y);
+void scale(const Exec& ex, float alpha, Tensor& y);  // y *= alpha
 void mul(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y);
 bool all_finite(const Exec& ex, const Tensor& x);
 

@@ -41,6 +41,8 @@ void Trainer::set_strategy(dist::Strategy* strategy) {
 double Trainer::train_step(const data::Batch& batch) {
   const Tensor& out = model_.forward(batch.x, true);
   const double loss = loss_.compute(exec_, out, batch.y, dlogits_);
+  if (strategy_ && strategy_->gradient_scale() != 1.0f)
+    kernels::scale(exec_, strategy_->gradient_scale(), dlogits_);
   model_.backward(dlogits_);
   if (strategy_) strategy_->finish_gradients();
   optimizer_->apply(params_);
