@@ -81,7 +81,7 @@ void AllReduce::finish_gradients() {
     if (b.pending != 0)
       throw std::logic_error("AllReduce: a bucket's gradients were not all produced");
   // The sums are means already: the loss gradient was scaled by 1/N.
-  comm_.wait_all();
+  if (buckets_.size() > 1) comm_.wait_all();  // one bucket: reduced by a blocking call
   for (auto& b : buckets_) {
     b.pending = b.total;
     b.request = -1;
