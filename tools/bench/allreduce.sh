@@ -6,9 +6,9 @@
 #
 # Runs build/tools/bench/allreduce_bench under mpirun once per bucket size and
 # repeat, bucket sizes rotated every repeat so machine noise hits all of them;
-# inside one run the strategy, the bare call and the zero-copy prototype
-# ("view") are interleaved per iteration, then the fresh-buffer call runs. Each run reports per-case medians over its
-# iterations; the table gives the median over repeats. Raw JSON lines go to
+# inside one run the strategy and the bare call are interleaved per iteration,
+# then the fresh-buffer call runs. Each run reports per-case medians over its
+# iterations; the tables give the median over repeats. Raw JSON lines go to
 # build/bench/allreduce.jsonl, the table to build/bench/allreduce.md.
 #
 #   mpirun --allow-run-as-root --oversubscribe --bind-to none -np N \
@@ -79,24 +79,23 @@ med = lambda g, k: statistics.median(x[k] for x in g)
 order = {"seed_cnn": 0, "uniform_25m": 1, "resnet50_mix": 2}
 items = sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1]))
 bus = 2 * (np_ - 1) / np_
-print("| case | MiB | bucket MiB | buckets | bare ms | strategy ms | strategy / bare | view ms | view / bare | fresh ms | bare GB/s (busbw) | strategy GB/s (busbw) |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| case | MiB | bucket MiB | buckets | bare ms | strategy ms | strategy / bare | fresh ms | fresh / bare | bare GB/s (busbw) | strategy GB/s (busbw) |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for (case, b), g in items:
     by = g[0]["mib"] * (1 << 20)
-    s, bare, v, fr = (med(g, k) for k in ("strategy_ms", "bare_ms", "view_ms", "fresh_ms"))
+    s, bare, fr = (med(g, k) for k in ("strategy_ms", "bare_ms", "fresh_ms"))
     bw = lambda ms: f"{by / (ms * 1e6):.2f} ({by / (ms * 1e6) * bus:.2f})" if ms > 0 else "-"
     print(f"| {case} | {g[0]['mib']:.1f} | {b:g} | {g[0]['buckets']} | {bare:.3f} | {s:.3f} | "
-          f"{med(g, 'ratio_strategy_bare'):.2f} | {v:.3f} | {med(g, 'ratio_view_bare'):.2f} | {fr:.3f} | "
+          f"{med(g, 'ratio_strategy_bare'):.2f} | {fr:.3f} | {med(g, 'ratio_fresh_bare'):.2f} | "
           f"{bw(bare)} | {bw(s)} |")
 print()
-print("Where the strategy's time goes (ms): gradients_ready (pack + start + progress), "
-      "finish_gradients (wait + scaled copy back), and its two local copies timed alone.")
+print("Where the strategy's time goes (ms): gradients_ready (start the buckets' allreduces, "
+      "the last one blocking, + progress) and finish_gradients (wait for the rest).")
 print()
-print("| case | bucket MiB | ready ms | finish ms | pack alone ms | scaled copy alone ms |")
-print("| --- | --- | --- | --- | --- | --- |")
+print("| case | bucket MiB | ready ms | finish ms |")
+print("| --- | --- | --- | --- |")
 for (case, b), g in items:
-    print(f"| {case} | {b:g} | {med(g, 'ready_ms'):.3f} | {med(g, 'finish_ms'):.3f} | "
-          f"{med(g, 'pack_ms'):.3f} | {med(g, 'scale_ms'):.3f} |")
+    print(f"| {case} | {b:g} | {med(g, 'ready_ms'):.3f} | {med(g, 'finish_ms'):.3f} |")
 print()
 print(f"{np_} ranks, {repeats} repeats per bucket size; each cell the median over repeats of "
       f"per-run medians (ratios: median of per-run ratios); mpirun extra arguments: "

@@ -1,5 +1,5 @@
 // Benchmark: time to exchange a model's gradients through drun's AllReduce
-// strategy (fused buckets, non-blocking allreduce, averaging) against one bare
+// strategy (fused buckets, non-blocking allreduces) against one bare
 // allreduce call on the same bytes (Communicator::allreduce_sum: exactly one
 // MPI_Allreduce, in place). Run under mpirun, e.g.
 //   mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2
@@ -10,24 +10,24 @@
 //   uniform   25 tensors of 1M floats (25M parameters, 100 MB)
 //   resnet50  ResNet-50's 161 trainable tensors (25.6M parameters): many small
 //             batch-norm vectors, conv kernels up to 2.4M floats
-// Variants, interleaved in each iteration (order rotated), each started after
-// a barrier:
-//   strategy  dist::AllReduce: setup() once; per iteration gradients_ready()
-//             for every layer, last layer first, then finish_gradients()
+// Variants, interleaved in each iteration (order alternated), each started
+// after a barrier:
+//   strategy  dist::AllReduce: setup() once (the gradients become views into
+//             its persistent buckets); per iteration gradients_ready() for
+//             every layer, last layer first, then finish_gradients()
 //   bare      one allreduce_sum on a contiguous buffer allocated once
-//   view      a prototype of the strategy without its two copies, local to
-//             this file: the gradients are views into the persistent bucket
-//             buffers (as PyTorch DDP's gradient_as_bucket_view), each bucket
-//             is averaged in place after its wait; same buckets, same
-//             non-blocking Communicator calls
 // and, with --fresh, after those iterations (it disturbs malloc's state and so
 // the variant that follows it):
 //   fresh     a buffer allocated for each call, the gradients copied into it,
 //             one allreduce_sum, the buffer freed (what a framework without
 //             persistent fusion buffers does)
+// Both strategy and bare sum in place (the strategy leaves averaging to the
+// loss gradient's 1/N scale), so values grow N-fold per iteration; they are
+// re-filled, outside the timed region, before they could overflow.
 // Rank 0 prints one JSON line per case: medians over iterations of rank 0's
 // times, algorithm bandwidth (bytes / time) and bus bandwidth
-// (bytes / time * 2(n-1)/n), and where the strategy's time goes.
+// (bytes / time * 2(n-1)/n), and the strategy's split into gradients_ready()
+// and finish_gradients().
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,7 +35,6 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "common/seed_cnn.hpp"
@@ -86,7 +85,9 @@ Param make_param(const std::string& name, Shape shape) {
   return p;
 }
 
-void add_layer(Workload& w, std::vector<Param> params) { w.owned.push_back(std::move(params)); }
+void add_layer(Workload& w, std::vector<Param> params) {
+  w.owned.push_back(std::move(params));
+}
 
 void seal(Workload& w) {
   for (auto& l : w.owned) w.layers.emplace_back(l);
@@ -142,76 +143,6 @@ Workload resnet50() {
   return w;
 }
 
-// The strategy's bucketing with gradients living in the buckets: no pack, no
-// copy back. Slots are 64-byte aligned inside a bucket.
-class ViewAllReduce {
- public:
-  ViewAllReduce(dist::Communicator& comm, int64_t bucket_bytes)
-      : comm_(comm), bucket_bytes_(bucket_bytes) {}
-
-  void setup(std::span<Param* const> params) {
-    std::vector<std::vector<Param*>> members;
-    std::vector<int64_t> sizes;
-    for (auto it = params.rbegin(); it != params.rend(); ++it) {
-      Param* p = *it;
-      if (!p->trainable) continue;
-      const int64_t n = (p->value.numel() + 15) / 16 * 16;
-      if (sizes.empty() || (sizes.back() > 0 && (sizes.back() + n) * 4 > bucket_bytes_)) {
-        sizes.push_back(0);
-        members.emplace_back();
-      }
-      members.back().push_back(p);
-      sizes.back() += n;
-    }
-    buckets_.resize(sizes.size());
-    for (size_t b = 0; b < sizes.size(); ++b) {
-      buckets_[b].buffer = Tensor::zeros(Shape{sizes[b]});
-      buckets_[b].total = buckets_[b].pending = static_cast<int>(members[b].size());
-      int64_t off = 0;
-      for (Param* p : members[b]) {
-        const int64_t n = p->value.numel();
-        Tensor view = buckets_[b].buffer.rows(off, off + n).reshaped(p->value.shape());
-        view.copy_from(p->grad);
-        p->grad = view;
-        bucket_of_[p] = b;
-        off += (n + 15) / 16 * 16;
-      }
-    }
-  }
-  void gradients_ready(std::span<Param> params) {
-    for (Param& p : params) {
-      auto it = bucket_of_.find(&p);
-      if (it == bucket_of_.end()) continue;
-      Bucket& b = buckets_[it->second];
-      if (--b.pending == 0)
-        b.request = comm_.allreduce_sum_start(b.buffer.f32(), b.buffer.numel());
-    }
-    for (auto& b : buckets_)
-      if (b.request >= 0) comm_.test(b.request);
-  }
-  void finish_gradients() {
-    comm_.wait_all();
-    const float inv = 1.0f / static_cast<float>(comm_.size());
-    for (auto& b : buckets_) {
-      float* d = b.buffer.f32();
-      for (int64_t i = 0, n = b.buffer.numel(); i < n; ++i) d[i] *= inv;
-      b.pending = b.total;
-      b.request = -1;
-    }
-  }
-
- private:
-  struct Bucket {
-    Tensor buffer;
-    int pending = 0, total = 0;
-    dist::Communicator::Request request = -1;
-  };
-  dist::Communicator& comm_;
-  int64_t bucket_bytes_;
-  std::vector<Bucket> buckets_;
-  std::unordered_map<const Param*, size_t> bucket_of_;
-};
-
 void fill_grads(Workload& w, int rank) {
   for (Param* p : w.all) {
     float* g = p->grad.f32();
@@ -241,31 +172,35 @@ void pack(const Workload& w, float* dst) {
   }
 }
 
-// `w` feeds the strategy, the bare and the fresh calls; `wv`, a second copy of
-// the same workload, the view prototype (which re-points its gradients).
-void run_case(dist::Communicator& comm, Workload& w, Workload& wv, const BenchOptions& o,
-              int iters) {
+void run_case(dist::Communicator& comm, Workload& w, const BenchOptions& o, int iters) {
   const int rank = comm.rank(), n = comm.size();
-  fill_grads(w, rank);
-  fill_grads(wv, rank);
   const int64_t floats = w.floats();
   const double bytes = static_cast<double>(floats) * 4.0;
   const auto bucket_bytes = static_cast<int64_t>(o.bucket_mib * 1024 * 1024);
 
   dist::AllReduce strategy(comm, bucket_bytes);
-  strategy.setup(w.all);
-  ViewAllReduce view(comm, bucket_bytes);
-  view.setup(wv.all);
+  strategy.setup(w.all);  // re-points the gradients into zero-filled buckets
   std::vector<float> bare(static_cast<size_t>(floats));
-  pack(w, bare.data());  // a persistent buffer is warm
+  // Same values in the strategy's buckets and the bare buffer (which a write
+  // leaves warm, as backward leaves the buckets).
+  auto refill = [&] {
+    fill_grads(w, rank);
+    pack(w, bare.data());
+  };
+  refill();
+  double growth = 1.0;  // bound on |value| after the in-place sums so far
 
-  std::vector<double> t_strategy, t_ready, t_finish, t_bare, t_view, t_fresh, t_pack, t_scale;
-  std::vector<float> scratch(static_cast<size_t>(floats));
+  std::vector<double> t_strategy, t_ready, t_finish, t_bare, t_fresh;
   for (int it = -o.warmup; it < iters; ++it) {
     const bool keep = it >= 0;
-    // Rotate the order of the variants so that none always runs first.
-    for (int k = 0; k < 3; ++k) {
-      const int v = (k + (it < 0 ? 0 : it)) % 3;
+    if (growth * n > 1e30) {
+      refill();
+      growth = 1.0;
+    }
+    growth *= n;
+    // Alternate the order of the variants so that neither always runs first.
+    for (int k = 0; k < 2; ++k) {
+      const int v = (k + (it < 0 ? 0 : it)) % 2;
       comm.barrier();
       const auto t0 = Clock::now();
       if (v == 0) {
@@ -279,33 +214,10 @@ void run_case(dist::Communicator& comm, Workload& w, Workload& wv, const BenchOp
           t_ready.push_back(ready);
           t_finish.push_back(finish);
         }
-      } else if (v == 1) {
+      } else {
         comm.allreduce_sum(bare.data(), floats);
         if (keep) t_bare.push_back(ms_since(t0));
-      } else {
-        for (auto l = wv.layers.rbegin(); l != wv.layers.rend(); ++l) view.gradients_ready(*l);
-        view.finish_gradients();
-        if (keep) t_view.push_back(ms_since(t0));
       }
-    }
-    // Local costs of the strategy's two copies, without communication: the
-    // pack into persistent buffers and the scaled copy back into the grads.
-    if (keep) {
-      auto t0 = Clock::now();
-      pack(w, scratch.data());
-      t_pack.push_back(ms_since(t0));
-      t0 = Clock::now();
-      // Into the view workload's gradients (same sizes): the strategy's
-      // gradients keep their values, so no run of halvings reaches denormals.
-      size_t off = 0;
-      const float inv = 1.0f / static_cast<float>(n);
-      for (Param* p : wv.all) {
-        float* dst = p->grad.f32();
-        const float* src = scratch.data() + off;
-        for (int64_t i = 0, m = p->grad.numel(); i < m; ++i) dst[i] = src[i] * inv;
-        off += static_cast<size_t>(p->grad.numel());
-      }
-      t_scale.push_back(ms_since(t0));
     }
   }
   if (o.fresh)
@@ -322,20 +234,18 @@ void run_case(dist::Communicator& comm, Workload& w, Workload& wv, const BenchOp
   if (rank != 0) return;
   const double bus = 2.0 * (n - 1) / n;
   auto gbs = [&](double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; };
-  const double s = median(t_strategy), b = median(t_bare), f = median(t_fresh),
-               vw = median(t_view);
+  const double s = median(t_strategy), b = median(t_bare), f = median(t_fresh);
   std::printf(
       "{\"case\": \"%s\", \"ranks\": %d, \"tensors\": %zu, \"floats\": %lld, \"mib\": %.2f, "
       "\"bucket_mib\": %g, \"buckets\": %zu, \"iters\": %d, "
-      "\"strategy_ms\": %.3f, \"bare_ms\": %.3f, \"view_ms\": %.3f, \"fresh_ms\": %.3f, "
-      "\"strategy_gbs\": %.2f, \"bare_gbs\": %.2f, \"view_gbs\": %.2f, \"fresh_gbs\": %.2f, "
+      "\"strategy_ms\": %.3f, \"bare_ms\": %.3f, \"fresh_ms\": %.3f, "
+      "\"strategy_gbs\": %.2f, \"bare_gbs\": %.2f, \"fresh_gbs\": %.2f, "
       "\"strategy_busbw\": %.2f, \"bare_busbw\": %.2f, "
-      "\"ratio_strategy_bare\": %.3f, \"ratio_view_bare\": %.3f, \"ratio_fresh_bare\": %.3f, "
-      "\"ready_ms\": %.3f, \"finish_ms\": %.3f, \"pack_ms\": %.3f, \"scale_ms\": %.3f}\n",
+      "\"ratio_strategy_bare\": %.3f, \"ratio_fresh_bare\": %.3f, "
+      "\"ready_ms\": %.3f, \"finish_ms\": %.3f}\n",
       w.name.c_str(), n, w.all.size(), static_cast<long long>(floats), bytes / (1 << 20),
-      o.bucket_mib, strategy.bucket_count(), iters, s, b, vw, f, gbs(s), gbs(b), gbs(vw), gbs(f),
-      gbs(s) * bus, gbs(b) * bus, b > 0 ? s / b : 0.0, b > 0 ? vw / b : 0.0,
-      b > 0 ? f / b : 0.0, median(t_ready), median(t_finish), median(t_pack), median(t_scale));
+      o.bucket_mib, strategy.bucket_count(), iters, s, b, f, gbs(s), gbs(b), gbs(f), gbs(s) * bus,
+      gbs(b) * bus, b > 0 ? s / b : 0.0, b > 0 ? f / b : 0.0, median(t_ready), median(t_finish));
   std::fflush(stdout);
 }
 
@@ -353,12 +263,18 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--case") o.which = next();
-    else if (a == "--bucket-mib") o.bucket_mib = std::atof(next());
-    else if (a == "--iters") o.iters = std::atoi(next());
-    else if (a == "--iters-big") o.iters_big = std::atoi(next());
-    else if (a == "--warmup") o.warmup = std::atoi(next());
-    else if (a == "--fresh") o.fresh = true;
+    if (a == "--case")
+      o.which = next();
+    else if (a == "--bucket-mib")
+      o.bucket_mib = std::atof(next());
+    else if (a == "--iters")
+      o.iters = std::atoi(next());
+    else if (a == "--iters-big")
+      o.iters_big = std::atoi(next());
+    else if (a == "--warmup")
+      o.warmup = std::atoi(next());
+    else if (a == "--fresh")
+      o.fresh = true;
     else {
       usage();
       return 2;
@@ -369,16 +285,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (o.which == "seed" || o.which == "all") {
-    Workload w = seed_cnn(), wv = seed_cnn();
-    run_case(comm, w, wv, o, o.iters);
+    Workload w = seed_cnn();
+    run_case(comm, w, o, o.iters);
   }
   if (o.which == "uniform" || o.which == "all") {
-    Workload w = uniform25m(), wv = uniform25m();
-    run_case(comm, w, wv, o, o.iters_big);
+    Workload w = uniform25m();
+    run_case(comm, w, o, o.iters_big);
   }
   if (o.which == "resnet50" || o.which == "all") {
-    Workload w = resnet50(), wv = resnet50();
-    run_case(comm, w, wv, o, o.iters_big);
+    Workload w = resnet50();
+    run_case(comm, w, o, o.iters_big);
   }
   return 0;
 }
