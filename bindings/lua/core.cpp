@@ -9,6 +9,9 @@
 #include "data/fashion_mnist.hpp"
 #include "data/pipeline.hpp"
 #include "dist/all_reduce.hpp"
+#include "dist/hogwild.hpp"
+#include "dist/ps_server.hpp"
+#include "dist/ps_worker.hpp"
 #include "lua_json.hpp"
 #include "nn/model.hpp"
 #include "train/trainer.hpp"
@@ -28,8 +31,9 @@ struct TrainerBox {
   ModelPtr model;  // keeps the model alive as long as its trainer
   train::Trainer trainer;
   std::unique_ptr<dist::Strategy> strategy;
+  train::Compiled compiled;
   TrainerBox(ModelPtr m, const train::Compiled& c, const kernels::Exec& ex)
-      : model(std::move(m)), trainer(*model, c, ex) {}
+      : model(std::move(m)), trainer(*model, c, ex), compiled(c) {}
 };
 
 void push_shape(lua_State* L, const Shape& s) {
@@ -196,17 +200,29 @@ std::unique_ptr<data::Pipeline> pipeline_arg(lua_State* L, int ds_index, int ops
 }
 
 // The strategy of a multi-worker job, from its Lua description {name, options}.
-std::unique_ptr<dist::Strategy> make_strategy(const json& desc, dist::Communicator& comm) {
-  const std::string name = desc.value("name", std::string("AllReduce"));
-  Options o(desc.value("options", json::object()), "strategy." + name);
-  if (name != "AllReduce")
-    throw UsageError("strategy." + name +
-                     " is not available yet with several workers; use AllReduce");
-  const auto bucket_bytes = o.get<int64_t>("bucket_bytes", int64_t{4} << 20);
-  o.get<bool>("scale_lr", false);  // read by trainer_fit
-  o.finish();
-  if (bucket_bytes <= 0) throw UsageError("strategy.AllReduce: bucket_bytes must be positive");
-  return std::make_unique<dist::AllReduce>(comm, bucket_bytes);
+std::unique_ptr<dist::Strategy> make_strategy(const dist::StrategySpec& spec,
+                                              const train::Context& ctx,
+                                              const json& experiment_optimizer) {
+  switch (spec.exchange) {
+    case dist::Exchange::all_reduce:
+      return std::make_unique<dist::AllReduce>(*ctx.workers, spec.bucket_bytes);
+    case dist::Exchange::shared:
+      return std::make_unique<dist::Hogwild>(*ctx.comm, *ctx.workers, spec);
+    default:
+      return std::make_unique<dist::PsWorker>(*ctx.comm, *ctx.workers, spec,
+                                              experiment_optimizer);
+  }
+}
+
+// A parameter-server rank's fit: serve the workers until they are done.
+json serve(const dist::StrategySpec& spec, const train::Context& ctx, nn::Model& model,
+           const json& experiment_optimizer) {
+  if (!spec.uses_servers())
+    throw UsageError("this rank is a parameter server, but strategy " + spec.name +
+                     " uses none");
+  const auto params = model.params();
+  if (spec.exchange == dist::Exchange::shared) return dist::serve_hogwild(*ctx.comm, spec, params);
+  return dist::ParameterServer(*ctx.comm, spec, params, experiment_optimizer).serve();
 }
 
 // ---- trainers ----
@@ -244,14 +260,22 @@ int trainer_fit(lua_State* L) {
     o.finish();
     if (cfg.epochs < 1) throw UsageError("fit: epochs must be at least 1");
     const auto& ctx = context(L);
-    const int workers = ctx.comm ? ctx.comm->size() : 1;
-    if (workers > 1 && !box->strategy) {
-      box->strategy = make_strategy(strategy, *ctx.comm);
+    const auto spec = dist::parse_strategy(strategy);
+    if (ctx.role == "ps") {
+      push_json(L, serve(spec, ctx, *box->model, box->compiled.optimizer));
+      return 1;
+    }
+    const int workers = ctx.workers ? ctx.workers->size() : 1;
+    const bool servers = ctx.comm && ctx.comm->size() > workers;
+    if ((workers > 1 || servers) && !box->strategy) {
+      box->strategy = make_strategy(spec, ctx, box->compiled.optimizer);
       box->trainer.set_strategy(box->strategy.get());
-      if (strategy.value("options", json::object()).value("scale_lr", false))
+      // Linear scaling (Goyal et al. 2017) where this worker applies the mean
+      // of all workers' gradients; servers scale their own optimizer.
+      if (spec.scale_lr && spec.exchange == dist::Exchange::all_reduce)
         box->trainer.optimizer().set_lr_scale(static_cast<float>(workers));
     }
-    auto train_input = pipeline_arg(L, 2, 3, workers, ctx.comm ? ctx.comm->rank() : 0);
+    auto train_input = pipeline_arg(L, 2, 3, workers, ctx.workers ? ctx.workers->rank() : 0);
     std::unique_ptr<data::Pipeline> eval_input;
     if (!lua_isnoneornil(L, 4)) eval_input = pipeline_arg(L, 4, 5);
     train::Progress progress(ctx.tty, ctx.quiet);
@@ -307,7 +331,7 @@ int core_context(lua_State* L) {
               {"data_dir", ctx.data_dir},
               {"tty", ctx.tty},
               {"rank", ctx.comm ? ctx.comm->rank() : 0},
-              {"workers", ctx.comm ? ctx.comm->size() : 1},
+              {"workers", ctx.workers ? ctx.workers->size() : 1},
               {"host", ctx.comm ? ctx.comm->host() : std::string("localhost")},
               {"role", ctx.role},
               {"task_index", ctx.task_index},

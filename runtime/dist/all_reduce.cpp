@@ -1,29 +1,13 @@
 #include "dist/all_reduce.hpp"
 
-#include "base/options.hpp"
-
 namespace drun::dist {
 
 AllReduce::AllReduce(Communicator& comm, int64_t bucket_bytes)
     : comm_(comm), bucket_bytes_(bucket_bytes) {}
 
 void AllReduce::setup(std::span<Param* const> params) {
-  // Every worker must hold the same variables: compare with the chief's list.
-  std::string mine;
-  for (const Param* p : params) mine += p->name + p->value.shape().str() + ";";
-  std::string chief = mine;
-  comm_.broadcast(chief, 0);
-  if (chief != mine) {
-    size_t i = 0;
-    while (i < mine.size() && i < chief.size() && mine[i] == chief[i]) ++i;
-    const size_t from = mine.rfind(';', i == 0 ? 0 : i - 1);
-    const size_t start = from == std::string::npos ? 0 : from + 1;
-    throw UsageError("AllReduce: worker " + std::to_string(comm_.rank()) +
-                     " holds other variables than the chief, first difference at '" +
-                     mine.substr(start, mine.find(';', start) - start) + "' vs the chief's '" +
-                     chief.substr(start, chief.find(';', start) - start) + "'");
-  }
-  for (Param* p : params) comm_.broadcast(p->value.f32(), p->value.numel(), 0);
+  check_same_variables(comm_, params, "AllReduce");
+  broadcast_from_chief(comm_, params);
 
   // Buckets in the order backward produces gradients: last variable first.
   // Offsets are rounded to 16 floats (64 bytes) so every gradient stays aligned.
@@ -87,6 +71,11 @@ void AllReduce::finish_gradients() {
     b.request = -1;
   }
   started_ = 0;
+}
+
+void AllReduce::apply(optim::Optimizer& optimizer, std::span<Param* const> params) {
+  finish_gradients();
+  optimizer.apply(params);
 }
 
 }  // namespace drun::dist

@@ -25,7 +25,9 @@ class AllReduce final : public Strategy {
   void setup(std::span<Param* const> params) override;
   float gradient_scale() const override { return 1.0f / static_cast<float>(comm_.size()); }
   void gradients_ready(std::span<Param> params) override;
-  void finish_gradients() override;
+  void apply(optim::Optimizer& optimizer, std::span<Param* const> params) override;
+  // Waits for every bucket's sum: gradients then hold the mean over workers.
+  void finish_gradients();
   void sum(double* values, int64_t n) override { comm_.allreduce_sum(values, n); }
 
   size_t bucket_count() const { return buckets_.size(); }

@@ -5,9 +5,20 @@
 #include <span>
 #include <string>
 
+#include "base/options.hpp"
+#include "optim/optimizer.hpp"
 #include "tensor/param.hpp"
 
 namespace drun::dist {
+
+class Communicator;
+
+// Before the first exchange: every worker must hold the same variables (names,
+// shapes, order) as the chief; throws UsageError naming the first mismatch.
+void check_same_variables(Communicator& workers, std::span<Param* const> params,
+                          const std::string& strategy);
+// Every worker takes the chief's values of all variables.
+void broadcast_from_chief(Communicator& workers, std::span<Param* const> params);
 
 class Strategy {
  public:
@@ -25,11 +36,22 @@ class Strategy {
   // workers into their mean without a pass over the gradients.
   virtual float gradient_scale() const { return 1.0f; }
   // During backward: these parameters' gradients are final for this step.
-  virtual void gradients_ready(std::span<Param> params) = 0;
-  // After backward, before the optimizer: gradients hold what to apply.
-  virtual void finish_gradients() = 0;
+  virtual void gradients_ready(std::span<Param> params) { (void)params; }
+  // After backward: bring this step's gradients to bear on the variables,
+  // with `optimizer` (the experiment's) where the update happens here.
+  virtual void apply(optim::Optimizer& optimizer, std::span<Param* const> params) = 0;
   // Sums values over workers in place (metrics, counts).
   virtual void sum(double* values, int64_t n) = 0;
+  // At the end of an epoch, on every worker: what the strategy measured in it
+  // (e.g. staleness), combined over workers; an empty object when nothing.
+  virtual json epoch_stats() { return json::object(); }
+  // After the last step, on every worker: leave the final model in `params`
+  // on the chief (e.g. fetched from the parameter servers); servers write
+  // their state to `model_dir` when it is not empty.
+  virtual void finish(std::span<Param* const> params, const std::string& model_dir) {
+    (void)params;
+    (void)model_dir;
+  }
 };
 
 }  // namespace drun::dist

@@ -34,8 +34,11 @@ Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
   bytes_ = rounded;
 }
 
+Storage::Storage(void* borrowed, size_t bytes)
+    : data_(borrowed), bytes_(bytes), owned_(false), device_(Device::cpu) {}
+
 Storage::~Storage() {
-  ::operator delete (data_, std::align_val_t{kAlign});
+  if (owned_) ::operator delete (data_, std::align_val_t{kAlign});
 }
 
 Tensor::Tensor(Shape shape, DType dtype, Device device)
@@ -47,6 +50,13 @@ Tensor::Tensor(Shape shape, DType dtype, Device device)
 Tensor Tensor::zeros(Shape shape, DType dtype) {
   Tensor t(shape, dtype);
   t.zero();
+  return t;
+}
+
+Tensor Tensor::borrowed(float* data, Shape shape) {
+  Tensor t;
+  t.storage_ = std::make_shared<Storage>(data, static_cast<size_t>(shape.numel()) * 4);
+  t.shape_ = shape;
   return t;
 }
 

@@ -25,6 +25,8 @@ class Storage {
  public:
   static constexpr size_t kAlign = 64;
   Storage(size_t bytes, Device device);
+  // Memory owned elsewhere (e.g. a node-shared MPI window), which must outlive it.
+  Storage(void* borrowed, size_t bytes);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -36,6 +38,7 @@ class Storage {
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  bool owned_ = true;
   Device device_ = Device::cpu;
 };
 
@@ -45,6 +48,9 @@ class Tensor {
   Tensor(Shape shape, DType dtype = DType::f32, Device device = Device::cpu);
 
   static Tensor zeros(Shape shape, DType dtype = DType::f32);
+  // A float tensor over memory it does not own; the memory must outlive it
+  // and every copy of it.
+  static Tensor borrowed(float* data, Shape shape);
 
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }

@@ -16,7 +16,8 @@ struct Context {
   bool quiet = false;                  // no progress output at all
   std::string module_root;             // where drun/*.lua live, to tell user frames from ours
   std::string models_root;             // the Lua model zoo (models/*.lua), on package.path
-  dist::Communicator* comm = nullptr;  // set when this process is a rank of an MPI job
+  dist::Communicator* comm = nullptr;     // set when this process is a rank of an MPI job
+  dist::Communicator* workers = nullptr;  // the job's workers, without its parameter servers
   std::string label;                   // "worker 1" on a rank other than the chief, for messages
   std::string role = "chief";          // chief, worker or ps (placement)
   int task_index = 0;

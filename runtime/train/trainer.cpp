@@ -44,8 +44,10 @@ double Trainer::train_step(const data::Batch& batch) {
   if (strategy_ && strategy_->gradient_scale() != 1.0f)
     kernels::scale(exec_, strategy_->gradient_scale(), dlogits_);
   model_.backward(dlogits_);
-  if (strategy_) strategy_->finish_gradients();
-  optimizer_->apply(params_);
+  if (strategy_)
+    strategy_->apply(*optimizer_, params_);
+  else
+    optimizer_->apply(params_);
   for (auto& m : metrics_) m.update(exec_, out, batch.y);
   loss_sum_ += loss * static_cast<double>(batch.size);
   loss_count_ += batch.size;
@@ -140,7 +142,15 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     const double epoch_seconds = seconds_since(epoch_start);
     train_seconds += epoch_seconds;
     train_images += epoch_images;
+    // After the last step the strategy leaves the final model on the chief
+    // (e.g. from the parameter servers), so the last evaluation sees it.
+    if (strategy_ && (stop || epoch + 1 == config.epochs))
+      strategy_->finish(params_, config.model_dir);
     sum_over_workers();
+    if (strategy_) {
+      result.strategy = strategy_->epoch_stats();
+      if (!result.strategy.empty()) progress.line(strategy_->name() + " " + result.strategy.dump());
+    }
     result.train = {loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0,
                     metric_values(), loss_count_};
     MetricValues eval_values;
@@ -191,6 +201,7 @@ json FitResult::to_json() const {
             {"workers", workers},
             {"train", t},
             {"wall_seconds", wall_seconds}};
+  if (!strategy.empty()) j["strategy"] = strategy;
   if (eval) {
     json e = {{"loss", eval->loss}, {"examples", eval->examples}};
     for (const auto& [k, v] : eval->metrics) e[k] = v;

@@ -34,6 +34,7 @@ struct FitResult {
   std::optional<Evaluation> eval;
   double wall_seconds = 0.0;
   int workers = 1;
+  json strategy = json::object();  // what the strategy measured in the last epoch
   json to_json() const;
 };
 

@@ -11,21 +11,12 @@
 #include <iostream>
 #include <map>
 
+#include "dist/strategy_spec.hpp"
 #include "runner.hpp"
 
 namespace drun::launch {
 
 namespace {
-
-// Strategies whose variables live on parameter servers (issue 4's family).
-bool uses_parameter_servers(const std::string& strategy) {
-  static const char* const names[] = {
-      "ParameterServer", "Downpour", "DownpourEasy", "AGN",    "SAGN",
-      "EASGD",           "AEASGD",   "AEAMSGD",      "DynSGD", "SyncSGD"};
-  for (const char* n : names)
-    if (strategy == n) return true;
-  return false;
-}
 
 // Runs the script in plan mode; stdout is silenced unless `show` (dry run).
 int plan(train::Context& ctx, const Request& r, bool show) {
@@ -71,8 +62,11 @@ bool needs_launch(const Request& r, const dist::ClusterSpec& cluster) {
 int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ctx) {
   if (plan(ctx, r, r.dry_run) != 0) return 1;
   const std::string strategy = ctx.plan_record.value("strategy", std::string("AllReduce"));
+  const auto spec = dist::parse_strategy(
+      {{"name", strategy},
+       {"options", ctx.plan_record.value("strategy_options", json::object())}});
   dist::PlacementOptions opt;
-  opt.needs_ps = uses_parameter_servers(strategy);
+  opt.needs_ps = spec.uses_servers();
   opt.ps_per_node = r.ps_per_node;
   opt.workers_per_node = r.workers_per_node;
   opt.total_workers = r.ranks > 0 ? r.ranks : -1;
@@ -93,9 +87,8 @@ int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ct
               << "TF_CONFIG of rank 0: " << dist::tf_config(ranks, 0).dump() << "\n";
     return 0;
   }
-  if (ps > 0)
-    throw UsageError("strategy " + strategy +
-                     " with parameter servers is not available yet (only AllReduce is)");
+  if (ps > 0 && !spec.uses_servers())
+    throw UsageError("strategy " + strategy + " uses no parameter servers; drop --ps-per-node");
 
   // Every rank reads its role from the same table.
   setenv("DRUN_PLACEMENT", dist::placement_json(ranks).dump().c_str(), 1);
@@ -142,7 +135,7 @@ void take_role(train::Context& ctx, int rank, int size) {
   ctx.role = me.role;
   ctx.task_index = me.task_index;
   ctx.tf_config = dist::tf_config(ranks, rank);
-  if (rank != 0)
+  if (me.role != "chief")
     ctx.label =
         "rank " + std::to_string(rank) + ", " + me.role + " " + std::to_string(me.task_index);
   setenv("TF_CONFIG", ctx.tf_config.dump().c_str(), 1);

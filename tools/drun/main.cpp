@@ -122,14 +122,16 @@ int main(int argc, char** argv) {
   ctx.models_root = models_root();
   drun::kernels::cpu::blas_init_single_threaded();
 
-  std::unique_ptr<drun::dist::Communicator> comm;
+  std::unique_ptr<drun::dist::Communicator> comm, workers;
   try {
     if (drun::dist::in_mpi_job()) {
       comm = std::make_unique<drun::dist::Communicator>(&argc, &argv);
       ctx.comm = comm.get();
       ctx.exec.threads = req.threads > 0 ? req.threads : std::max(1, cores / comm->local_size());
       drun::launch::take_role(ctx, comm->rank(), comm->size());
-      if (comm->rank() != 0) ctx.quiet = true;  // only the chief draws progress
+      workers = comm->split(ctx.role == "ps" ? 1 : 0);
+      ctx.workers = workers.get();
+      if (ctx.role != "chief") ctx.quiet = true;  // only the chief draws progress
     } else {
       const auto cluster =
           drun::dist::discover_cluster(drun::dist::Environment::from_process(),

@@ -1,6 +1,7 @@
--- drun.strategy: how gradients are exchanged between workers. In a single
--- process every strategy trains locally; with several workers (drun -np N)
--- the C++ side builds it from this description.
+-- drun.strategy: how workers keep their models in step. Each function returns
+-- a description {name, options}; C++ (runtime/dist/strategy_spec) checks the
+-- options and builds the worker's and the servers' sides. In a single process
+-- every strategy trains locally. docs/strategies.md gives each update rule.
 local util = require 'drun.util'
 
 local strategy = {}
@@ -13,8 +14,53 @@ local function described(name, valid)
   end
 end
 
--- scale_lr: multiply the learning rate by the number of workers (Goyal et al. 2017).
+-- scale_lr: multiply the learning rate of the optimizer that applies the mean
+-- of the workers' gradients by their number (Goyal et al. 2017).
+-- placement: how variables are spread over parameter servers, 'greedy' (by
+-- bytes, the default) or 'round_robin'.
 strategy.AllReduce = described('AllReduce', {'bucket_bytes', 'scale_lr'})
 strategy.MultiWorkerMirrored = strategy.AllReduce
+strategy.ParameterServer = described('ParameterServer',
+  {'mode', 'replicas_to_aggregate', 'backup_workers', 'placement', 'scale_lr'})
+strategy.DynSGD = described('DynSGD', {'placement', 'scale_lr'})
+strategy.SyncSGD = described('SyncSGD', {'learning_rates', 'placement', 'scale_lr'})
+strategy.Downpour = described('Downpour',
+  {'n_push', 'n_fetch', 'worker_optimizer', 'server_optimizer', 'placement', 'scale_lr'})
+strategy.DownpourEasy = described('DownpourEasy', {'n_push', 'n_fetch', 'worker_optimizer', 'placement', 'scale_lr'})
+strategy.Hogwild = described('Hogwild', {'scale_lr'})
+strategy.AGN = described('AGN', {'lambda', 'placement', 'scale_lr'})
+strategy.SAGN = described('SAGN', {'lambda', 'placement', 'scale_lr'})
+strategy.EASGD = described('EASGD', {'tau', 'alpha', 'placement', 'scale_lr'})
+strategy.AEASGD = described('AEASGD', {'tau', 'alpha', 'placement', 'scale_lr'})
+strategy.AEAMSGD = described('AEAMSGD', {'tau', 'alpha', 'momentum', 'placement', 'scale_lr'})
+
+-- The snake_case names that scripts take on the command line (--strategy NAME).
+strategy.by_name = {
+  all_reduce = strategy.AllReduce,
+  ps_async = function(o) o = util.copy(o or {}); o.mode = 'async'; return strategy.ParameterServer(o) end,
+  ps_sync = function(o) o = util.copy(o or {}); o.mode = 'sync'; return strategy.ParameterServer(o) end,
+  downpour = strategy.Downpour,
+  downpour_easy = strategy.DownpourEasy,
+  hogwild = strategy.Hogwild,
+  agn = strategy.AGN,
+  sagn = strategy.SAGN,
+  easgd = strategy.EASGD,
+  aeasgd = strategy.AEASGD,
+  aeamsgd = strategy.AEAMSGD,
+  dyn_sgd = strategy.DynSGD,
+  sync_sgd = strategy.SyncSGD,
+}
+
+-- The strategy called `name` (snake_case) with `opts`; an error lists the names.
+function strategy.named(name, opts)
+  local make = strategy.by_name[name]
+  if not make then
+    local names = {}
+    for k in pairs(strategy.by_name) do names[#names + 1] = k end
+    table.sort(names)
+    util.fail('unknown strategy ' .. tostring(name) .. '; available: ' .. table.concat(names, ', '))
+  end
+  return make(opts)
+end
 
 return strategy

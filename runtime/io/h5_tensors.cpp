@@ -1,0 +1,99 @@
+#include "io/h5_tensors.hpp"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "base/options.hpp"
+
+namespace drun::io {
+
+namespace {
+
+// Closes an HDF5 handle on scope exit.
+struct Handle {
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~Handle() {
+    if (id >= 0) close(id);
+  }
+};
+
+void fsync_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw UsageError("cannot sync " + path + ": " + std::strerror(errno));
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+void write_tensors(const std::string& path,
+                   const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  const std::string tmp = path + ".tmp";
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as exceptions
+  {
+    Handle file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
+    if (file.id < 0) throw UsageError("cannot create " + tmp);
+    Handle lcpl{H5Pcreate(H5P_LINK_CREATE), H5Pclose};
+    H5Pset_create_intermediate_group(lcpl.id, 1);
+    for (const auto& [name, t] : tensors) {
+      std::vector<hsize_t> dims;
+      for (int i = 0; i < t.shape().rank(); ++i) dims.push_back(static_cast<hsize_t>(t.dim(i)));
+      Handle space{H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                   H5Sclose};
+      Handle set{H5Dcreate2(file.id, name.c_str(), H5T_IEEE_F32LE, space.id, lcpl.id, H5P_DEFAULT,
+                            H5P_DEFAULT),
+                 H5Dclose};
+      if (set.id < 0 ||
+          H5Dwrite(set.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0) {
+        std::remove(tmp.c_str());
+        throw UsageError("cannot write dataset '" + name + "' to " + tmp);
+      }
+    }
+  }
+  fsync_file(tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw UsageError("cannot write " + path + ": " + std::strerror(errno));
+  }
+}
+
+std::map<std::string, Tensor> read_tensors(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw UsageError(path + " is missing or not an HDF5 file");
+  Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (file.id < 0) throw UsageError("cannot open " + path);
+  struct Visit {
+    hid_t file;
+    std::map<std::string, Tensor> out;
+    bool failed = false;
+  } visit{file.id, {}};
+  const auto each = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+    auto& v = *static_cast<Visit*>(data);
+    Handle object{H5Oopen(v.file, name, H5P_DEFAULT), H5Oclose};
+    if (object.id < 0) return v.failed = true, -1;
+    if (H5Iget_type(object.id) != H5I_DATASET) return 0;
+    Handle space{H5Dget_space(object.id), H5Sclose};
+    const int rank = H5Sget_simple_extent_ndims(space.id);
+    if (rank < 0 || rank > 8) return v.failed = true, -1;
+    std::vector<hsize_t> dims(static_cast<size_t>(rank));
+    H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
+    Tensor t{Shape(std::vector<int64_t>(dims.begin(), dims.end()))};
+    if (H5Dread(object.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0)
+      return v.failed = true, -1;
+    v.out.emplace(name, std::move(t));
+    return 0;
+  };
+  if (H5Lvisit(file.id, H5_INDEX_NAME, H5_ITER_INC, each, &visit) < 0 || visit.failed)
+    throw UsageError("cannot read the datasets of " + path + " (truncated or corrupt?)");
+  return std::move(visit.out);
+}
+
+}  // namespace drun::io

@@ -1,0 +1,52 @@
+-- The seed CNN on Fashion-MNIST under any strategy: what scripts/fashion_mnist.lua
+-- and every scripts/strategies/*.lua run. Command-line options (--epochs,
+-- --batch-size, --lr, --model-dir, --train-limit, --seed, --strategy,
+-- --scale-lr) override the caller's defaults; `strategy_options` are the
+-- strategy's own parameters, named as in its paper.
+local drun = require 'drun'
+local seed_cnn = require 'seed_cnn'
+local data, optim = drun.data, drun.optim
+
+-- Strategies that apply the mean of all workers' gradients, where the linear
+-- scaling rule for the learning rate applies.
+local averaging = {all_reduce = true, ps_sync = true, sync_sgd = true}
+
+return function(defaults, strategy_options)
+  local settings = {epochs = 3, batch_size = 64, lr = 0.01, model_dir = 'runs/fashion_mnist',
+                    train_limit = 0, seed = 42, strategy = 'all_reduce', scale_lr = true}
+  for k, v in pairs(defaults or {}) do settings[k] = v end
+  local opt = drun.args(settings)
+
+  local train = data.fashion_mnist{split = 'train'}
+  if opt.train_limit > 0 then train = train:take(opt.train_limit) end
+  local test = data.fashion_mnist{split = 'test'}
+
+  local model = seed_cnn{seed = opt.seed}
+  if drun.is_chief() then model:summary() end
+
+  local estimator = drun.Estimator{
+    model = model,
+    loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
+    optimizer = optim.SGD{learning_rate = opt.lr, momentum = 0.9},
+    metrics = {'accuracy'},
+  }
+
+  local options = {}
+  for k, v in pairs(strategy_options or {}) do options[k] = v end
+  if averaging[opt.strategy] then options.scale_lr = opt.scale_lr end
+
+  local result = drun.Experiment{
+    estimator = estimator,
+    strategy = drun.strategy.named(opt.strategy, options),
+    train_input = train:shuffle{seed = opt.seed}:batch(opt.batch_size):prefetch(2),
+    eval_input = test:batch(1000),
+    epochs = opt.epochs,
+    model_dir = opt.model_dir,
+  }:run()
+
+  if drun.is_chief() and result.eval then
+    print(string.format('test accuracy %.4f, test loss %.4f, %.0f images/s',
+                        result.eval.accuracy, result.eval.loss, result.train.images_per_sec))
+  end
+  return result
+end
