@@ -21,7 +21,6 @@ StrategySpec parse_strategy(const json& description) {
   if (s.name == "MultiWorkerMirrored") s.name = "AllReduce";
   Options o(description.value("options", json::object()), "strategy." + s.name);
   const std::string& n = s.name;
-  s.scale_lr = o.get<bool>("scale_lr", false);
   if (n != "AllReduce" && n != "Hogwild")
     s.variable_placement = o.get<std::string>("placement", "greedy");
   if (s.variable_placement != "greedy" && s.variable_placement != "round_robin")
@@ -98,6 +97,10 @@ StrategySpec parse_strategy(const json& description) {
   } else {
     throw UsageError("unknown strategy '" + n + "'; valid: " + strategy_names());
   }
+  // The linear scaling rule is for an optimizer that applies gradients
+  // averaged or gathered from all workers: AllReduce's, or the servers'.
+  if (s.exchange == Exchange::all_reduce || s.exchange == Exchange::gradients)
+    s.scale_lr = o.get<bool>("scale_lr", false);
   o.finish();
   return s;
 }

@@ -1,4 +1,4 @@
 -- Asynchronous EASGD (Zhang, Choromanska and LeCun 2015): each worker, every
 -- tau steps on its own, exchanges the elastic move with the centre.
 --   drun -np 2 scripts/strategies/aeasgd.lua
-require 'strategies.fashion_mnist_experiment'({strategy = 'aeasgd'}, {tau = 4, alpha = 0.45})
+require 'fashion_mnist_experiment'({strategy = 'aeasgd'}, {tau = 4, alpha = 0.45})

@@ -2,4 +2,4 @@
 -- steps, then the change divided by lambda is committed to the servers
 -- asynchronously and the variables fetched back.
 --   drun -np 2 scripts/strategies/agn.lua
-require 'strategies.fashion_mnist_experiment'({strategy = 'agn'}, {lambda = 4})
+require 'fashion_mnist_experiment'({strategy = 'agn'}, {lambda = 4})

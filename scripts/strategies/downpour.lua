@@ -2,4 +2,4 @@
 -- accumulated gradients every n_push steps and fetch the variables every
 -- n_fetch steps; the servers apply Adagrad.
 --   drun -np 2 scripts/strategies/downpour.lua
-require 'strategies.fashion_mnist_experiment'({strategy = 'downpour'}, {n_push = 4, n_fetch = 4})
+require 'fashion_mnist_experiment'({strategy = 'downpour'}, {n_push = 4, n_fetch = 4})

@@ -2,4 +2,4 @@
 -- every tau steps each worker moves towards the centre by alpha (w - c) and
 -- the centre by the sum of those moves.
 --   drun -np 2 scripts/strategies/easgd.lua
-require 'strategies.fashion_mnist_experiment'({strategy = 'easgd'}, {tau = 4, alpha = 0.45})
+require 'fashion_mnist_experiment'({strategy = 'easgd'}, {tau = 4, alpha = 0.45})

@@ -2,4 +2,4 @@
 -- replication): every worker pushes its gradients, the servers apply the
 -- experiment's optimizer at once and send the variables back.
 --   drun -np 2 scripts/strategies/ps_async.lua
-require 'strategies.fashion_mnist_experiment'({strategy = 'ps_async'}, {placement = 'greedy'})
+require 'fashion_mnist_experiment'({strategy = 'ps_async'}, {placement = 'greedy'})

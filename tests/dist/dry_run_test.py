@@ -18,11 +18,11 @@ def check(ok, what):
         failures.append(what)
 
 
-def dry_run(drun, script, args=(), env=None):
+def dry_run(drun, script, args=(), env=None, script_args=()):
     full_env = {k: v for k, v in os.environ.items()
                 if not k.startswith(("SLURM_", "LSB_", "PBS_", "OMPI_", "PMI", "CUDA_"))}
     full_env.update(env or {})
-    run = subprocess.run([drun, "--dry-run", *args, script], capture_output=True, text=True,
+    run = subprocess.run([drun, "--dry-run", *args, script, *script_args], capture_output=True, text=True,
                          env=full_env, timeout=60)
     rows = re.findall(r"^\s*(\d+)\s+(\S+)\s+(chief|worker|ps)\s+(\d+)\s+(\S+)\s+(\d+)\s*$",
                       run.stdout, re.M)
@@ -37,10 +37,11 @@ def main():
         hostfile = os.path.join(tmp, "hosts")
         with open(hostfile, "w") as f:
             f.write("# two nodes\nnode1 slots=8\nnode2 slots=8\n")
-        run, rows, tf = dry_run(drun, script, ["--hostfile", hostfile, "--gpus-per-node", "4",
-                                               "--ps-per-node", "1"])
+        # Downpour uses parameter servers: the plan run tells the launcher so.
+        run, rows, tf = dry_run(drun, script, ["--hostfile", hostfile, "--gpus-per-node", "4"],
+                                script_args=["--strategy", "downpour"])
         check(run.returncode == 0, f"dry run exits 0 ({run.returncode}: {run.stderr[-300:]})")
-        check("strategy: AllReduce" in run.stdout and "Total params: 347,146" in run.stdout,
+        check("strategy: Downpour" in run.stdout and "Total params: 347,146" in run.stdout,
               "prints the strategy and the model summary")
         roles = [r[2] for r in rows]
         check(roles.count("ps") == 2 and roles.count("chief") + roles.count("worker") == 8,
@@ -53,6 +54,11 @@ def main():
               and len(tf["cluster"]["chief"]) == 1, f"TF_CONFIG lists 1 chief, 7 workers, 2 ps ({tf})")
         check("epoch" not in run.stdout.lower() and "test accuracy" not in run.stdout,
               "nothing was trained (no epoch or evaluation lines)")
+
+        run, rows, _ = dry_run(drun, script, ["--hostfile", hostfile, "--gpus-per-node", "4"])
+        check(run.returncode == 0 and "strategy: AllReduce" in run.stdout
+              and not [r for r in rows if r[2] == "ps"],
+              f"AllReduce: no parameter servers ({[r[2] for r in rows]})")
 
         run, rows, _ = dry_run(drun, script, env={"SLURM_JOB_NODELIST": "node[1-3]",
                                                   "SLURM_GPUS_ON_NODE": "2",
@@ -67,7 +73,7 @@ def main():
         hosts = sorted({r[1] for r in rows})
         check(run.returncode == 0 and hosts == ["a1", "b2"] and len(rows) == 2,
               f"LSF: the batch launch host is skipped, one worker on each compute node ({rows})")
-    print(f"{9 - len(failures)} passed, {len(failures)} failed")
+    print(f"{10 - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """A worker killed with SIGKILL mid-training ends the whole job: every rank is
-gone within 15 s and the launcher exits non-zero. Usage: fault_test.py DRUN SOURCE_ROOT"""
+gone within 15 s (parameter servers included) and the launcher exits non-zero.
+Usage: fault_test.py DRUN SOURCE_ROOT [STRATEGY RANKS], e.g. ps_async 3 for
+1 parameter server and 2 workers; by default AllReduce on 2 ranks."""
 import os
 import signal
 import subprocess
@@ -35,24 +37,27 @@ def name(pid):
 
 def main():
     drun, root = sys.argv[1], sys.argv[2]
+    strategy = sys.argv[3] if len(sys.argv) > 3 else "all_reduce"
+    want = int(sys.argv[4]) if len(sys.argv) > 4 else 2
     with tempfile.TemporaryDirectory() as tmp:
         job = subprocess.Popen(
             [drun, "-np", "2", os.path.join(root, "scripts/fashion_mnist.lua"), "--epochs", "20",
-             "--model-dir", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             "--strategy", strategy, "--model-dir", tmp],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + 60
         ranks = []
-        while time.time() < deadline and len(ranks) < 2:
+        while time.time() < deadline and len(ranks) < want:
             time.sleep(0.5)
             ranks = [p for p in descendants(job.pid) if name(p) == "drun"]
             if job.poll() is not None:
                 print("the job ended before it could be killed:", job.stderr.read().decode())
                 return 1
-        if len(ranks) < 2:
-            print("did not find 2 ranks under the launcher")
+        if len(ranks) < want:
+            print(f"did not find {want} ranks under the launcher")
             job.kill()
             return 1
         time.sleep(3)  # mid-training: past start-up and data loading
-        victim = ranks[-1]
+        victim = ranks[-1]  # the last rank is a worker: servers come first on a node
         os.kill(victim, signal.SIGKILL)
         killed_at = time.time()
         try:

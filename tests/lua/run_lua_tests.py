@@ -101,6 +101,18 @@ def test_missing_data():
                  ["/nonexistent/", "dataset-fashion-mnist"])
 
 
+def test_unknown_strategy():
+    err = expect_error(["scripts/fashion_mnist.lua", "--strategy", "downpoor", "--epochs", "1"],
+                       ["unknown strategy downpoor", "downpour", "ps_async"])
+    assert re.search(r"fashion_mnist_experiment\.lua:\d+:", err), err
+
+
+def test_bad_strategy_option():
+    # Checked in C++ with the strategy's name; the Lua line is the script's.
+    err = expect_error(["bad_strategy.lua"], ["strategy.EASGD", "alpha must lie in (0, 1)"], cwd=HERE)
+    assert re.search(r"bad_strategy\.lua:\d+:", err), err
+
+
 def small_idx_labels(n=300):
     """An idx1 file of n unsigned-byte labels."""
     return bytes([0, 0, 8, 1]) + n.to_bytes(4, "big") + bytes(i % 10 for i in range(n))

@@ -14,8 +14,9 @@ local function described(name, valid)
   end
 end
 
--- scale_lr: multiply the learning rate of the optimizer that applies the mean
--- of the workers' gradients by their number (Goyal et al. 2017).
+-- scale_lr (strategies that exchange gradients): multiply the learning rate of
+-- the optimizer that applies them, AllReduce's or the servers', by the number
+-- of workers (Goyal et al. 2017).
 -- placement: how variables are spread over parameter servers, 'greedy' (by
 -- bytes, the default) or 'round_robin'.
 strategy.AllReduce = described('AllReduce', {'bucket_bytes', 'scale_lr'})
@@ -27,12 +28,12 @@ strategy.SyncSGD = described('SyncSGD', {'learning_rates', 'placement', 'scale_l
 strategy.Downpour = described('Downpour',
   {'n_push', 'n_fetch', 'worker_optimizer', 'server_optimizer', 'placement', 'scale_lr'})
 strategy.DownpourEasy = described('DownpourEasy', {'n_push', 'n_fetch', 'worker_optimizer', 'placement', 'scale_lr'})
-strategy.Hogwild = described('Hogwild', {'scale_lr'})
-strategy.AGN = described('AGN', {'lambda', 'placement', 'scale_lr'})
-strategy.SAGN = described('SAGN', {'lambda', 'placement', 'scale_lr'})
-strategy.EASGD = described('EASGD', {'tau', 'alpha', 'placement', 'scale_lr'})
-strategy.AEASGD = described('AEASGD', {'tau', 'alpha', 'placement', 'scale_lr'})
-strategy.AEAMSGD = described('AEAMSGD', {'tau', 'alpha', 'momentum', 'placement', 'scale_lr'})
+strategy.Hogwild = described('Hogwild', {})
+strategy.AGN = described('AGN', {'lambda', 'placement'})
+strategy.SAGN = described('SAGN', {'lambda', 'placement'})
+strategy.EASGD = described('EASGD', {'tau', 'alpha', 'placement'})
+strategy.AEASGD = described('AEASGD', {'tau', 'alpha', 'placement'})
+strategy.AEAMSGD = described('AEAMSGD', {'tau', 'alpha', 'momentum', 'placement'})
 
 -- The snake_case names that scripts take on the command line (--strategy NAME).
 strategy.by_name = {
