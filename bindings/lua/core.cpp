@@ -12,7 +12,9 @@
 #include "dist/hogwild.hpp"
 #include "dist/ps_server.hpp"
 #include "dist/ps_worker.hpp"
+#include "hooks.hpp"
 #include "lua_json.hpp"
+#include "train/preemption.hpp"
 #include "nn/model.hpp"
 #include "train/trainer.hpp"
 
@@ -216,13 +218,13 @@ std::unique_ptr<dist::Strategy> make_strategy(const dist::StrategySpec& spec,
 
 // A parameter-server rank's fit: serve the workers until they are done.
 json serve(const dist::StrategySpec& spec, const train::Context& ctx, nn::Model& model,
-           const json& experiment_optimizer) {
+           const json& experiment_optimizer, const std::string& model_dir) {
   if (!spec.uses_servers())
     throw UsageError("this rank is a parameter server, but strategy " + spec.name +
                      " uses none");
   const auto params = model.params();
   if (spec.exchange == dist::Exchange::shared) return dist::serve_hogwild(*ctx.comm, spec, params);
-  return dist::ParameterServer(*ctx.comm, spec, params, experiment_optimizer).serve();
+  return dist::ParameterServer(*ctx.comm, spec, params, experiment_optimizer, model_dir).serve();
 }
 
 // ---- trainers ----
@@ -247,7 +249,9 @@ json evaluation_json(const train::Evaluation& e) {
   return j;
 }
 
-// trainer:fit(train_ds, train_ops, eval_ds|nil, eval_ops|nil, {epochs, steps, model_dir})
+// trainer:fit(train_ds, train_ops, eval_ds|nil, eval_ops|nil, {epochs, steps, model_dir,
+// strategy, save_checkpoints_steps, save_checkpoints_secs, keep_checkpoint_max,
+// save_summary_steps}, hooks|nil)
 int trainer_fit(lua_State* L) {
   return guarded(L, [&] {
     auto& box = check_object<TrainerBox>(L, 1, kTrainer);
@@ -256,19 +260,43 @@ int trainer_fit(lua_State* L) {
     cfg.epochs = o.get<int64_t>("epochs", 1);
     cfg.max_steps = o.get<int64_t>("steps", -1);
     cfg.model_dir = o.get<std::string>("model_dir", "");
+    cfg.save_checkpoints_steps = o.get<int64_t>("save_checkpoints_steps", 0);
+    cfg.save_checkpoints_secs = o.get<double>("save_checkpoints_secs", 0);
+    cfg.keep_checkpoint_max = o.get<int>("keep_checkpoint_max", 5);
+    cfg.save_summary_steps = o.get<int64_t>("save_summary_steps", 0);
     const json strategy = o.get<json>("strategy", json::object());
     o.finish();
     if (cfg.epochs < 1) throw UsageError("fit: epochs must be at least 1");
-    const auto& ctx = context(L);
+    if (cfg.save_checkpoints_steps < 0 || cfg.save_checkpoints_secs < 0 ||
+        cfg.save_summary_steps < 0)
+      throw UsageError("fit: checkpoint and summary intervals must not be negative");
+    auto& ctx = context(L);
     const auto spec = dist::parse_strategy(strategy);
     if (ctx.role == "ps") {
-      push_json(L, serve(spec, ctx, *box->model, box->compiled.optimizer));
+      push_json(L, serve(spec, ctx, *box->model, box->compiled.optimizer, cfg.model_dir));
       return 1;
     }
+    const auto hooks = hooks_from_lua(L, 7);
+    for (const auto& h : hooks) cfg.hooks.push_back(h.get());
     const int workers = ctx.workers ? ctx.workers->size() : 1;
     const bool servers = ctx.comm && ctx.comm->size() > workers;
-    if ((workers > 1 || servers) && !box->strategy) {
-      box->strategy = make_strategy(spec, ctx, box->compiled.optimizer);
+    const bool chief = ctx.role == "chief";
+    std::unique_ptr<dist::Strategy> fresh;
+    if ((workers > 1 || servers) && !box->strategy)
+      fresh = make_strategy(spec, ctx, box->compiled.optimizer);
+    // A checkpoint in model_dir: continue from it, on every rank, before the
+    // strategy hands the chief's variables to the others.
+    const auto resumed = box->trainer.restore(cfg.model_dir, [&](const std::string& warning) {
+      if (chief) std::fprintf(stderr, "drun: warning: %s\n", warning.c_str());
+    });
+    if (resumed && chief)
+      std::fprintf(stderr, "drun: resuming from %s/ckpt-%lld.h5 (epoch %lld, batch %lld)\n",
+                  cfg.model_dir.c_str(), static_cast<long long>(resumed->global_step),
+                  static_cast<long long>(resumed->epoch + 1),
+                  static_cast<long long>(resumed->batch));
+    if (fresh) {
+      box->strategy = std::move(fresh);
+      if (resumed) box->strategy->resume_from(resumed->global_step);
       box->trainer.set_strategy(box->strategy.get());
       // Linear scaling (Goyal et al. 2017) where this worker applies the mean
       // of all workers' gradients; servers scale their own optimizer.
@@ -280,6 +308,14 @@ int trainer_fit(lua_State* L) {
     if (!lua_isnoneornil(L, 4)) eval_input = pipeline_arg(L, 4, 5);
     train::Progress progress(ctx.tty, ctx.quiet);
     const auto r = box->trainer.fit(*train_input, eval_input.get(), cfg, progress);
+    if (r.preempted) {
+      ctx.exit_code = train::kPreemptedExitCode;
+      throw UsageError("preempted at step " + std::to_string(r.global_step) +
+                       (cfg.model_dir.empty()
+                            ? "; no model_dir, so nothing was saved"
+                            : "; checkpoint written to " + cfg.model_dir +
+                                  ", rerun the same command to resume"));
+    }
     push_json(L, r.to_json());
     return 1;
   });

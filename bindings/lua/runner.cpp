@@ -97,7 +97,7 @@ int run_script(train::Context& ctx, const std::string& script,
     std::fflush(stdout);
     const std::string who = ctx.label.empty() ? "" : "[" + ctx.label + "] ";
     std::fprintf(stderr, "drun: %s%s\n", who.c_str(), msg ? msg : "(error object is not a string)");
-    return 1;
+    return ctx.exit_code != 0 ? ctx.exit_code : 1;
   }
   return 0;
 }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <sstream>
+#include <string>
 
 namespace drun {
 
@@ -29,6 +31,16 @@ class Rng {
     }
   }
   std::mt19937_64& engine() { return engine_; }
+  // The engine's whole state as text (the standard's stream format), for checkpoints.
+  std::string state() const {
+    std::ostringstream out;
+    out << engine_;
+    return out.str();
+  }
+  void set_state(const std::string& text) {
+    std::istringstream in(text);
+    in >> engine_;
+  }
 
  private:
   std::mt19937_64 engine_;

@@ -7,6 +7,10 @@
 
 namespace drun::dist::ps {
 
+std::string shard_path(const std::string& model_dir, int64_t step, int index) {
+  return model_dir + "/ckpt-" + std::to_string(step) + ".ps-" + std::to_string(index) + ".h5";
+}
+
 int Roles::server_index(int world_rank) const {
   const auto it = std::find(servers.begin(), servers.end(), world_rank);
   return it == servers.end() ? -1 : static_cast<int>(it - servers.begin());

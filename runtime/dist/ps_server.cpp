@@ -10,8 +10,12 @@ namespace drun::dist {
 using namespace ps;
 
 ParameterServer::ParameterServer(Communicator& world, const StrategySpec& spec,
-                                 std::span<Param* const> params, const json& experiment_optimizer)
-    : world_(world), spec_(spec), roles_(exchange_roles(world, true)) {
+                                 std::span<Param* const> params, const json& experiment_optimizer,
+                                 std::string model_dir)
+    : world_(world),
+      spec_(spec),
+      roles_(exchange_roles(world, true)),
+      checkpoint_dir_(std::move(model_dir)) {
   index_ = roles_.server_index(world.rank());
   active_ = static_cast<int>(roles_.workers.size());
   const Layout layout(params, static_cast<int>(roles_.servers.size()), spec.variable_placement);
@@ -59,6 +63,7 @@ json ParameterServer::serve() {
   world_.recv(header, kHeaderLen, roles_.workers[0], kRequest);
   if (header[0] != kInit) throw std::logic_error("parameter server: expected the chief's init");
   world_.recv(values_.f32(), values_.numel(), roles_.workers[0], kPayload);
+  if (header[2] >= 0) load_shard(header[2]);
   while (active_ > 0) {
     const int source = world_.recv_any(header, kHeaderLen, kRequest);
     handle(source, header);
@@ -106,6 +111,12 @@ void ParameterServer::handle(int source, const int64_t* header) {
       ++version_;
       if (op == kPushFetch)
         reply(source, spec_.exchange == Exchange::elastic ? gradient_ : values_, staleness);
+      return;
+    }
+    case kCheckpoint: {
+      write_shard(seen);
+      const int64_t ack[kHeaderLen] = {version_, 0, 0, 0};
+      world_.send(ack, kHeaderLen, source, kReply);
       return;
     }
     case kDone:
@@ -180,6 +191,38 @@ void ParameterServer::reply(int dest, const Tensor& values, int64_t staleness) {
   const int64_t header[kHeaderLen] = {version_, staleness, 0, 0};
   world_.send(header, kHeaderLen, dest, kReply);
   world_.send(values.f32(), values.numel(), dest, kReplyPayload);
+}
+
+void ParameterServer::write_shard(int64_t step) {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const auto& p : shard_) tensors.emplace_back("model/" + p.name, p.value);
+  json a = {{"version", version_}, {"optimizer_built", false}};
+  if (optimizer_) {
+    for (const auto& [name, t] : optimizer_->state()) tensors.emplace_back("optimizer/" + name, *t);
+    a["optimizer_built"] = optimizer_->built();
+    a["optimizer_iterations"] = optimizer_->iterations();
+  }
+  std::filesystem::create_directories(checkpoint_dir_);
+  io::write_tensors(shard_path(checkpoint_dir_, step, index_), tensors, a);
+}
+
+void ParameterServer::load_shard(int64_t step) {
+  const std::string path = shard_path(checkpoint_dir_, step, index_);
+  const auto file = io::read_tensor_file(path);
+  const auto take = [&](const std::string& name, Tensor& into) {
+    const auto found = file.tensors.find(name);
+    if (found == file.tensors.end() || found->second.numel() != into.numel())
+      throw UsageError("parameter server " + std::to_string(index_) + ": " + path +
+                       " lacks '" + name + "' or holds another shape");
+    std::copy(found->second.f32(), found->second.f32() + into.numel(), into.f32());
+  };
+  for (auto& p : shard_) take("model/" + p.name, p.value);
+  version_ = file.attributes.value("version", int64_t{0});
+  if (optimizer_ && file.attributes.value("optimizer_built", false)) {
+    optimizer_->build(shard_ptrs_);
+    for (auto& [name, t] : optimizer_->state()) take("optimizer/" + name, *t);
+    optimizer_->set_iterations(file.attributes.value("optimizer_iterations", int64_t{0}));
+  }
 }
 
 void ParameterServer::finish() {

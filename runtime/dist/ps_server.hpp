@@ -18,8 +18,9 @@ class ParameterServer {
  public:
   // Collective with the workers' setup (roles are exchanged). `params` is the
   // model as this rank built it from the script: names and shapes only.
+  // Checkpoint shards go to and come from `model_dir`.
   ParameterServer(Communicator& world, const StrategySpec& spec, std::span<Param* const> params,
-                  const json& experiment_optimizer);
+                  const json& experiment_optimizer, std::string model_dir);
   // Serves until every worker is done; returns what it measured.
   json serve();
 
@@ -32,6 +33,8 @@ class ParameterServer {
   void complete_round_if_full();
   void reply(int dest, const Tensor& values, int64_t staleness);
   void finish();
+  void write_shard(int64_t step);
+  void load_shard(int64_t step);
   int needed() const;
   float alpha() const;
 
@@ -50,7 +53,8 @@ class ParameterServer {
   int64_t version_ = 0;
   int active_ = 0;  // workers not yet done
   int chief_ = -1;  // world rank of the chief once it is done
-  std::string model_dir_;
+  std::string model_dir_;     // the chief's, sent when it is done
+  std::string checkpoint_dir_;  // this rank's model_dir, for checkpoint shards
   std::vector<int> round_;  // world ranks whose contribution is in round_sum_
   int64_t staleness_sum_ = 0, staleness_max_ = 0, contributions_ = 0, dropped_ = 0;
 };

@@ -41,11 +41,16 @@ void PsWorker::setup(std::span<Param* const> params) {
       local_ = optim::make_optimizer(spec_.worker_optimizer);
     }
   }
-  // The servers start from the chief's variables; recv_ holds what every
-  // worker last received (the anchor of the deltas exchange).
-  gather(params, From::values);
-  for (size_t s = 0; s < send_.size(); ++s) recv_[s].copy_from(send_[s]);
-  if (workers_.rank() == 0) exchange(kInit);
+  // The servers start from the chief's variables (or, resuming, from their
+  // checkpoint shards); then every worker takes the servers' variables and
+  // version. recv_ keeps what a worker last received (the anchor of the deltas
+  // exchange).
+  if (workers_.rank() == 0) {
+    gather(params, From::values);
+    exchange(kInit);
+  }
+  exchange(kFetch);
+  scatter(params);
   for (auto& t : send_) t.zero();
   step_ = 0;
 }
@@ -82,7 +87,7 @@ void PsWorker::exchange(Op op) {
       world_.recv_start(recv_header_[s].data(), kHeaderLen, server, kReply);
       world_.recv_start(recv_[s].f32(), recv_[s].numel(), server, kReplyPayload);
     }
-    send_header_[s] = {op, version_[s], 0, 0};
+    send_header_[s] = {op, version_[s], op == kInit ? resume_step_ : 0, 0};
     world_.send_start(send_header_[s].data(), kHeaderLen, server, kRequest);
     if (payload) world_.send_start(send_[s].f32(), send_[s].numel(), server, kPayload);
   }
@@ -150,6 +155,16 @@ json PsWorker::epoch_stats() {
   staleness_sum_ = staleness_max_ = pushes_ = 0;
   if (totals[1] == 0) return json::object();
   return {{"staleness_mean", totals[0] / totals[1]}, {"staleness_max", max}};
+}
+
+void PsWorker::checkpoint(const std::string& model_dir, int64_t step) {
+  (void)model_dir;  // each server writes into its own model_dir, the same path on a shared disk
+  for (size_t s = 0; s < roles_.servers.size(); ++s) {
+    const int64_t header[kHeaderLen] = {kCheckpoint, step, 0, 0};
+    world_.send(header, kHeaderLen, roles_.servers[s], kRequest);
+  }
+  for (size_t s = 0; s < roles_.servers.size(); ++s)
+    world_.recv(recv_header_[s].data(), kHeaderLen, roles_.servers[s], kReply);
 }
 
 void PsWorker::finish(std::span<Param* const> params, const std::string& model_dir) {

@@ -33,6 +33,7 @@ class PsWorker final : public Strategy {
   void sum(double* values, int64_t n) override { workers_.allreduce_sum(values, n); }
   json epoch_stats() override;
   void finish(std::span<Param* const> params, const std::string& model_dir) override;
+  void checkpoint(const std::string& model_dir, int64_t step) override;
 
  private:
   enum class From { values, gradients };

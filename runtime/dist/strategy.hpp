@@ -52,6 +52,18 @@ class Strategy {
     (void)params;
     (void)model_dir;
   }
+  // Before setup: training continues from the checkpoint of this global step
+  // (parameter servers load their shards of it); -1: a fresh start.
+  void resume_from(int64_t step) { resume_step_ = step; }
+  // On the chief, before it writes its checkpoint of global step `step`:
+  // state held elsewhere (the servers' shards) is written first.
+  virtual void checkpoint(const std::string& model_dir, int64_t step) {
+    (void)model_dir;
+    (void)step;
+  }
+
+ protected:
+  int64_t resume_step_ = -1;
 };
 
 }  // namespace drun::dist

@@ -34,7 +34,8 @@ void fsync_file(const std::string& path) {
 }  // namespace
 
 void write_tensors(const std::string& path,
-                   const std::vector<std::pair<std::string, Tensor>>& tensors) {
+                   const std::vector<std::pair<std::string, Tensor>>& tensors,
+                   const json& attributes) {
   const std::string tmp = path + ".tmp";
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as exceptions
   {
@@ -56,6 +57,18 @@ void write_tensors(const std::string& path,
         throw UsageError("cannot write dataset '" + name + "' to " + tmp);
       }
     }
+    if (!attributes.is_null()) {
+      const std::string text = attributes.dump();
+      Handle type{H5Tcopy(H5T_C_S1), H5Tclose};
+      H5Tset_size(type.id, text.size() + 1);
+      Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+      Handle attr{H5Acreate2(file.id, "drun", type.id, space.id, H5P_DEFAULT, H5P_DEFAULT),
+                  H5Aclose};
+      if (attr.id < 0 || H5Awrite(attr.id, type.id, text.c_str()) < 0) {
+        std::remove(tmp.c_str());
+        throw UsageError("cannot write the attributes of " + tmp);
+      }
+    }
   }
   fsync_file(tmp);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -64,7 +77,7 @@ void write_tensors(const std::string& path,
   }
 }
 
-std::map<std::string, Tensor> read_tensors(const std::string& path) {
+TensorFile read_tensor_file(const std::string& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (H5Fis_hdf5(path.c_str()) <= 0)
     throw UsageError(path + " is missing or not an HDF5 file");
@@ -93,7 +106,24 @@ std::map<std::string, Tensor> read_tensors(const std::string& path) {
   };
   if (H5Lvisit(file.id, H5_INDEX_NAME, H5_ITER_INC, each, &visit) < 0 || visit.failed)
     throw UsageError("cannot read the datasets of " + path + " (truncated or corrupt?)");
-  return std::move(visit.out);
+  TensorFile result{std::move(visit.out), nullptr};
+  if (H5Aexists(file.id, "drun") > 0) {
+    Handle attr{H5Aopen(file.id, "drun", H5P_DEFAULT), H5Aclose};
+    Handle type{H5Aget_type(attr.id), H5Tclose};
+    const size_t size = H5Tget_size(type.id);
+    std::string text(size, '\0');
+    Handle mem{H5Tcopy(H5T_C_S1), H5Tclose};
+    H5Tset_size(mem.id, size);
+    if (attr.id < 0 || H5Aread(attr.id, mem.id, text.data()) < 0)
+      throw UsageError("cannot read the attributes of " + path);
+    text.resize(std::strlen(text.c_str()));
+    try {
+      result.attributes = json::parse(text);
+    } catch (const json::exception&) {
+      throw UsageError("the attributes of " + path + " are corrupt");
+    }
+  }
+  return result;
 }
 
 }  // namespace drun::io

@@ -7,17 +7,28 @@
 #include <utility>
 #include <vector>
 
+#include "base/options.hpp"
 #include "tensor/tensor.hpp"
 
 namespace drun::io {
 
 // Writes atomically: a temporary file beside `path`, fsync, rename. Throws
 // UsageError naming the path when it cannot.
+// `attributes`, when not null, goes into the root attribute "drun" as JSON
+// text (for counters and states that are not tensors).
 void write_tensors(const std::string& path,
-                   const std::vector<std::pair<std::string, Tensor>>& tensors);
+                   const std::vector<std::pair<std::string, Tensor>>& tensors,
+                   const json& attributes = nullptr);
 
-// Every float dataset of the file by its full name (no leading '/'). Throws
-// UsageError naming the path for a missing or non-HDF5 file.
-std::map<std::string, Tensor> read_tensors(const std::string& path);
+struct TensorFile {
+  std::map<std::string, Tensor> tensors;  // every float dataset by full name (no leading '/')
+  json attributes;                        // the "drun" root attribute; null when absent
+};
+// Throws UsageError naming the path for a missing, non-HDF5, truncated or
+// corrupt file.
+TensorFile read_tensor_file(const std::string& path);
+inline std::map<std::string, Tensor> read_tensors(const std::string& path) {
+  return read_tensor_file(path).tensors;
+}
 
 }  // namespace drun::io

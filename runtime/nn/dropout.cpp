@@ -14,6 +14,7 @@ class Dropout final : public Layer {
     o.raw("noise_shape");
   }
   const char* kind() const override { return "Dropout"; }
+  Rng* rng() override { return &rng_; }
   Shape build(std::span<const Shape> in, Rng& rng) override {
     // A fixed seed repeats the same masks; otherwise draw from the model's seed.
     rng_ = Rng(seed_ ? seed_ : rng.next());

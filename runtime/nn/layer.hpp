@@ -48,6 +48,8 @@ class Layer {
   virtual json config() const;
   void set_exec(const Exec& ex) { ex_ = ex; }
   int64_t param_count() const;
+  // The layer's random generator (Dropout's masks), for checkpoints; null when none.
+  virtual Rng* rng() { return nullptr; }
 
  protected:
   Param& add_param(const std::string& short_name, const Shape& shape, bool trainable = true);

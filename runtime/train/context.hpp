@@ -26,6 +26,7 @@ struct Context {
   // the other heavy calls record what they would do and return at once; data
   // sets are not read.
   bool plan = false;
+  int exit_code = 0;  // set before an error that must end the process with a code of its own
   json plan_record = json::object();
 };
 

@@ -8,6 +8,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "io/event_writer.hpp"
+#include "train/preemption.hpp"
+
 namespace drun::train {
 
 namespace {
@@ -27,6 +30,8 @@ Trainer::Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec
       exec_(exec) {
   model_.set_exec(exec);
 }
+
+Trainer::~Trainer() = default;
 
 void Trainer::set_strategy(dist::Strategy* strategy) {
   strategy_ = strategy;
@@ -113,27 +118,115 @@ Tensor Trainer::predict(data::Pipeline& input) {
   return result;
 }
 
+std::optional<TrainingState> Trainer::restore(
+    const std::string& model_dir, const std::function<void(const std::string&)>& warn) {
+  if (model_dir.empty()) return std::nullopt;
+  resume_ = Checkpoints(model_dir, 1).restore(model_, *optimizer_, warn);
+  if (resume_) global_step_ = resume_->global_step;
+  return resume_;
+}
+
+bool Trainer::preemption_agreed() {
+  if (!strategy_ || strategy_->workers() == 1) return preemption_requested();
+  if (global_step_ % kAgreeEvery != 0) return false;
+  double asked = preemption_requested() ? 1.0 : 0.0;
+  strategy_->sum(&asked, 1);
+  return asked > 0;
+}
+
+void Trainer::save_checkpoint(Checkpoints& checkpoints, const TrainingState& state) {
+  if (strategy_) strategy_->checkpoint(checkpoints.model_dir(), state.global_step);
+  checkpoints.save(model_, *optimizer_, state);
+}
+
 FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitConfig& config,
                        Progress& progress) {
   const auto start = Clock::now();
   FitResult result;
+  const bool chief = !strategy_ || strategy_->is_chief();
+  const bool saving = !config.model_dir.empty() &&
+                      (config.save_checkpoints_steps > 0 || config.save_checkpoints_secs > 0);
+  std::optional<Checkpoints> checkpoints;
+  if (!config.model_dir.empty() && chief)
+    checkpoints.emplace(config.model_dir, config.keep_checkpoint_max);
+  std::unique_ptr<io::EventWriter> events;
+  if (chief && !config.model_dir.empty() && config.save_summary_steps > 0) {
+    events = std::make_unique<io::EventWriter>(config.model_dir);
+    eval_events_ = std::make_unique<io::EventWriter>(config.model_dir + "/eval");
+  }
+  install_preemption_handlers();
+  for (Hook* h : config.hooks) h->begin(*this);
+
+  const TrainingState from = resume_.value_or(TrainingState{global_step_, 0, 0});
+  resume_.reset();
+  TrainingState at = from;  // where the next step starts
+  int64_t saved_step = from.global_step;
+  auto last_save = Clock::now();
+  const auto save = [&] {
+    if (checkpoints && at.global_step != saved_step) save_checkpoint(*checkpoints, at);
+    saved_step = at.global_step;
+    last_save = Clock::now();
+  };
+
   data::Batch batch;
   double train_seconds = 0.0;
   int64_t train_images = 0;
-  bool stop = false;
-  for (int64_t epoch = 0; epoch < config.epochs && !stop; ++epoch) {
+  auto summary_time = Clock::now();
+  int64_t summary_step = global_step_, summary_images = 0;
+  bool stop = config.max_steps >= 0 && global_step_ >= config.max_steps;
+  for (int64_t epoch = from.epoch; epoch < config.epochs && !stop; ++epoch) {
     reset_metrics();
-    train.start_epoch(epoch);
+    train.seek(epoch, epoch == from.epoch ? from.batch : 0);
     progress.begin_epoch(epoch, config.epochs, train.batches_per_epoch());
     const auto epoch_start = Clock::now();
-    int64_t epoch_images = 0, step = 0;
+    int64_t epoch_images = 0, step = train.position();
     while (train.next(batch)) {
-      train_step(batch);
+      for (Hook* h : config.hooks) h->before_step(global_step_);
+      const double loss = train_step(batch);
       epoch_images += batch.size;
+      summary_images += batch.size;
       ++step;
+      at = {global_step_, epoch, train.position()};
       if (progress.due(step))
         progress.update(step, loss_sum_ / static_cast<double>(loss_count_), metric_values(),
                         static_cast<double>(epoch_images) / seconds_since(epoch_start));
+      bool hook_stop = false;
+      if (!config.hooks.empty()) {
+        StepResult r{global_step_, epoch, loss, optimizer_->current_lr(), batch.size, {}};
+        r.running.emplace_back("loss", loss_sum_ / static_cast<double>(loss_count_));
+        for (const auto& kv : metric_values()) r.running.push_back(kv);
+        for (Hook* h : config.hooks) hook_stop = h->after_step(r) || hook_stop;
+      }
+      if (events && global_step_ % config.save_summary_steps == 0) {
+        const double secs = seconds_since(summary_time);
+        events->scalar("loss", global_step_, loss);
+        for (const auto& [k, v] : metric_values()) events->scalar(k, global_step_, v);
+        events->scalar("learning_rate", global_step_, optimizer_->current_lr());
+        events->scalar("global_step/sec", global_step_,
+                       static_cast<double>(global_step_ - summary_step) / secs);
+        events->scalar("images/sec", global_step_, static_cast<double>(summary_images) / secs);
+        events->flush();
+        summary_time = Clock::now();
+        summary_step = global_step_;
+        summary_images = 0;
+      }
+      if (saving && ((config.save_checkpoints_steps > 0 &&
+                      global_step_ % config.save_checkpoints_steps == 0) ||
+                     (config.save_checkpoints_secs > 0 &&
+                      seconds_since(last_save) >= config.save_checkpoints_secs)))
+        save();
+      if (preemption_agreed()) {
+        save();
+        if (strategy_) strategy_->finish(params_, config.model_dir);  // servers exit too
+        result.preempted = true;
+        stop = true;
+        break;
+      }
+      if (hook_stop) {
+        result.stopped_by_hook = true;
+        stop = true;
+        break;
+      }
       if (config.max_steps >= 0 && global_step_ >= config.max_steps) {
         stop = true;
         break;
@@ -142,10 +235,16 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     const double epoch_seconds = seconds_since(epoch_start);
     train_seconds += epoch_seconds;
     train_images += epoch_images;
-    // After the last step the strategy leaves the final model on the chief
-    // (e.g. from the parameter servers), so the last evaluation sees it.
-    if (strategy_ && (stop || epoch + 1 == config.epochs))
-      strategy_->finish(params_, config.model_dir);
+    if (train.position() >= train.batches_per_epoch())
+      at = {global_step_, epoch + 1, 0};  // the epoch is complete
+    if (result.preempted) break;
+    // After the last step: the last checkpoint (servers still serving), then
+    // the strategy leaves the final model on the chief (e.g. from the
+    // parameter servers), so the last evaluation sees it.
+    if (stop || epoch + 1 == config.epochs) {
+      if (saving) save();
+      if (strategy_) strategy_->finish(params_, config.model_dir);
+    }
     sum_over_workers();
     if (strategy_) {
       result.strategy = strategy_->epoch_stats();
@@ -154,13 +253,15 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     result.train = {loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0,
                     metric_values(), loss_count_};
     MetricValues eval_values;
-    const bool chief = !strategy_ || strategy_->is_chief();
     if (eval && chief && strategy_ && strategy_->workers() > 1) {
       // The other workers go on training while the chief's copy is evaluated.
       if (auto done = background_eval_.finish()) report_eval(*done, progress, result);
+      eval_step_ = global_step_;
       background_eval_.start(model_, compiled_, *eval, epoch);
     } else if (eval && chief) {
       result.eval = evaluate(*eval);
+      eval_step_ = global_step_;
+      write_eval_summary(*result.eval);
       eval_values.emplace_back("loss", result.eval->loss);
       for (const auto& kv : result.eval->metrics) eval_values.push_back(kv);
     }
@@ -176,16 +277,28 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       train_seconds > 0 ? static_cast<double>(train_images) * workers / train_seconds : 0;
   result.wall_seconds = seconds_since(start);
   result.workers = workers;
-  if (!config.model_dir.empty() && (!strategy_ || strategy_->is_chief())) {
+  json summary = result.to_json();
+  for (Hook* h : config.hooks) h->end(*this, summary);
+  if (!config.model_dir.empty() && chief && !result.preempted) {
     std::filesystem::create_directories(config.model_dir);
-    write_json_atomically(config.model_dir + "/summary.json", result.to_json());
+    write_json_atomically(config.model_dir + "/summary.json", summary);
   }
+  if (events) events->flush();
+  eval_events_.reset();
   return result;
+}
+
+void Trainer::write_eval_summary(const Evaluation& e) {
+  if (!eval_events_) return;
+  eval_events_->scalar("loss", eval_step_, e.loss);
+  for (const auto& [k, v] : e.metrics) eval_events_->scalar(k, eval_step_, v);
+  eval_events_->flush();
 }
 
 void Trainer::report_eval(const BackgroundEval::Result& done, Progress& progress,
                           FitResult& result) {
   result.eval = done.evaluation;
+  write_eval_summary(done.evaluation);
   std::string line = "evaluation after epoch " + std::to_string(done.epoch + 1) + ": val_loss " +
                      std::to_string(done.evaluation.loss);
   for (const auto& [k, v] : done.evaluation.metrics)
@@ -202,6 +315,8 @@ json FitResult::to_json() const {
             {"train", t},
             {"wall_seconds", wall_seconds}};
   if (!strategy.empty()) j["strategy"] = strategy;
+  if (preempted) j["preempted"] = true;
+  if (stopped_by_hook) j["stopped_by_hook"] = true;
   if (eval) {
     json e = {{"loss", eval->loss}, {"examples", eval->examples}};
     for (const auto& [k, v] : eval->metrics) e[k] = v;
@@ -210,9 +325,8 @@ json FitResult::to_json() const {
   return j;
 }
 
-void write_json_atomically(const std::string& path, const json& value) {
+void write_text_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
-  const std::string text = value.dump(2) + "\n";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
@@ -222,6 +336,10 @@ void write_json_atomically(const std::string& path, const json& value) {
     std::remove(tmp.c_str());
     throw UsageError("cannot write " + path + ": " + std::strerror(errno));
   }
+}
+
+void write_json_atomically(const std::string& path, const json& value) {
+  write_text_atomically(path, value.dump(2) + "\n");
 }
 
 }  // namespace drun::train

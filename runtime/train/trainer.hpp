@@ -3,6 +3,7 @@
 // nothing once warm. fit() runs epochs over a pipeline, evaluates after each
 // epoch, prints progress and writes summary.json to the model directory.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,15 +16,30 @@
 #include "nn/model.hpp"
 #include "optim/optimizer.hpp"
 #include "train/background_eval.hpp"
+#include "train/checkpoint.hpp"
 #include "train/compiled.hpp"
+#include "train/hooks.hpp"
 #include "train/progress.hpp"
+
+namespace drun::io {
+class EventWriter;
+}
 
 namespace drun::train {
 
 struct FitConfig {
   int64_t epochs = 1;
-  int64_t max_steps = -1;  // stop after this many steps in all (< 0: no limit)
-  std::string model_dir;   // where summary.json goes; empty: nowhere
+  int64_t max_steps = -1;  // stop at this global step (< 0: no limit)
+  std::string model_dir;   // summary.json, checkpoints, TensorBoard events; empty: none
+  // Checkpoints (model_dir/ckpt-<step>.h5) every so many steps and/or seconds,
+  // and after the last step; 0 and 0: none.
+  int64_t save_checkpoints_steps = 0;
+  double save_checkpoints_secs = 0;
+  int keep_checkpoint_max = 5;
+  // TensorBoard scalars (loss, metrics, learning rate, steps/s, images/s) every
+  // so many steps into model_dir, evaluations into model_dir/eval; 0: none.
+  int64_t save_summary_steps = 0;
+  std::vector<Hook*> hooks;
 };
 
 struct FitResult {
@@ -34,6 +50,8 @@ struct FitResult {
   std::optional<Evaluation> eval;
   double wall_seconds = 0.0;
   int workers = 1;
+  bool preempted = false;          // stopped by SIGTERM/SIGUSR1 after a checkpoint
+  bool stopped_by_hook = false;
   json strategy = json::object();  // what the strategy measured in the last epoch
   json to_json() const;
 };
@@ -41,10 +59,18 @@ struct FitResult {
 class Trainer {
  public:
   Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec& exec);
+  ~Trainer();
   // From now on gradients are exchanged every step through `strategy`,
   // metrics are summed over workers, and only the chief evaluates and writes
   // summary.json. Sets the strategy up (e.g. the chief's initial weights).
   void set_strategy(dist::Strategy* strategy);
+
+  // Loads the newest readable checkpoint of `model_dir` (skipping broken ones
+  // with a warning through `warn`); the next fit() continues from its step,
+  // epoch and batch. Call before set_strategy, so that a strategy starts from
+  // the restored variables. Returns the state restored, if any.
+  std::optional<TrainingState> restore(const std::string& model_dir,
+                                       const std::function<void(const std::string&)>& warn);
 
   // One training step on a batch; returns the batch's mean loss.
   double train_step(const data::Batch& batch);
@@ -64,6 +90,12 @@ class Trainer {
   // Adds every worker's loss and metric sums into this one's.
   void sum_over_workers();
   void report_eval(const BackgroundEval::Result& done, Progress& progress, FitResult& result);
+  // Whether every worker has been asked to stop (preemption); with several
+  // workers they agree every kAgreeEvery steps, so all stop at the same step.
+  bool preemption_agreed();
+  void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state);
+  void write_eval_summary(const Evaluation& e);
+  static constexpr int64_t kAgreeEvery = 20;
 
   nn::Model& model_;
   Compiled compiled_;
@@ -78,9 +110,13 @@ class Trainer {
   int64_t loss_count_ = 0;
   int64_t global_step_ = 0;
   BackgroundEval background_eval_;
+  std::optional<TrainingState> resume_;
+  std::unique_ptr<io::EventWriter> eval_events_;  // model_dir/eval, during fit
+  int64_t eval_step_ = 0;                         // the global step being evaluated
 };
 
-// Writes `value` to `path` atomically: a temporary file, fsync, rename.
+// Writes `text` to `path` atomically: a temporary file, fsync, rename.
+void write_text_atomically(const std::string& path, const std::string& text);
 void write_json_atomically(const std::string& path, const json& value);
 
 }  // namespace drun::train

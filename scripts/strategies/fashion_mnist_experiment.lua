@@ -1,8 +1,10 @@
 -- The seed CNN on Fashion-MNIST under any strategy: what scripts/fashion_mnist.lua
 -- and every scripts/strategies/*.lua run. Command-line options (--epochs,
--- --batch-size, --lr, --model-dir, --train-limit, --seed, --strategy,
--- --scale-lr) override the caller's defaults; `strategy_options` are the
--- strategy's own parameters, named as in its paper.
+-- --steps, --batch-size, --lr, --model-dir, --train-limit, --seed, --strategy,
+-- --scale-lr, --save-checkpoints-steps, --save-summary-steps, --nan-guard)
+-- override the caller's defaults; `strategy_options` are the strategy's own
+-- parameters, named as in its paper. A model directory holding checkpoints is
+-- resumed from.
 local drun = require 'drun'
 local seed_cnn = require 'seed_cnn'
 local data, optim = drun.data, drun.optim
@@ -13,7 +15,8 @@ local averaging = {all_reduce = true, ps_sync = true, sync_sgd = true}
 
 return function(defaults, strategy_options)
   local settings = {epochs = 3, batch_size = 64, lr = 0.01, model_dir = 'runs/fashion_mnist',
-                    train_limit = 0, seed = 42, strategy = 'all_reduce', scale_lr = true}
+                    train_limit = 0, seed = 42, strategy = 'all_reduce', scale_lr = true,
+                    steps = 0, save_checkpoints_steps = 0, save_summary_steps = 0, nan_guard = false}
   for k, v in pairs(defaults or {}) do settings[k] = v end
   local opt = drun.args(settings)
 
@@ -29,6 +32,11 @@ return function(defaults, strategy_options)
     loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
     optimizer = optim.SGD{learning_rate = opt.lr, momentum = 0.9},
     metrics = {'accuracy'},
+    config = drun.RunConfig{
+      model_dir = opt.model_dir,
+      save_checkpoints_steps = opt.save_checkpoints_steps > 0 and opt.save_checkpoints_steps or nil,
+      save_summary_steps = opt.save_summary_steps,
+    },
   }
 
   local options = {}
@@ -41,7 +49,8 @@ return function(defaults, strategy_options)
     train_input = train:shuffle{seed = opt.seed}:batch(opt.batch_size):prefetch(2),
     eval_input = test:batch(1000),
     epochs = opt.epochs,
-    model_dir = opt.model_dir,
+    train_steps = opt.steps > 0 and opt.steps or nil,
+    hooks = opt.nan_guard and {drun.hooks.NanGuard{}} or nil,
   }:run()
 
   if drun.is_chief() and result.eval then

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
 
   if (is_server) {
     nn::Model model(small_cnn(), 7);
-    const json stats = dist::ParameterServer(world, spec, model.params(), compiled().optimizer).serve();
+    const json stats = dist::ParameterServer(world, spec, model.params(), compiled().optimizer, "").serve();
     std::printf("server %d: %s\n", world.rank(), stats.dump().c_str());
     world.barrier();
     return stats.value("version", 0) == kSteps ? 0 : 1;

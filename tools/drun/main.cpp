@@ -13,6 +13,7 @@
 
 #include "dist/cluster.hpp"
 #include "dist/comm.hpp"
+#include "train/preemption.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "launch.hpp"
 #include "runner.hpp"
@@ -150,6 +151,8 @@ int main(int argc, char** argv) {
   const int rc = drun::lua::run_script(ctx, req.script, req.script_args);
   // A failed rank ends the whole job at once rather than leave the others
   // waiting in a collective.
-  if (rc != 0 && comm && comm->size() > 1) comm->abort(rc);
+  // A preempted job's ranks all stop at the same step and exit by themselves.
+  if (rc != 0 && rc != drun::train::kPreemptedExitCode && comm && comm->size() > 1)
+    comm->abort(rc);
   return rc;
 }

@@ -1,10 +1,37 @@
--- drun.Estimator and drun.Experiment, after tf.estimator: an Estimator binds a
--- model to its loss, optimizer and metrics; an Experiment runs it on its
--- inputs under a strategy. In one process the Experiment trains locally.
+-- drun.RunConfig, drun.Estimator and drun.Experiment, after tf.estimator and
+-- tf.contrib.learn: a RunConfig says where and how often to write
+-- (checkpoints, summaries); an Estimator binds a model to its loss, optimizer,
+-- metrics and RunConfig; an Experiment runs it on its inputs under a
+-- strategy. Every rank runs the same script: parameter servers serve, workers
+-- train, the chief also checkpoints and writes summaries. A model_dir holding
+-- checkpoints is resumed from.
 local core = require 'drun.core'
 local util = require 'drun.util'
+local hooks = require 'drun.hooks'
 
 local M = {}
+
+-- model_dir defaults to <DRUN_OUTPUT_ROOT or 'runs'>/<EXPERIMENT_ID or JOB_NAME>
+-- when one of those is set, as on the Power cluster.
+function M.RunConfig(opts)
+  opts = opts or {}
+  util.check_keys('RunConfig', opts, {'model_dir', 'save_checkpoints_steps', 'save_checkpoints_secs',
+                                      'keep_checkpoint_max', 'save_summary_steps',
+                                      'log_step_count_steps', 'random_seed'})
+  if opts.save_checkpoints_steps and opts.save_checkpoints_secs then
+    util.fail('RunConfig: give at most one of save_checkpoints_steps and save_checkpoints_secs')
+  end
+  local c = util.copy(opts)
+  if c.model_dir == nil then
+    local id = os.getenv('EXPERIMENT_ID') or os.getenv('JOB_NAME')
+    if id and id ~= '' then c.model_dir = (os.getenv('DRUN_OUTPUT_ROOT') or 'runs') .. '/' .. id end
+  end
+  c.keep_checkpoint_max = c.keep_checkpoint_max or 5
+  c.save_summary_steps = c.save_summary_steps or 100
+  c.log_step_count_steps = c.log_step_count_steps or 100
+  c._run_config = true
+  return c
+end
 
 local Estimator = {}
 Estimator.__index = Estimator
@@ -13,17 +40,26 @@ function M.Estimator(opts)
   util.check_keys('Estimator', opts, {'model', 'loss', 'optimizer', 'metrics', 'config'})
   if type(opts.model) ~= 'table' or not opts.model._core then util.fail('Estimator: model must be an nn model') end
   if opts.loss == nil then util.fail('Estimator: loss is required') end
-  local self = setmetatable({model = opts.model, config = opts.config or {}}, Estimator)
+  local config = opts.config or {}
+  if not config._run_config then config = M.RunConfig(config) end
+  local self = setmetatable({model = opts.model, config = config}, Estimator)
   opts.model:compile{optimizer = opts.optimizer, loss = opts.loss, metrics = opts.metrics}
   return self
 end
 
--- estimator:train{input = ds, epochs = 1 | steps = N, eval_input = ds, model_dir = ...}
+-- estimator:train{input = ds, epochs = 1 | steps = N, hooks = {...}, eval_input = ds, strategy = ...}
 function Estimator:train(opts)
   util.check_keys('Estimator:train', opts, {'input', 'epochs', 'steps', 'eval_input', 'model_dir', 'hooks', 'strategy'})
-  if opts.hooks and #opts.hooks > 0 then util.fail('Estimator:train: hooks are not supported yet') end
-  return self.model:fit{x = opts.input, epochs = opts.epochs, steps = opts.steps, strategy = opts.strategy,
-                        validation_data = opts.eval_input, model_dir = opts.model_dir or self.config.model_dir}
+  local c = self.config
+  local fit = {x = opts.input, epochs = opts.epochs, steps = opts.steps, strategy = opts.strategy,
+               validation_data = opts.eval_input, model_dir = opts.model_dir or c.model_dir,
+               save_checkpoints_steps = c.save_checkpoints_steps,
+               save_checkpoints_secs = c.save_checkpoints_secs,
+               keep_checkpoint_max = c.keep_checkpoint_max,
+               save_summary_steps = c.save_summary_steps}
+  fit.hooks = hooks.split(opts.hooks, fit)
+  if opts.steps and not opts.epochs then fit.epochs = 1e9 end  -- steps alone bound the run
+  return self.model:fit(fit)
 end
 
 function Estimator:evaluate(opts)
@@ -44,14 +80,16 @@ function M.Experiment(opts)
                                        'train_steps', 'model_dir', 'hooks'})
   if getmetatable(opts.estimator) ~= Estimator then util.fail('Experiment: estimator must be a drun.Estimator') end
   if opts.train_input == nil then util.fail('Experiment: train_input is required') end
-  if opts.hooks and #opts.hooks > 0 then util.fail('Experiment: hooks are not supported yet') end
   return setmetatable(util.copy(opts), Experiment)
 end
 
--- Trains, evaluating after each epoch; returns what summary.json holds.
+-- Trains, evaluating after each epoch; returns what summary.json holds (on a
+-- parameter server: what it served).
 function Experiment:run()
   return self.estimator:train{input = self.train_input, eval_input = self.eval_input, strategy = self.strategy,
-                              epochs = self.epochs, steps = self.train_steps, model_dir = self.model_dir}
+                              epochs = self.epochs, steps = self.train_steps, model_dir = self.model_dir,
+                              hooks = self.hooks}
 end
+Experiment.train_and_evaluate = Experiment.run
 
 return M

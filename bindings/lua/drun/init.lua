@@ -16,6 +16,13 @@ local drun = {
 local estimator = require 'drun.estimator'
 drun.Estimator = estimator.Estimator
 drun.Experiment = estimator.Experiment
+drun.RunConfig = estimator.RunConfig
+drun.hooks = require 'drun.hooks'
+local canned = require 'drun.canned'
+drun.DNNClassifier = canned.DNNClassifier
+drun.DNNRegressor = canned.DNNRegressor
+drun.LinearClassifier = canned.LinearClassifier
+drun.LinearRegressor = canned.LinearRegressor
 
 -- This rank's place in the job: worker 0 is the chief; one process without
 -- MPI is the chief of a one-worker cluster.

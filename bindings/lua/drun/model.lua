@@ -44,9 +44,15 @@ local function input_of(ds, batch_size, what)
   return ds
 end
 
--- model:fit{x = train, epochs = 3, validation_data = test, steps = N, model_dir = 'runs/x', batch_size = 64}
+-- model:fit{x = train, epochs = 3, validation_data = test, steps = N, model_dir = 'runs/x',
+--           batch_size = 64, strategy = ..., hooks = {...}, save_checkpoints_steps = N,
+--           save_checkpoints_secs = S, keep_checkpoint_max = 5, save_summary_steps = N}
+-- With a model_dir that holds checkpoints, training continues from the newest.
+local fit_keys = {'x', 'epochs', 'validation_data', 'steps', 'model_dir', 'batch_size', 'strategy',
+                  'hooks', 'save_checkpoints_steps', 'save_checkpoints_secs', 'keep_checkpoint_max',
+                  'save_summary_steps'}
 function Model:fit(opts)
-  util.check_keys('fit', opts, {'x', 'epochs', 'validation_data', 'steps', 'model_dir', 'batch_size', 'strategy'})
+  util.check_keys('fit', opts, fit_keys)
   local t = trainer(self, 'fit')
   if core.context().plan then  -- record what would run; read and train nothing
     core.plan_fit(self._core, opts.strategy)
@@ -54,8 +60,14 @@ function Model:fit(opts)
   end
   local train = input_of(opts.x, opts.batch_size, 'fit x')
   local eval = opts.validation_data and input_of(opts.validation_data, opts.batch_size, 'fit validation_data')
+  if opts.hooks ~= nil and type(opts.hooks) ~= 'table' then util.fail('fit: hooks must be a list of hooks') end
   return t:fit(train._core, train._ops, eval and eval._core, eval and eval._ops,
-               {epochs = opts.epochs or 1, steps = opts.steps, model_dir = opts.model_dir, strategy = opts.strategy})
+               {epochs = opts.epochs or 1, steps = opts.steps, model_dir = opts.model_dir, strategy = opts.strategy,
+                save_checkpoints_steps = opts.save_checkpoints_steps,
+                save_checkpoints_secs = opts.save_checkpoints_secs,
+                keep_checkpoint_max = opts.keep_checkpoint_max,
+                save_summary_steps = opts.save_summary_steps},
+               opts.hooks)
 end
 
 function Model:evaluate(ds, opts)

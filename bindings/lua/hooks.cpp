@@ -1,0 +1,111 @@
+#include "hooks.hpp"
+
+#include "base/options.hpp"
+#include "lua_json.hpp"
+#include "train/nan_guard.hpp"
+
+namespace drun::lua {
+
+namespace {
+
+class LuaHook final : public train::Hook {
+ public:
+  LuaHook(lua_State* L, int index, std::string name)
+      : L_(L), name_(std::move(name)) {
+    lua_pushvalue(L, index);
+    ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  ~LuaHook() override { luaL_unref(L_, LUA_REGISTRYINDEX, ref_); }
+  std::string name() const override { return name_; }
+
+  void begin(train::Trainer&) override {
+    if (push_method("begin")) call(1, 0);
+  }
+  void before_step(int64_t global_step) override {
+    if (!push_method("before_step")) return;
+    lua_pushnumber(L_, static_cast<double>(global_step));
+    call(2, 0);
+  }
+  bool after_step(const train::StepResult& s) override {
+    if (!push_method("after_step")) return false;
+    lua_createtable(L_, 0, 6);
+    set("step", static_cast<double>(s.global_step));
+    set("epoch", static_cast<double>(s.epoch));
+    set("loss", s.loss);
+    set("learning_rate", s.learning_rate);
+    set("batch_size", static_cast<double>(s.batch_size));
+    lua_createtable(L_, 0, static_cast<int>(s.running.size()));
+    for (const auto& [k, v] : s.running) set(k.c_str(), v);
+    lua_setfield(L_, -2, "metrics");
+    call(2, 1);
+    const bool stop = lua_toboolean(L_, -1) != 0;
+    lua_pop(L_, 1);
+    return stop;
+  }
+  void end(train::Trainer&, json& result) override {
+    if (!push_method("end_")) return;
+    push_json(L_, result);
+    call(2, 0);
+  }
+
+ private:
+  // Pushes the hook's function `method` and the hook table (its self).
+  bool push_method(const char* method) {
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, ref_);
+    lua_getfield(L_, -1, method);
+    if (!lua_isfunction(L_, -1)) {
+      lua_pop(L_, 2);
+      return false;
+    }
+    lua_insert(L_, -2);
+    return true;
+  }
+  void set(const char* key, double v) {
+    lua_pushnumber(L_, v);
+    lua_setfield(L_, -2, key);
+  }
+  // A Lua error in a hook ends training with its message (and traceback line).
+  void call(int args, int results) {
+    if (lua_pcall(L_, args, results, 0) != 0) {
+      std::string msg = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "(error object)";
+      lua_pop(L_, 1);
+      throw UsageError("hook " + name_ + ": " + msg);
+    }
+  }
+
+  lua_State* L_;
+  std::string name_;
+  int ref_ = LUA_NOREF;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<train::Hook>> hooks_from_lua(lua_State* L, int index) {
+  std::vector<std::unique_ptr<train::Hook>> hooks;
+  if (lua_isnoneornil(L, index)) return hooks;
+  luaL_checktype(L, index, LUA_TTABLE);
+  const int n = static_cast<int>(lua_objlen(L, index));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, i);
+    if (!lua_istable(L, -1))
+      throw UsageError("hooks[" + std::to_string(i) + "] is a " + luaL_typename(L, -1) +
+                       ", expected a hook table");
+    lua_getfield(L, -1, "_builtin");
+    const std::string builtin = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "name");
+    const std::string name = lua_isstring(L, -1) ? lua_tostring(L, -1)
+                                                 : "hooks[" + std::to_string(i) + "]";
+    lua_pop(L, 1);
+    if (builtin == "NanGuard")
+      hooks.push_back(std::make_unique<train::NanGuard>());
+    else if (!builtin.empty())
+      throw UsageError("unknown built-in hook '" + builtin + "'");
+    else
+      hooks.push_back(std::make_unique<LuaHook>(L, lua_gettop(L), name));
+    lua_pop(L, 1);
+  }
+  return hooks;
+}
+
+}  // namespace drun::lua

@@ -1,0 +1,117 @@
+#include "train/checkpoint.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+#include "io/h5_tensors.hpp"
+#include "train/trainer.hpp"
+
+namespace drun::train {
+
+namespace fs = std::filesystem;
+
+Checkpoints::Checkpoints(std::string model_dir, int keep_max)
+    : dir_(std::move(model_dir)), keep_max_(keep_max) {
+  if (keep_max_ < 1)
+    throw UsageError("keep_checkpoint_max must be at least 1, got " + std::to_string(keep_max_));
+}
+
+std::string Checkpoints::path_of(int64_t step) const {
+  return dir_ + "/ckpt-" + std::to_string(step) + ".h5";
+}
+
+std::vector<int64_t> Checkpoints::steps() const {
+  std::vector<int64_t> steps;
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec)) return steps;
+  static const std::regex name(R"(ckpt-(\d+)\.h5)");
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    std::smatch m;
+    const std::string file = entry.path().filename().string();
+    if (std::regex_match(file, m, name)) steps.push_back(std::stoll(m[1]));
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+void Checkpoints::save(nn::Model& model, optim::Optimizer& optimizer, const TrainingState& state) {
+  fs::create_directories(dir_);
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const Param* p : model.params()) tensors.emplace_back("model/" + p->name, p->value);
+  for (const auto& [name, t] : optimizer.state()) tensors.emplace_back("optimizer/" + name, *t);
+  json rngs = json::object();
+  for (const auto& node : model.nodes())
+    if (Rng* r = node.layer->rng()) rngs[node.layer->name()] = r->state();
+  const json attributes = {{"global_step", state.global_step},
+                           {"epoch", state.epoch},
+                           {"batch", state.batch},
+                           {"optimizer_iterations", optimizer.iterations()},
+                           {"optimizer_built", optimizer.built()},
+                           {"rngs", rngs}};
+  io::write_tensors(path_of(state.global_step), tensors, attributes);
+
+  auto all = steps();
+  while (static_cast<int>(all.size()) > keep_max_) {
+    const std::string prefix = "ckpt-" + std::to_string(all.front()) + ".";
+    for (const auto& entry : fs::directory_iterator(dir_))
+      if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove(entry.path());
+    all.erase(all.begin());
+  }
+  write_index(all);
+}
+
+void Checkpoints::write_index(const std::vector<int64_t>& steps) const {
+  if (steps.empty()) return;
+  std::string text = "model_checkpoint_path: \"ckpt-" + std::to_string(steps.back()) + ".h5\"\n";
+  for (int64_t s : steps)
+    text += "all_model_checkpoint_paths: \"ckpt-" + std::to_string(s) + ".h5\"\n";
+  write_text_atomically(dir_ + "/checkpoint", text);
+}
+
+std::optional<TrainingState> Checkpoints::restore(
+    nn::Model& model, optim::Optimizer& optimizer,
+    const std::function<void(const std::string&)>& warn) {
+  auto all = steps();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    const std::string path = path_of(*it);
+    io::TensorFile file;
+    try {
+      file = io::read_tensor_file(path);
+      if (!file.attributes.is_object() || !file.attributes.contains("global_step"))
+        throw UsageError("it has no training state");
+    } catch (const UsageError& e) {
+      warn("skipping checkpoint " + path + ", which cannot be read (" + e.what() +
+           "); trying the one before");
+      continue;
+    }
+    const auto take = [&](const std::string& name, Tensor& into) {
+      const auto found = file.tensors.find(name);
+      if (found == file.tensors.end())
+        throw UsageError("checkpoint " + path + " lacks '" + name +
+                         "': it is not a checkpoint of this model (move it away or use another "
+                         "model_dir)");
+      if (found->second.numel() != into.numel())
+        throw UsageError("checkpoint " + path + ": '" + name + "' has shape " +
+                         found->second.shape().str() + ", the model's is " + into.shape().str());
+      std::copy(found->second.f32(), found->second.f32() + into.numel(), into.f32());
+    };
+    const auto params = model.params();
+    for (Param* p : params) take("model/" + p->name, p->value);
+    const json& a = file.attributes;
+    if (a.value("optimizer_built", false)) {
+      optimizer.build(params);
+      for (auto& [name, t] : optimizer.state()) take("optimizer/" + name, *t);
+    }
+    optimizer.set_iterations(a.value("optimizer_iterations", int64_t{0}));
+    const json rngs = a.value("rngs", json::object());
+    for (const auto& node : model.nodes())
+      if (Rng* r = node.layer->rng(); r && rngs.contains(node.layer->name()))
+        r->set_state(rngs[node.layer->name()].get<std::string>());
+    return TrainingState{a["global_step"].get<int64_t>(), a.value("epoch", int64_t{0}),
+                         a.value("batch", int64_t{0})};
+  }
+  return std::nullopt;
+}
+
+}  // namespace drun::train

@@ -1,0 +1,28 @@
+#include "train/nan_guard.hpp"
+
+#include <cmath>
+
+#include "train/trainer.hpp"
+
+namespace drun::train {
+
+bool NanGuard::after_step(const StepResult& step) {
+  if (std::isfinite(step.loss)) return false;
+  std::string where = "no layer output is non-finite (the loss itself overflowed)";
+  for (const auto& node : trainer_->model().nodes()) {
+    const Tensor& out = node.layer->output();
+    if (!out.defined()) continue;
+    bool bad = false;
+    for (float v : out.span_f32()) bad = bad || !std::isfinite(v);
+    if (bad) {
+      where = "first non-finite output: layer '" + node.layer->name() + "' (" +
+              node.layer->kind() + ")";
+      break;
+    }
+  }
+  throw UsageError("NanGuard: the loss is " + std::to_string(step.loss) + " at step " +
+                   std::to_string(step.global_step) + "; " + where +
+                   " (lower the learning rate?)");
+}
+
+}  // namespace drun::train
