@@ -113,6 +113,31 @@ def test_bad_strategy_option():
     assert re.search(r"bad_strategy\.lua:\d+:", err), err
 
 
+def test_hooks():
+    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+        out, _ = expect_success(["hooks_test.lua", "--model-dir", d], cwd=HERE)
+        # The Lua hook saw begin, every before/after in order, asked to stop at 6, and end_.
+        steps = ",".join(f"before {i},after {i + 1}" for i in range(6))
+        assert f"lua hook: began\ttrue\tsteps\t{steps}\tfinal\t6\tglobal_step\t6\tstopped_by_hook\ttrue" in out, out
+        assert "StopAtStepHook last_step: global_step\t9" in out, out
+        assert "StopAtStepHook num_steps: global_step\t5" in out, out
+        # 3 epochs of 4 steps: LoggingHook logs steps 4, 8, 12.
+        assert re.search(r"^step 4: loss = [\d.e+-]+, accuracy = [\d.e+-]+$", out, re.M), out
+        assert "LoggingHook lines\t3" in out, out
+        assert "StepCounterHook rates\t3\tpositive\ttrue" in out, out
+        assert "FinalOpsHook value\ttrue" in out, out
+        # The saver hooks: checkpoints at 5, 10 and the last step (12); summaries.
+        assert "saver hooks: global_step\t12" in out, out
+        files = sorted(os.listdir(d))
+        assert {"ckpt-5.h5", "ckpt-10.h5", "ckpt-12.h5", "checkpoint"} <= set(files), files
+        assert any(f.startswith("events.out.tfevents.") for f in files), files
+
+
+def test_nan_guard():
+    err = expect_error(["hooks_test.lua", "--case", "nan"], ["NanGuard", "at step", "layer '"], cwd=HERE)
+    assert re.search(r"at step \d+; first non-finite output: layer '\w+'", err), err
+
+
 def small_idx_labels(n=300):
     """An idx1 file of n unsigned-byte labels."""
     return bytes([0, 0, 8, 1]) + n.to_bytes(4, "big") + bytes(i % 10 for i in range(n))

@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Our TensorBoard event files and checkpoints, read by readers nobody here
+wrote (issue 5): TensorBoard's EventAccumulator (tensorboard_reader.py) lists
+the train and eval scalar tags with the steps and values the training loop
+saw, and h5py reads a checkpoint's weights and training state.
+Usage: interop_test.py DRUN VENV_PYTHON SOURCE_ROOT"""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+DRUN, PY, ROOT = sys.argv[1:4]
+HERE = os.path.join(ROOT, "tests/interop")
+
+
+def f32(v):
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-6 * max(1.0, abs(b))
+
+
+def main():
+    if not os.access(PY, os.X_OK):
+        print(f"FAIL: no {PY}: run tools/python_env (tools/bootstrap does) to create the venv")
+        return 1
+    failures = []
+
+    def check(ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            failures.append(what)
+
+    with tempfile.TemporaryDirectory(prefix="drun_interop_") as d:
+        run = subprocess.run([DRUN, "-q", os.path.join(HERE, "tb_run.lua"), "--model-dir", d],
+                             capture_output=True, text=True, timeout=120)
+        check(run.returncode == 0, f"the training run exits 0 ({run.stderr[-500:]})")
+        steps = {int(m[0]): tuple(map(float, m[1:])) for m in
+                 re.findall(r"^STEP (\d+) (\S+) (\S+) (\S+)$", run.stdout, re.M)}
+        ev = re.search(r"^EVAL (\d+) (\S+) (\S+)$", run.stdout, re.M)
+        check(len(steps) == 20 and ev is not None, f"20 steps and an evaluation recorded ({len(steps)})")
+
+        tb = subprocess.run([PY, os.path.join(HERE, "tensorboard_reader.py"), d],
+                            capture_output=True, text=True, timeout=120)
+        check(tb.returncode == 0, f"TensorBoard reads the event files ({tb.stderr[-500:]})")
+        scalars = json.loads(tb.stdout) if tb.returncode == 0 else {}
+        train, evals = scalars.get(".", {}), scalars.get("eval", {})
+        want = {"loss", "accuracy", "learning_rate", "global_step/sec", "images/sec"}
+        check(want <= set(train), f"train tags {sorted(train)} include {sorted(want)}")
+        check([s for s, _ in train.get("loss", [])] == [5, 10, 15, 20],
+              f"train scalars every 5 steps ({[s for s, _ in train.get('loss', [])]})")
+        for tag, k in (("loss", 0), ("learning_rate", 1), ("accuracy", 2)):
+            got = train.get(tag, [])
+            ok = got and all(close(v, f32(steps[s][k])) for s, v in got)
+            check(bool(ok), f"train '{tag}' equals what the loop saw at each step ({got})")
+        if ev:
+            step, loss, acc = int(ev.group(1)), float(ev.group(2)), float(ev.group(3))
+            last = {t: evals.get(t, [[None, None]])[-1] for t in ("loss", "accuracy")}
+            check(last["loss"][0] == step and close(last["loss"][1], f32(loss)) and
+                  close(last["accuracy"][1], f32(acc)),
+                  f"eval 'loss' and 'accuracy' at step {step} equal the evaluation ({last})")
+            check(len(evals.get("loss", [])) == 5, f"one evaluation per epoch ({evals.get('loss')})")
+
+        h5 = subprocess.run([PY, "-c", """
+import h5py, json, sys
+import numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    names = []
+    f.visititems(lambda n, o: names.append([n, list(o.shape)]) if isinstance(o, h5py.Dataset) else None)
+    print(json.dumps({"datasets": names, "state": json.loads(f.attrs["drun"]),
+                      "finite": bool(np.isfinite(f["model/dense/kernel"][()]).all()),
+                      "kernel_abs_sum": float(np.abs(f["model/dense/kernel"][()]).sum())}))
+""", os.path.join(d, "ckpt-20.h5")], capture_output=True, text=True, timeout=60)
+        check(h5.returncode == 0, f"h5py opens ckpt-20.h5 ({h5.stderr[-500:]})")
+        if h5.returncode == 0:
+            got = json.loads(h5.stdout)
+            ds = dict((n, s) for n, s in got["datasets"])
+            check(ds.get("model/dense/kernel") == [2, 8] and ds.get("model/dense_1/kernel") == [8, 2]
+                  and ds.get("model/dense/bias") == [8], f"weights with their shapes ({ds})")
+            st = got["state"]
+            check(st.get("global_step") == 20 and st.get("epoch", 0) * 4 + st.get("batch", 0) == 20,
+                  f"training state: step 20, at the end of the 5th epoch of 4 batches ({st})")
+            check(got["finite"] and got["kernel_abs_sum"] > 0, "the kernel's values are finite, not all zero")
+    print(f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+-- A small training run whose TensorBoard events and checkpoints the interop
+-- test reads with TensorBoard's and h5py's own readers. A Lua hook prints
+-- what the loop saw at every step (STEP step loss learning_rate accuracy), the
+-- script the final evaluation (EVAL step loss accuracy), for comparison.
+local drun = require 'drun'
+local nn, data, optim = drun.nn, drun.data, drun.optim
+local opt = drun.args{model_dir = ''}
+assert(opt.model_dir ~= '', 'pass --model-dir')
+
+local x, y = {}, {}
+for i = 1, 64 do
+  local a, b = (i % 8) / 4 - 1, math.floor(i / 8) / 4 - 1
+  x[i] = {a, b}
+  y[i] = (a + 0.5 * b > 0.1) and 1 or 0
+end
+local ds = data.arrays{x = x, y = y}
+
+local estimator = drun.Estimator{
+  model = nn.Sequential{nn.Dense{units = 8, activation = 'relu', input_shape = {2}}, nn.Dense{units = 2}, seed = 3},
+  loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
+  optimizer = optim.SGD{learning_rate = optim.schedules.ExponentialDecay{
+    initial_learning_rate = 0.2, decay_steps = 10, decay_rate = 0.9}},
+  metrics = {'accuracy'},
+  config = drun.RunConfig{model_dir = opt.model_dir, save_summary_steps = 5, save_checkpoints_steps = 10},
+}
+local recorder = {after_step = function(_, s)
+  print(string.format('STEP %d %.9g %.9g %.9g', s.step, s.loss, s.learning_rate, s.metrics.accuracy))
+end}
+local r = estimator:train{input = ds:shuffle{seed = 1}:batch(16), eval_input = ds:batch(64), epochs = 5,
+                          hooks = {recorder}}
+print(string.format('EVAL %d %.9g %.9g', r.global_step, r.eval.loss, r.eval.accuracy))
