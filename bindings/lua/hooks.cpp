@@ -2,6 +2,7 @@
 
 #include "base/options.hpp"
 #include "lua_json.hpp"
+#include "train/global_step_waiter.hpp"
 #include "train/nan_guard.hpp"
 
 namespace drun::lua {
@@ -97,12 +98,18 @@ std::vector<std::unique_ptr<train::Hook>> hooks_from_lua(lua_State* L, int index
     const std::string name = lua_isstring(L, -1) ? lua_tostring(L, -1)
                                                  : "hooks[" + std::to_string(i) + "]";
     lua_pop(L, 1);
-    if (builtin == "NanGuard")
+    if (builtin == "NanGuard") {
       hooks.push_back(std::make_unique<train::NanGuard>());
-    else if (!builtin.empty())
+    } else if (builtin == "GlobalStepWaiterHook") {
+      lua_getfield(L, -1, "wait_until_step");
+      const auto wait = static_cast<int64_t>(lua_tonumber(L, -1));
+      lua_pop(L, 1);
+      hooks.push_back(std::make_unique<train::GlobalStepWaiter>(wait));
+    } else if (!builtin.empty()) {
       throw UsageError("unknown built-in hook '" + builtin + "'");
-    else
+    } else {
       hooks.push_back(std::make_unique<LuaHook>(L, lua_gettop(L), name));
+    }
     lua_pop(L, 1);
   }
   return hooks;

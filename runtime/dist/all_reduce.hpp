@@ -23,6 +23,7 @@ class AllReduce final : public Strategy {
   int workers() const override { return comm_.size(); }
   int worker_index() const override { return comm_.rank(); }
   void setup(std::span<Param* const> params) override;
+  bool lockstep() const override { return true; }
   float gradient_scale() const override { return 1.0f / static_cast<float>(comm_.size()); }
   void gradients_ready(std::span<Param> params) override;
   void apply(optim::Optimizer& optimizer, std::span<Param* const> params) override;

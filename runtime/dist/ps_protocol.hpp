@@ -6,7 +6,7 @@
 // carry data, the payload (tag kPayload); the chief's init carries in
 // header[2] the global step of the checkpoint the job resumes from (-1: none). `version` is the server version
 // the worker's contribution was computed from. A reply is a header
-// {version, staleness, 0, 0} (tag kReply) and the server's floats (tag
+// {version, staleness, chief done (0/1), 0} (tag kReply) and the server's floats (tag
 // kReplyPayload): its variables, or for the elastic exchange its centre
 // variable before this worker's pull.
 #pragma once

@@ -188,7 +188,7 @@ void ParameterServer::complete_round_if_full() {
 }
 
 void ParameterServer::reply(int dest, const Tensor& values, int64_t staleness) {
-  const int64_t header[kHeaderLen] = {version_, staleness, 0, 0};
+  const int64_t header[kHeaderLen] = {version_, staleness, chief_ >= 0 ? 1 : 0, 0};
   world_.send(header, kHeaderLen, dest, kReply);
   world_.send(values.f32(), values.numel(), dest, kReplyPayload);
 }

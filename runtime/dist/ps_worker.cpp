@@ -1,6 +1,7 @@
 #include "dist/ps_worker.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace drun::dist {
 
@@ -155,6 +156,15 @@ json PsWorker::epoch_stats() {
   staleness_sum_ = staleness_max_ = pushes_ = 0;
   if (totals[1] == 0) return json::object();
   return {{"staleness_mean", totals[0] / totals[1]}, {"staleness_max", max}};
+}
+
+std::optional<int64_t> PsWorker::shared_global_step(std::span<Param* const> params) {
+  exchange(kFetch);
+  scatter(params);
+  // Once the chief is done the step will not grow: nothing is left to wait for.
+  for (const auto& h : recv_header_)
+    if (h[2] != 0) return std::numeric_limits<int64_t>::max();
+  return *std::min_element(version_.begin(), version_.end());
 }
 
 void PsWorker::checkpoint(const std::string& model_dir, int64_t step) {

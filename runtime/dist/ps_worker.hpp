@@ -28,12 +28,14 @@ class PsWorker final : public Strategy {
   std::string name() const override { return spec_.name; }
   int workers() const override { return workers_.size(); }
   int worker_index() const override { return workers_.rank(); }
+  bool lockstep() const override { return spec_.sync; }
   void setup(std::span<Param* const> params) override;
   void apply(optim::Optimizer& optimizer, std::span<Param* const> params) override;
   void sum(double* values, int64_t n) override { workers_.allreduce_sum(values, n); }
   json epoch_stats() override;
   void finish(std::span<Param* const> params, const std::string& model_dir) override;
   void checkpoint(const std::string& model_dir, int64_t step) override;
+  std::optional<int64_t> shared_global_step(std::span<Param* const> params) override;
 
  private:
   enum class From { values, gradients };

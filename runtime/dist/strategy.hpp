@@ -2,6 +2,7 @@
 // fixed points of a step; a strategy talks to other ranks only through the
 // Communicator.
 #pragma once
+#include <optional>
 #include <span>
 #include <string>
 
@@ -40,6 +41,10 @@ class Strategy {
   // After backward: bring this step's gradients to bear on the variables,
   // with `optimizer` (the experiment's) where the update happens here.
   virtual void apply(optim::Optimizer& optimizer, std::span<Param* const> params) = 0;
+  // Whether every worker takes each step together with the others (AllReduce,
+  // synchronous servers), so that a collective at a given step cannot wait on
+  // a worker that is elsewhere.
+  virtual bool lockstep() const { return false; }
   // Sums values over workers in place (metrics, counts).
   virtual void sum(double* values, int64_t n) = 0;
   // At the end of an epoch, on every worker: what the strategy measured in it
@@ -51,6 +56,13 @@ class Strategy {
   virtual void finish(std::span<Param* const> params, const std::string& model_dir) {
     (void)params;
     (void)model_dir;
+  }
+  // The job's global step where the servers keep one (the servers' version:
+  // updates applied), after fetching their variables into `params`; nullopt
+  // where every worker steps on its own count (AllReduce, Hogwild).
+  virtual std::optional<int64_t> shared_global_step(std::span<Param* const> params) {
+    (void)params;
+    return std::nullopt;
   }
   // Before setup: training continues from the checkpoint of this global step
   // (parameter servers load their shards of it); -1: a fresh start.

@@ -127,7 +127,11 @@ std::optional<TrainingState> Trainer::restore(
 }
 
 bool Trainer::preemption_agreed() {
-  if (!strategy_ || strategy_->workers() == 1) return preemption_requested();
+  // Workers that do not step together stop each on its own signal: a
+  // collective here could wait for a worker that is elsewhere (e.g. one held
+  // back by GlobalStepWaiterHook).
+  if (!strategy_ || strategy_->workers() == 1 || !strategy_->lockstep())
+    return preemption_requested();
   if (global_step_ % kAgreeEvery != 0) return false;
   double asked = preemption_requested() ? 1.0 : 0.0;
   strategy_->sum(&asked, 1);

@@ -82,6 +82,7 @@ class Trainer {
 
   optim::Optimizer& optimizer() { return *optimizer_; }
   nn::Model& model() { return model_; }
+  dist::Strategy* strategy() { return strategy_; }
   int64_t global_step() const { return global_step_; }
 
  private:
@@ -90,8 +91,8 @@ class Trainer {
   // Adds every worker's loss and metric sums into this one's.
   void sum_over_workers();
   void report_eval(const BackgroundEval::Result& done, Progress& progress, FitResult& result);
-  // Whether every worker has been asked to stop (preemption); with several
-  // workers they agree every kAgreeEvery steps, so all stop at the same step.
+  // Whether to stop for preemption; workers in lockstep agree every
+  // kAgreeEvery steps, so all stop at the same step.
   bool preemption_agreed();
   void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state);
   void write_eval_summary(const Evaluation& e);

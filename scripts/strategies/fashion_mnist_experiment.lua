@@ -1,7 +1,8 @@
 -- The seed CNN on Fashion-MNIST under any strategy: what scripts/fashion_mnist.lua
 -- and every scripts/strategies/*.lua run. Command-line options (--epochs,
 -- --steps, --batch-size, --lr, --model-dir, --train-limit, --seed, --strategy,
--- --scale-lr, --save-checkpoints-steps, --save-summary-steps, --nan-guard)
+-- --scale-lr, --save-checkpoints-steps, --save-summary-steps, --nan-guard,
+-- --delay-workers-by-global-step)
 -- override the caller's defaults; `strategy_options` are the strategy's own
 -- parameters, named as in its paper. A model directory holding checkpoints is
 -- resumed from.
@@ -16,7 +17,8 @@ local averaging = {all_reduce = true, ps_sync = true, sync_sgd = true}
 return function(defaults, strategy_options)
   local settings = {epochs = 3, batch_size = 64, lr = 0.01, model_dir = 'runs/fashion_mnist',
                     train_limit = 0, seed = 42, strategy = 'all_reduce', scale_lr = true,
-                    steps = 0, save_checkpoints_steps = 0, save_summary_steps = 0, nan_guard = false}
+                    steps = 0, save_checkpoints_steps = 0, save_summary_steps = 0, nan_guard = false,
+                    delay_workers_by_global_step = 0}
   for k, v in pairs(defaults or {}) do settings[k] = v end
   local opt = drun.args(settings)
 
@@ -51,6 +53,8 @@ return function(defaults, strategy_options)
     epochs = opt.epochs,
     train_steps = opt.steps > 0 and opt.steps or nil,
     hooks = opt.nan_guard and {drun.hooks.NanGuard{}} or nil,
+    delay_workers_by_global_step = opt.delay_workers_by_global_step > 0
+                                   and opt.delay_workers_by_global_step or nil,
   }:run()
 
   if drun.is_chief() and result.eval then

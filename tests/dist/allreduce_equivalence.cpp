@@ -10,30 +10,14 @@
 #include "data/batch.hpp"
 #include "dist/all_reduce.hpp"
 #include "nn/model.hpp"
+#include "small_cnn.hpp"
 #include "train/trainer.hpp"
 
 using namespace drun;
+using drun::testing::compiled;
+using drun::testing::small_cnn;
 
 namespace {
-
-json small_cnn() {
-  return json::parse(R"({"layers": [
-    {"class_name": "Conv2D", "config": {"filters": 8, "kernel_size": 3, "activation": "relu",
-                                        "input_shape": [12, 12, 1]}},
-    {"class_name": "MaxPooling2D", "config": {"pool_size": 2}},
-    {"class_name": "Flatten", "config": {}},
-    {"class_name": "Dense", "config": {"units": 16, "activation": "relu"}},
-    {"class_name": "Dense", "config": {"units": 10}}]})");
-}
-
-train::Compiled compiled() {
-  train::Compiled c;
-  c.loss = json::parse(
-      R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})");
-  c.optimizer =
-      json::parse(R"({"class_name": "SGD", "config": {"learning_rate": 0.05, "momentum": 0.9}})");
-  return c;
-}
 
 // Global batch `step`: n examples, deterministic.
 void global_batch(int64_t step, int64_t n, data::Batch& b) {

@@ -138,6 +138,29 @@ def test_nan_guard():
     assert re.search(r"at step \d+; first non-finite output: layer '\w+'", err), err
 
 
+def test_global_step_waiter_needs_servers():
+    # With AllReduce every worker counts its own steps: waiting would hang, so it is an error.
+    expect_error(["-np", "2", "scripts/fashion_mnist.lua", "--epochs", "1", "--train-limit", "640",
+                  "--delay-workers-by-global-step", "20"],
+                 ["GlobalStepWaiterHook", "needs a parameter-server strategy"])
+
+
+def test_global_step_waiter():
+    # Async parameter servers: worker 0 (rank 2) starts once the chief's updates
+    # reach 40 (of the 100 steps each worker takes).
+    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+        out, _ = expect_success(["-np", "2", "scripts/fashion_mnist.lua", "--epochs", "1",
+                                 "--train-limit", "12800", "--strategy", "ps_async",
+                                 "--delay-workers-by-global-step", "40", "--model-dir", d])
+        m = re.search(r"GlobalStepWaiterHook: global step (\d+) >= 40 after", out)
+        assert m and int(m.group(1)) >= 40, out
+        # Asked to wait longer than the chief trains, a worker goes on when the chief is done.
+        out, _ = expect_success(["-np", "2", "scripts/fashion_mnist.lua", "--epochs", "1",
+                                 "--train-limit", "1280", "--strategy", "ps_async",
+                                 "--delay-workers-by-global-step", "1000", "--model-dir", d])
+        assert "the chief finished before global step 1000; going on" in out, out
+
+
 def small_idx_labels(n=300):
     """An idx1 file of n unsigned-byte labels."""
     return bytes([0, 0, 8, 1]) + n.to_bytes(4, "big") + bytes(i % 10 for i in range(n))

@@ -77,7 +77,7 @@ Experiment.__index = Experiment
 
 function M.Experiment(opts)
   util.check_keys('Experiment', opts, {'estimator', 'strategy', 'train_input', 'eval_input', 'epochs',
-                                       'train_steps', 'model_dir', 'hooks'})
+                                       'train_steps', 'model_dir', 'hooks', 'delay_workers_by_global_step'})
   if getmetatable(opts.estimator) ~= Estimator then util.fail('Experiment: estimator must be a drun.Estimator') end
   if opts.train_input == nil then util.fail('Experiment: train_input is required') end
   return setmetatable(util.copy(opts), Experiment)
@@ -85,10 +85,19 @@ end
 
 -- Trains, evaluating after each epoch; returns what summary.json holds (on a
 -- parameter server: what it served).
+-- With delay_workers_by_global_step = d, worker k (TF_CONFIG's "worker" k;
+-- the chief is not delayed) starts once the servers have applied (k + 1) * d
+-- updates, as tf.contrib.learn's Experiment does.
 function Experiment:run()
+  local list = util.copy(self.hooks or {})
+  local c = core.context()
+  if self.delay_workers_by_global_step and c.role == 'worker' then
+    list[#list + 1] = hooks.GlobalStepWaiterHook{
+      wait_until_step = (c.task_index + 1) * self.delay_workers_by_global_step}
+  end
   return self.estimator:train{input = self.train_input, eval_input = self.eval_input, strategy = self.strategy,
                               epochs = self.epochs, steps = self.train_steps, model_dir = self.model_dir,
-                              hooks = self.hooks}
+                              hooks = list}
 end
 Experiment.train_and_evaluate = Experiment.run
 

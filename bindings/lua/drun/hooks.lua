@@ -4,7 +4,8 @@
 -- loss, learning_rate, batch_size, metrics = {loss = running mean, ...}}.
 -- Users write their own hooks the same way. CheckpointSaverHook and
 -- SummarySaverHook set the loop's own checkpoint and TensorBoard intervals;
--- NanGuard is C++ (it inspects the layers' outputs).
+-- NanGuard (it inspects the layers' outputs) and GlobalStepWaiterHook (it
+-- asks the parameter servers) are C++.
 local core = require 'drun.core'
 local util = require 'drun.util'
 
@@ -101,6 +102,17 @@ end
 function hooks.NanGuard(opts)
   util.check_keys('NanGuard', opts or {}, {})
   return {name = 'NanGuard', _builtin = 'NanGuard'}
+end
+
+-- Before its first step the worker waits until the parameter servers have
+-- applied wait_until_step updates (C++: it asks them).
+function hooks.GlobalStepWaiterHook(opts)
+  util.check_keys('GlobalStepWaiterHook', opts or {}, {'wait_until_step'})
+  if type(opts.wait_until_step) ~= 'number' or opts.wait_until_step < 0 then
+    util.fail('GlobalStepWaiterHook: wait_until_step must be a number >= 0')
+  end
+  return {name = 'GlobalStepWaiterHook', _builtin = 'GlobalStepWaiterHook',
+          wait_until_step = opts.wait_until_step}
 end
 
 -- Calls fn(result) once training has ended; keeps what it returns in .value.

@@ -1,0 +1,91 @@
+"""Models built and saved by Keras 3 itself, for drun.load_model to read (issue 6).
+Usage: keras_models.py OUTDIR  (run with the venv's python: tools/python_env)
+
+Writes, for each model NAME (sequential, residual):
+  OUTDIR/NAME.h5    Keras' legacy HDF5 format (model.save with a .h5 suffix)
+  OUTDIR/NAME.json  {"inputs": [...], "outputs": [...]}: a fixed batch of 16
+                    inputs (channels last) and Keras' predictions on it
+and prints the names it wrote. Deterministic: the same files every run."""
+import json
+import os
+import sys
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import keras  # noqa: E402
+from keras import layers  # noqa: E402
+
+BATCH = 16
+
+
+def sequential():
+    """Conv2D, BatchNormalization with moving statistics far from (0, 1),
+    MaxPooling2D, Dropout, Flatten and two Dense: trained for an epoch, so the
+    file carries a training_config and optimizer weights too."""
+    model = keras.Sequential([
+        keras.Input((28, 28, 1)),
+        layers.Conv2D(8, 3, activation="relu"),
+        layers.BatchNormalization(),
+        layers.MaxPooling2D(2),
+        layers.Dropout(0.25),
+        layers.Flatten(),
+        layers.Dense(16, activation="relu"),
+        layers.Dense(10),
+    ])
+    rng = np.random.RandomState(1)
+    x = rng.uniform(0, 1, (256, 28, 28, 1)).astype("float32")
+    y = rng.randint(0, 10, 256)
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01, momentum=0.9),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0)
+    # A few training steps move the moving statistics only a little from
+    # their initial (0, 1): set every batch-norm variable to something a
+    # loader that dropped or swapped one of them would get visibly wrong.
+    bn = next(l for l in model.layers if isinstance(l, layers.BatchNormalization))
+    c = bn.gamma.shape[0]
+    bn.set_weights([rng.uniform(0.5, 1.5, c).astype("float32"),       # gamma
+                    rng.uniform(-0.5, 0.5, c).astype("float32"),      # beta
+                    rng.uniform(-0.2, 0.6, c).astype("float32"),      # moving_mean
+                    rng.uniform(0.05, 0.5, c).astype("float32")])     # moving_variance
+    inputs = rng.uniform(0, 1, (BATCH, 28, 28, 1)).astype("float32")
+    return model, inputs
+
+
+def residual():
+    """A functional residual block: two 3x3 convolutions ('same') added to a
+    1x1 convolution of the input (3 -> 4 channels), ReLU, global average
+    pooling and a Dense of 5."""
+    inputs = keras.Input((8, 8, 3))
+    a = layers.Conv2D(4, 3, padding="same", activation="relu")(inputs)
+    b = layers.Conv2D(4, 3, padding="same")(a)
+    shortcut = layers.Conv2D(4, 1)(inputs)
+    h = layers.ReLU()(layers.Add()([b, shortcut]))
+    h = layers.GlobalAveragePooling2D()(h)
+    outputs = layers.Dense(5)(h)
+    model = keras.Model(inputs, outputs, name="resblock")
+    rng = np.random.RandomState(2)
+    # Biases are zero at initialisation: give every weight random values.
+    model.set_weights([rng.normal(0, 0.5, w.shape).astype("float32") for w in model.get_weights()])
+    return model, rng.normal(0, 1, (BATCH, 8, 8, 3)).astype("float32")
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    keras.utils.set_random_seed(42)
+    for name, build in (("sequential", sequential), ("residual", residual)):
+        model, x = build()
+        model.save(os.path.join(out, name + ".h5"))
+        y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")
+        # float32 -> Python float is exact, and json writes the shortest text
+        # that reads back as that double: the values round-trip bit for bit.
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            json.dump({"inputs": x.tolist(), "outputs": y.tolist()}, f)
+        print(name, model.count_params())
+
+
+if __name__ == "__main__":
+    main()
