@@ -9,6 +9,7 @@
 #include "data/fashion_mnist.hpp"
 #include "data/pipeline.hpp"
 #include "dist/all_reduce.hpp"
+#include "export/keras_h5.hpp"
 #include "dist/hogwild.hpp"
 #include "dist/ps_server.hpp"
 #include "dist/ps_worker.hpp"
@@ -90,6 +91,52 @@ int model_input_shape(lua_State* L) {
 int model_spec(lua_State* L) {
   return guarded(L, [&] {
     push_json(L, check_object<nn::Model>(L, 1, kModel)->spec());
+    return 1;
+  });
+}
+
+// model:save(path, trainer|nil): Keras HDF5; with the model's trainer, its
+// training_config (loss, metrics, optimizer) too.
+int model_save(lua_State* L) {
+  return guarded(L, [&] {
+    auto& model = check_object<nn::Model>(L, 1, kModel);
+    const std::string path = luaL_checkstring(L, 2);
+    json training = nullptr;
+    if (!lua_isnoneornil(L, 3)) {
+      auto& box = check_object<TrainerBox>(L, 3, kTrainer);
+      json metrics = json::array();
+      for (const auto& m : box->compiled.metrics) metrics.push_back(m);
+      training = {{"loss", box->compiled.loss},
+                  {"metrics", metrics},
+                  {"weighted_metrics", nullptr},
+                  {"loss_weights", nullptr},
+                  {"optimizer_config", box->trainer.optimizer().config()}};
+    }
+    keras::save_model(*model, path, training);
+    return 0;
+  });
+}
+
+int model_save_weights(lua_State* L) {
+  return guarded(L, [&] {
+    keras::save_weights(*check_object<nn::Model>(L, 1, kModel), luaL_checkstring(L, 2));
+    return 0;
+  });
+}
+
+int model_load_weights(lua_State* L) {
+  return guarded(L, [&] {
+    keras::load_weights(*check_object<nn::Model>(L, 1, kModel), luaL_checkstring(L, 2),
+                        lua_toboolean(L, 3) != 0);
+    return 0;
+  });
+}
+
+int core_load_model(lua_State* L) {
+  return guarded(L, [&] {
+    auto model = keras::load_model(luaL_checkstring(L, 1));
+    model->set_exec(context(L).exec);
+    push_object(L, std::move(model), kModel);
     return 1;
   });
 }
@@ -403,6 +450,9 @@ const luaL_Reg model_methods[] = {{"summary", model_summary},
                                   {"output_shape", model_output_shape},
                                   {"input_shape", model_input_shape},
                                   {"spec", model_spec},
+                                  {"save", model_save},
+                                  {"save_weights", model_save_weights},
+                                  {"load_weights", model_load_weights},
                                   {nullptr, nullptr}};
 const luaL_Reg dataset_methods[] = {
     {"size", dataset_size}, {"shape", dataset_shape}, {nullptr, nullptr}};
@@ -416,6 +466,7 @@ const luaL_Reg core_functions[] = {
     {"csv", dataset_csv},     {"arrays", dataset_arrays},
     {"trainer", trainer_new}, {"context", core_context},
     {"fail", core_fail},      {"plan_fit", core_plan_fit},
+    {"load_model", core_load_model},
     {nullptr, nullptr}};
 
 }  // namespace

@@ -2,7 +2,7 @@
 -- and every scripts/strategies/*.lua run. Command-line options (--epochs,
 -- --steps, --batch-size, --lr, --model-dir, --train-limit, --seed, --strategy,
 -- --scale-lr, --save-checkpoints-steps, --save-summary-steps, --nan-guard,
--- --delay-workers-by-global-step)
+-- --delay-workers-by-global-step, --save m.h5)
 -- override the caller's defaults; `strategy_options` are the strategy's own
 -- parameters, named as in its paper. A model directory holding checkpoints is
 -- resumed from.
@@ -18,7 +18,7 @@ return function(defaults, strategy_options)
   local settings = {epochs = 3, batch_size = 64, lr = 0.01, model_dir = 'runs/fashion_mnist',
                     train_limit = 0, seed = 42, strategy = 'all_reduce', scale_lr = true,
                     steps = 0, save_checkpoints_steps = 0, save_summary_steps = 0, nan_guard = false,
-                    delay_workers_by_global_step = 0}
+                    delay_workers_by_global_step = 0, save = ''}
   for k, v in pairs(defaults or {}) do settings[k] = v end
   local opt = drun.args(settings)
 
@@ -57,6 +57,7 @@ return function(defaults, strategy_options)
                                    and opt.delay_workers_by_global_step or nil,
   }:run()
 
+  if opt.save ~= '' then model:save(opt.save) end  -- Keras HDF5, from the chief
   if drun.is_chief() and result.eval then
     print(string.format('test accuracy %.4f, test loss %.4f, %.0f images/s',
                         result.eval.accuracy, result.eval.loss, result.train.images_per_sec))

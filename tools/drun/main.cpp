@@ -13,6 +13,7 @@
 
 #include "dist/cluster.hpp"
 #include "dist/comm.hpp"
+#include "export/keras_h5.hpp"
 #include "train/preemption.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "launch.hpp"
@@ -69,7 +70,25 @@ std::string hostname() {
 
 }  // namespace
 
+// `drun inspect m.h5`: what a Keras HDF5 model file holds.
+int inspect(const std::string& path) {
+  try {
+    std::cout << drun::keras::inspect(path);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "drun inspect: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "inspect") {
+    if (argc != 3) {
+      std::cerr << "usage: drun inspect MODEL.h5\n";
+      return 2;
+    }
+    return inspect(argv[2]);
+  }
   CLI::App app{"drun: distributed deep-learning training from Lua experiment scripts", "drun"};
   app.set_version_flag("--version", DRUN_VERSION);
   drun::launch::Request req;

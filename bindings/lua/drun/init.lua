@@ -17,6 +17,7 @@ local estimator = require 'drun.estimator'
 drun.Estimator = estimator.Estimator
 drun.Experiment = estimator.Experiment
 drun.RunConfig = estimator.RunConfig
+drun.load_model = require('drun.model').load
 drun.hooks = require 'drun.hooks'
 local canned = require 'drun.canned'
 drun.DNNClassifier = canned.DNNClassifier

@@ -70,6 +70,37 @@ function Model:fit(opts)
                opts.hooks)
 end
 
+-- Keras HDF5 (model.save('m.h5') in Keras): architecture, weights and, once
+-- compiled, the training configuration. Keras loads it with
+-- keras.models.load_model. Only the chief writes in a multi-worker job.
+function Model:save(path)
+  if type(path) ~= 'string' then util.fail('save: expects a file path') end
+  if core.context().plan or core.context().role ~= 'chief' then return end
+  self._core:save(path, self._trainer)
+end
+
+function Model:save_weights(path)
+  if type(path) ~= 'string' then util.fail('save_weights: expects a file path') end
+  if core.context().plan or core.context().role ~= 'chief' then return end
+  self._core:save_weights(path)
+end
+
+-- Weights from a Keras .h5 (whole model or weights only): layers with weights
+-- in order, or by layer name with {by_name = true}.
+function Model:load_weights(path, opts)
+  opts = opts or {}
+  util.check_keys('load_weights', opts, {'by_name'})
+  if type(path) ~= 'string' then util.fail('load_weights: expects a file path') end
+  if core.context().plan then return end
+  self._core:load_weights(path, opts.by_name)
+end
+
+-- A model from a Keras .h5 file (tf.keras 2.x or Keras 3), uncompiled.
+function Model.load(path)
+  if type(path) ~= 'string' then util.fail('load_model: expects a file path') end
+  return setmetatable({_core = core.load_model(path)}, Model)
+end
+
 function Model:evaluate(ds, opts)
   opts = opts or {}
   util.check_keys('evaluate', opts, {'batch_size', 'steps'})

@@ -1,0 +1,157 @@
+#include "io/h5.hpp"
+
+#include <cstring>
+
+#include "base/options.hpp"
+
+namespace drun::io::h5 {
+
+namespace {
+[[noreturn]] void fail(const File& f, const std::string& what) {
+  throw UsageError(f.path() + ": " + what);
+}
+void quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+}  // namespace
+
+File File::create(const std::string& path) {
+  quiet();
+  Handle h{H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
+  if (!h.valid()) throw UsageError("cannot create " + path);
+  return File(std::move(h), path);
+}
+
+File File::open(const std::string& path) {
+  quiet();
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw UsageError(path + " is missing or not an HDF5 file");
+  Handle h{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (!h.valid()) throw UsageError("cannot open " + path + " (truncated or corrupt?)");
+  return File(std::move(h), path);
+}
+
+Handle create_group(const File& f, hid_t parent, const std::string& name) {
+  Handle lcpl{H5Pcreate(H5P_LINK_CREATE), H5Pclose};
+  H5Pset_create_intermediate_group(lcpl.id(), 1);
+  Handle g{H5Gcreate2(parent, name.c_str(), lcpl.id(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+  if (!g.valid()) fail(f, "cannot create group '" + name + "'");
+  return g;
+}
+
+Handle open_group(const File& f, hid_t parent, const std::string& name) {
+  Handle g{exists(parent, name) ? H5Gopen2(parent, name.c_str(), H5P_DEFAULT) : -1, H5Gclose};
+  if (!g.valid()) fail(f, "no group '" + name + "'");
+  return g;
+}
+
+bool exists(hid_t parent, const std::string& name) {
+  // Each step of a path must exist before the next can be asked about.
+  size_t pos = 0;
+  while (true) {
+    pos = name.find('/', pos + 1);
+    const std::string prefix = name.substr(0, pos);
+    if (H5Lexists(parent, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (pos == std::string::npos) return true;
+  }
+}
+
+namespace {
+void write_fixed(const File& f, hid_t object, const std::string& name,
+                 const std::vector<std::string>& texts, bool scalar) {
+  size_t width = 1;
+  for (const auto& t : texts) width = std::max(width, t.size());
+  std::vector<char> buffer(std::max<size_t>(1, width * texts.size()), '\0');
+  for (size_t i = 0; i < texts.size(); ++i)
+    std::memcpy(buffer.data() + i * width, texts[i].data(), texts[i].size());
+  Handle type{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Tset_size(type.id(), width);
+  H5Tset_strpad(type.id(), H5T_STR_NULLPAD);
+  const hsize_t n = texts.size();
+  Handle space{scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose};
+  Handle attr{H5Acreate2(object, name.c_str(), type.id(), space.id(), H5P_DEFAULT, H5P_DEFAULT),
+              H5Aclose};
+  if (!attr.valid() || H5Awrite(attr.id(), type.id(), buffer.data()) < 0)
+    fail(f, "cannot write attribute '" + name + "'");
+}
+}  // namespace
+
+// One string is a scalar attribute, as h5py writes a str.
+void write_string(const File& f, hid_t object, const std::string& name, const std::string& text) {
+  write_fixed(f, object, name, {text}, true);
+}
+
+void write_strings(const File& f, hid_t object, const std::string& name,
+                   const std::vector<std::string>& texts) {
+  write_fixed(f, object, name, texts, false);
+}
+
+bool has_attribute(hid_t object, const std::string& name) {
+  return H5Aexists(object, name.c_str()) > 0;
+}
+
+std::vector<std::string> read_strings(const File& f, hid_t object, const std::string& name) {
+  if (!has_attribute(object, name)) fail(f, "no attribute '" + name + "'");
+  Handle attr{H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose};
+  Handle type{H5Aget_type(attr.id()), H5Tclose};
+  Handle space{H5Aget_space(attr.id()), H5Sclose};
+  const hssize_t n = H5Sget_simple_extent_npoints(space.id());
+  std::vector<std::string> out;
+  if (n <= 0) return out;  // an empty list (e.g. weight_names of a layer without weights)
+  if (H5Tget_class(type.id()) != H5T_STRING)
+    fail(f, "attribute '" + name + "' is not a string");
+  if (H5Tis_variable_str(type.id()) > 0) {
+    std::vector<char*> ptrs(static_cast<size_t>(n), nullptr);
+    Handle mem{H5Tcopy(H5T_C_S1), H5Tclose};
+    H5Tset_size(mem.id(), H5T_VARIABLE);
+    if (H5Aread(attr.id(), mem.id(), ptrs.data()) < 0) fail(f, "cannot read '" + name + "'");
+    for (char* p : ptrs) out.emplace_back(p ? p : "");
+    H5Dvlen_reclaim(mem.id(), space.id(), H5P_DEFAULT, ptrs.data());
+    return out;
+  }
+  const size_t width = H5Tget_size(type.id());
+  std::vector<char> buffer(width * static_cast<size_t>(n));
+  Handle mem{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Tset_size(mem.id(), width);
+  H5Tset_strpad(mem.id(), H5T_STR_NULLPAD);  // NULLTERM would drop a full-width string's last byte
+  if (H5Aread(attr.id(), mem.id(), buffer.data()) < 0) fail(f, "cannot read '" + name + "'");
+  for (hssize_t i = 0; i < n; ++i) {
+    const char* s = buffer.data() + static_cast<size_t>(i) * width;
+    out.emplace_back(s, strnlen(s, width));
+  }
+  return out;
+}
+
+std::string read_string(const File& f, hid_t object, const std::string& name) {
+  const auto all = read_strings(f, object, name);
+  if (all.size() != 1) fail(f, "attribute '" + name + "' is not one string");
+  return all[0];
+}
+
+void write_tensor(const File& f, hid_t parent, const std::string& name, const Tensor& t) {
+  std::vector<hsize_t> dims;
+  for (int i = 0; i < t.shape().rank(); ++i) dims.push_back(static_cast<hsize_t>(t.dim(i)));
+  Handle space{H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose};
+  Handle lcpl{H5Pcreate(H5P_LINK_CREATE), H5Pclose};
+  H5Pset_create_intermediate_group(lcpl.id(), 1);
+  Handle set{H5Dcreate2(parent, name.c_str(), H5T_IEEE_F32LE, space.id(), lcpl.id(), H5P_DEFAULT,
+                        H5P_DEFAULT),
+             H5Dclose};
+  if (!set.valid() || H5Dwrite(set.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                               t.f32()) < 0)
+    fail(f, "cannot write dataset '" + name + "'");
+}
+
+Tensor read_tensor(const File& f, hid_t parent, const std::string& name) {
+  if (!exists(parent, name)) fail(f, "no dataset '" + name + "'");
+  Handle set{H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose};
+  Handle space{H5Dget_space(set.id()), H5Sclose};
+  const int rank = H5Sget_simple_extent_ndims(space.id());
+  if (!set.valid() || rank < 0 || rank > 8) fail(f, "cannot read dataset '" + name + "'");
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  H5Sget_simple_extent_dims(space.id(), dims.data(), nullptr);
+  Tensor t{Shape(std::vector<int64_t>(dims.begin(), dims.end()))};
+  if (H5Dread(set.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0)
+    fail(f, "cannot read dataset '" + name + "' (truncated or corrupt?)");
+  return t;
+}
+
+}  // namespace drun::io::h5
