@@ -5,13 +5,13 @@
 -- evaluation, whose loss (mean squared error, also reported as 'mse') goes to
 -- model_dir/summary.json. The split is made here because data.csv cannot pick
 -- feature columns nor skip rows.
---   drun scripts/iris_dnn_regressor.lua --model-dir runs/iris
+--   drun scripts/iris_dnn_regressor.lua --model-dir runs/iris [--save iris.h5]
 --   drun -np 2 scripts/iris_dnn_regressor.lua --strategy ps_sync   (or ps_async, ...)
 -- Each worker takes --steps steps on its shard of the 120 training rows.
 local drun = require 'drun'
 
 local here = (arg and arg[0] or ''):match('^(.*)/') or '.'
-local opt = drun.args{model_dir = 'runs/iris', steps = 1000, seed = 1, strategy = 'all_reduce',
+local opt = drun.args{model_dir = 'runs/iris', steps = 1000, seed = 1, strategy = 'all_reduce', save = '',
                       batch_size = 32, data = here .. '/../data/iris.csv'}
 
 -- Rows of numbers from the CSV (header skipped), in file order.
@@ -61,6 +61,7 @@ local result = drun.Experiment{
   model_dir = opt.model_dir,
 }:run()
 
+if opt.save ~= '' then estimator.model:save(opt.save) end  -- Keras HDF5, from the chief
 if drun.is_chief() and result.eval then
   print(string.format('iris petal_width: held-out mean squared error %.4f after %d steps',
                       result.eval.loss, result.global_step))
