@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "binding.hpp"
+#include "data/cifar10.hpp"
 #include "data/csv.hpp"
 #include "data/fashion_mnist.hpp"
 #include "data/pipeline.hpp"
@@ -158,6 +159,19 @@ int dataset_fashion_mnist(lua_State* L) {
   });
 }
 
+// core.cifar10(split, dir|nil, shard): with shard, this worker's part only.
+int dataset_cifar10(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string split = luaL_checkstring(L, 1);
+    const auto& ctx = context(L);
+    const bool shard = lua_toboolean(L, 3) != 0 && ctx.workers && ctx.workers->size() > 1;
+    auto ds = std::make_shared<const data::Dataset>(data::load_cifar10(
+        split, data_dir(L, 2), shard ? ctx.workers->size() : 1, shard ? ctx.workers->rank() : 0));
+    push_object(L, DatasetPtr(std::move(ds)), kDataset);
+    return 1;
+  });
+}
+
 int dataset_csv(lua_State* L) {
   return guarded(L, [&] {
     const std::string path = luaL_checkstring(L, 1);
@@ -238,7 +252,7 @@ std::unique_ptr<data::Pipeline> pipeline_arg(lua_State* L, int ds_index, int ops
   auto& ds = check_object<const data::Dataset>(L, ds_index, kDataset);
   const json ops = lua_isnoneornil(L, ops_index) ? json::array() : to_json(L, ops_index, "ops");
   auto spec = data::parse_pipeline_ops(ops.is_array() ? ops : json::array());
-  if (shards > 1) {
+  if (shards > 1 && !ds->sharded) {
     if (spec.shard_count != 1)
       throw UsageError(
           "the training input is sharded over the workers already; remove its shard()");
@@ -463,6 +477,7 @@ const luaL_Reg trainer_methods[] = {{"fit", trainer_fit},
                                     {nullptr, nullptr}};
 const luaL_Reg core_functions[] = {
     {"model", model_new},     {"fashion_mnist", dataset_fashion_mnist},
+    {"cifar10", dataset_cifar10},
     {"csv", dataset_csv},     {"arrays", dataset_arrays},
     {"trainer", trainer_new}, {"context", core_context},
     {"fail", core_fail},      {"plan_fit", core_plan_fit},

@@ -12,6 +12,9 @@ namespace drun::data {
 struct Dataset {
   Tensor x;  // float32 (N, ...), e.g. (N, 28, 28, 1) for images
   Tensor y;  // int32 (N) class ids, or float32 (N, k) regression / one-hot targets
+  // Holds only this worker's part of a larger set (e.g. CIFAR-10 read with
+  // shard = true): the training input is not sharded again.
+  bool sharded = false;
 
   int64_t size() const { return x.defined() && x.rank() > 0 ? x.dim(0) : 0; }
 };

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/options.hpp"
+#include "data/augment.hpp"
 #include "data/permutation.hpp"
 
 namespace drun::data {
@@ -15,6 +16,9 @@ Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
   if (!data_) throw UsageError("data pipeline: no data set");
   check_dataset(*data_, "data pipeline");
   check_pipeline_spec(spec_);
+  if (augments(spec_) && data_->x.rank() != 4)
+    throw UsageError("data pipeline: augment works on images of shape (H, W, C); this data set's "
+                     "examples have shape " + data_->x.shape().drop_batch().str());
   const int64_t n = data_->size();
   taken_ = spec_.take_examples < 0 ? n : std::min(n, spec_.take_examples);
   const int64_t count = spec_.shard_count, index = spec_.shard_index;
@@ -93,6 +97,7 @@ void Pipeline::make_batch(int64_t index, Batch& out) const {
   const int64_t x_inner = xs.inner();
   const size_t y_row = static_cast<size_t>(ys.inner()) * dtype_size(d.y.dtype());
   const bool identity = spec_.scale == 1.0f && spec_.offset == 0.0f;
+  const bool augment = augments(spec_);
   const float scale = spec_.scale, offset = spec_.offset;
   const float* x = d.x.f32();
   const auto* y = static_cast<const char*>(d.y.raw());
@@ -102,7 +107,9 @@ void Pipeline::make_batch(int64_t index, Batch& out) const {
     const int64_t e = order_[static_cast<size_t>(begin + k)];
     const float* src = x + e * x_inner;
     float* dst = bx + k * x_inner;
-    if (identity) {
+    if (augment) {
+      augment_example(spec_, xs[1], xs[2], xs[3], src, dst, epoch_, begin + k);
+    } else if (identity) {
       std::memcpy(dst, src, static_cast<size_t>(x_inner) * sizeof(float));
     } else {
       for (int64_t j = 0; j < x_inner; ++j) dst[j] = src[j] * scale + offset;

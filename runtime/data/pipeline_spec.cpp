@@ -9,7 +9,8 @@
 namespace drun::data {
 namespace {
 
-constexpr const char* kValidOps = "batch, map, prefetch, repeat, scale, shard, shuffle, take";
+constexpr const char* kValidOps =
+    "augment, batch, map, prefetch, repeat, scale, shard, shuffle, take";
 
 int64_t at_least(Options& o, const std::string& key, int64_t value, int64_t min) {
   if (value < min)
@@ -77,6 +78,11 @@ PipelineSpec parse_pipeline_ops(const nlohmann::json& ops) {
       if (spec.shard_index >= spec.shard_count)
         throw UsageError(o.owner() + ": index " + std::to_string(spec.shard_index) +
                          " must be below count " + std::to_string(spec.shard_count));
+    } else if (name == "augment") {
+      spec.crop_padding = at_least(o, "crop_padding", o.get<int64_t>("crop_padding", 0), 0);
+      spec.flip = o.get<bool>("flip", false);
+      spec.standardize = o.get<bool>("standardize", false);
+      spec.augment_seed = o.get<uint64_t>("seed", 0);
     } else {
       throw UsageError("data pipeline: unknown op '" + name + "'; valid ops: " + kValidOps);
     }

@@ -2,7 +2,8 @@
 // from the ordered op list that the Lua side builds (ds:shuffle{}:batch(64)...).
 //
 // Whatever order the ops came in, a pipeline applies them in this fixed order:
-//   take_examples -> per pass: shuffle, shard -> repeat passes -> map -> batch -> take_batches
+//   take_examples -> per pass: shuffle, shard -> repeat passes -> map -> augment -> batch
+//   -> take_batches
 // Only `take` depends on its place: before `batch` it counts examples (the
 // first n of the data set, a fixed subset), after it counts batches.
 #pragma once
@@ -30,6 +31,16 @@ struct PipelineSpec {
   float scale = 1.0f;
   float offset = 0.0f;
 
+  // Image augmentation after scale/offset (data/augment.hpp), for examples of
+  // shape (H, W, C): zero-pad by crop_padding and crop back to H x W at a
+  // random offset, flip left-right with probability 1/2, per-image
+  // standardisation. Random draws depend on (augment_seed, epoch, position in
+  // the epoch's stream) only, so a resumed run sees the same images.
+  int64_t crop_padding = 0;
+  bool flip = false;
+  bool standardize = false;
+  uint64_t augment_seed = 0;
+
   // The permutation of (epoch e, pass p) is a function of (seed, e, p) only;
   // without shuffle it is the identity.
   bool shuffle = false;
@@ -50,6 +61,7 @@ void check_pipeline_spec(const PipelineSpec& spec);
 // ops: a JSON array of {"op": name, ...options}; null or [] is the default spec.
 //   take{n}  shuffle{seed}  scale{factor}  map{scale, offset}  batch{size, drop_remainder}
 //   prefetch{depth}  repeat{count}  shard{count, index, even}
+//   augment{crop_padding, flip, standardize, seed}
 // Several scale/map ops compose; repeats multiply; takes keep the smallest.
 // An unknown op or option is a UsageError naming the valid ones.
 PipelineSpec parse_pipeline_ops(const nlohmann::json& ops);

@@ -102,6 +102,7 @@ std::vector<std::string> read_strings(const File& f, hid_t object, const std::st
     std::vector<char*> ptrs(static_cast<size_t>(n), nullptr);
     Handle mem{H5Tcopy(H5T_C_S1), H5Tclose};
     H5Tset_size(mem.id(), H5T_VARIABLE);
+    H5Tset_cset(mem.id(), H5Tget_cset(type.id()));  // Keras 3 writes some as UTF-8
     if (H5Aread(attr.id(), mem.id(), ptrs.data()) < 0) fail(f, "cannot read '" + name + "'");
     for (char* p : ptrs) out.emplace_back(p ? p : "");
     H5Dvlen_reclaim(mem.id(), space.id(), H5P_DEFAULT, ptrs.data());
@@ -112,6 +113,7 @@ std::vector<std::string> read_strings(const File& f, hid_t object, const std::st
   Handle mem{H5Tcopy(H5T_C_S1), H5Tclose};
   H5Tset_size(mem.id(), width);
   H5Tset_strpad(mem.id(), H5T_STR_NULLPAD);  // NULLTERM would drop a full-width string's last byte
+  H5Tset_cset(mem.id(), H5Tget_cset(type.id()));
   if (H5Aread(attr.id(), mem.id(), buffer.data()) < 0) fail(f, "cannot read '" + name + "'");
   for (hssize_t i = 0; i < n; ++i) {
     const char* s = buffer.data() + static_cast<size_t>(i) * width;

@@ -63,6 +63,16 @@ function Dataset:map(opts)
   return with_op(self, {op = 'map', scale = opts.scale, offset = opts.offset})
 end
 
+-- ds:augment{crop_padding = 4, flip = true, standardize = true, seed = 1}:
+-- pad-and-crop, left-right flips and per-image standardisation of (H, W, C)
+-- images, seeded per (epoch, example) so that a resumed run repeats them.
+function Dataset:augment(opts)
+  opts = opts or {}
+  util.check_keys('augment', opts, {'crop_padding', 'flip', 'standardize', 'seed'})
+  return with_op(self, {op = 'augment', crop_padding = opts.crop_padding, flip = opts.flip,
+                        standardize = opts.standardize, seed = opts.seed})
+end
+
 function Dataset:prefetch(depth) return with_op(self, {op = 'prefetch', depth = depth}) end
 function Dataset:shard(count, index) return with_op(self, {op = 'shard', count = count, index = index}) end
 
@@ -74,6 +84,16 @@ function data.fashion_mnist(opts)
   local ds = wrap(plan() and planned or core.fashion_mnist(opts.split or 'train', opts.dir))
   if opts.scale ~= false then ds = ds:scale(1 / 255) end
   return ds
+end
+
+-- drun.data.cifar10{split = 'train' | 'test', dir = nil, shard = false}: the
+-- binary version's files from dir, --data-dir or DRUN_DATA_DIR; pixels 0..255
+-- (NHWC). shard = true in a multi-worker job loads only this worker's part
+-- into memory (the training input is then not sharded again).
+function data.cifar10(opts)
+  opts = opts or {}
+  util.check_keys('data.cifar10', opts, {'split', 'dir', 'shard'})
+  return wrap(plan() and planned or core.cifar10(opts.split or 'train', opts.dir, opts.shard))
 end
 
 -- drun.data.csv{path = 'iris.csv', label = 'species', label_type = 'int', header = 'auto'}
