@@ -1,0 +1,141 @@
+-- ResNet-56 on CIFAR-10 with the settings of PyTorch Ignite's CIFAR-10 demo and
+-- He et al. 2015 (section 4.2): batch 128 per worker, 182 epochs, SGD with
+-- momentum 0.9 and weight decay 2e-4 (on kernels), learning rate 0.1 divided
+-- by 10 after epochs 91 and 136, pad-4-and-crop plus left-right flip
+-- augmentation, per-image standardisation, evaluation after every epoch.
+--
+--   drun --data-dir DIR scripts/cifar10_resnet56.lua                   # ResNet-56, one process
+--   drun -np 4 --data-dir DIR scripts/cifar10_resnet56.lua --depth 20  # ResNet-20, AllReduce
+--   drun -np 4 scripts/cifar10_resnet56.lua --strategy ps_async --model-dir runs/r56-async
+--
+-- DIR holds data_batch_1..5.bin and test_batch.bin (the CIFAR-10 binary
+-- version; also found in DIR/cifar-10-batches-bin); DRUN_DATA_DIR works too.
+-- With several workers each loads only its own contiguous part of the
+-- training set. Options (drun.args; --help lists them):
+--   --depth 56           6n+2: 20, 32, 44, 56 or 110 (shortcut option B; see models/resnet_cifar.lua)
+--   --epochs 182 --batch-size 128 --lr 0.1 --momentum 0.9 --weight-decay 2e-4
+--   --decay-epochs 91,136  epochs after which the rate is divided by --decay-factor 10
+--   --warmup-epochs 0    linear warm-up from 0 (Goyal et al. 2017; useful with scale_lr)
+--   --strategy all_reduce  any of drun.strategy.by_name; --scale-lr (default true) multiplies
+--                        the rate by the number of workers for the averaging strategies
+--                        (all_reduce, ps_sync, sync_sgd)
+--   --train-limit N      the first N training examples (in all; each worker takes its share)
+--   --eval-limit N       evaluate on the first N test examples (0: all 10,000)
+--   --steps N            stop after N steps (0: run the epochs)
+--   --model-dir DIR      checkpoints, TensorBoard events, summary.json; resumed from
+--   --save m.h5          Keras HDF5 of the trained model (written by the chief)
+--   --seed 1             weights, shuffling and augmentation
+-- The learning-rate boundaries are in the applying optimizer's steps: one per
+-- worker step for AllReduce, the synchronous and the worker-side strategies,
+-- one per push (workers x steps) for ps_async and dyn_sgd.
+local drun = require 'drun'
+local resnet = require 'resnet_cifar'
+local data, optim = drun.data, drun.optim
+
+-- Strategies that apply the mean of all workers' gradients, where the linear
+-- scaling rule for the learning rate applies.
+local averaging = {all_reduce = true, ps_sync = true, sync_sgd = true}
+-- Strategies whose servers apply every worker's gradient as one update.
+local per_push = {ps_async = true, dyn_sgd = true}
+
+local opt = drun.args{
+  depth = 56, epochs = 182, batch_size = 128, lr = 0.1, momentum = 0.9, weight_decay = 2e-4,
+  decay_epochs = '91,136', decay_factor = 10, warmup_epochs = 0,
+  strategy = 'all_reduce', scale_lr = true,
+  train_limit = 0, eval_limit = 0, eval_batch_size = 1000, steps = 0,
+  model_dir = 'runs/cifar10_resnet56', save = '', seed = 1,
+  save_checkpoints_steps = 0, save_summary_steps = 100,
+}
+
+local workers = drun.context().workers
+local sharded = workers > 1
+
+-- Training input: this worker's examples, augmented, shuffled, batched.
+local train = data.cifar10{split = 'train', shard = sharded}
+local per_worker  -- examples one worker trains on per epoch
+if opt.train_limit > 0 then
+  if sharded then  -- the loader sharded already: take this worker's share of the limit
+    local share = math.floor(opt.train_limit / workers)
+    train = train:take(share)
+    per_worker = math.min(share, train:size())
+  else
+    train = train:take(opt.train_limit)
+    per_worker = math.floor(math.min(opt.train_limit, train:size()) / workers)
+  end
+else
+  per_worker = sharded and train:size() or math.floor(train:size() / workers)
+end
+-- Whole batches only (as the Ignite demo's drop_last), unless there is less than one.
+local drop = per_worker >= opt.batch_size
+local steps_per_epoch = drop and math.floor(per_worker / opt.batch_size) or (per_worker > 0 and 1 or 0)
+train = train:augment{crop_padding = 4, flip = true, standardize = true, seed = opt.seed}
+  :shuffle{seed = opt.seed}
+  :batch{size = opt.batch_size, drop_remainder = drop}
+  :prefetch(2)
+
+local test = data.cifar10{split = 'test'}
+if opt.eval_limit > 0 then test = test:take(opt.eval_limit) end
+test = test:augment{standardize = true}:batch(opt.eval_batch_size)
+
+-- Learning rate: piecewise constant over epochs, in the applying optimizer's steps.
+local updates_per_epoch = steps_per_epoch * (per_push[opt.strategy] and workers or 1)
+local boundaries, values = {}, {opt.lr}
+for e in opt.decay_epochs:gmatch('[^,%s]+') do
+  local epoch = tonumber(e)
+  if not epoch or epoch < 0 then drun.core.fail('--decay-epochs: expected epochs separated by commas, got "' .. opt.decay_epochs .. '"') end
+  -- Keras' PiecewiseConstantDecay keeps values[i] while step <= boundaries[i]; the
+  -- first update of epoch `epoch` (0-based step epoch * updates_per_epoch) takes the next.
+  boundaries[#boundaries + 1] = math.max(0, epoch * updates_per_epoch - 1)
+  values[#values + 1] = values[#values] / opt.decay_factor
+end
+local learning_rate = #boundaries > 0
+  and optim.schedules.PiecewiseConstantDecay{boundaries = boundaries, values = values}
+  or opt.lr
+if opt.warmup_epochs > 0 then
+  learning_rate = optim.schedules.LinearWarmup{
+    after_warmup_lr_sched = learning_rate,
+    warmup_steps = math.max(1, math.floor(opt.warmup_epochs * updates_per_epoch))}
+end
+
+local model = resnet{depth = opt.depth, seed = opt.seed}
+if drun.is_chief() then
+  model:summary()
+  print(string.format('ResNet-%d: %d workers, %d examples and %d steps of batch %d per worker and epoch; '
+                      .. 'learning rate %s, divided by %s at optimizer steps {%s}',
+                      opt.depth, workers, per_worker, steps_per_epoch, opt.batch_size, tostring(opt.lr),
+                      tostring(opt.decay_factor), table.concat(boundaries, ', ')))
+end
+
+local estimator = drun.Estimator{
+  model = model,
+  loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
+  optimizer = optim.SGD{learning_rate = learning_rate, momentum = opt.momentum,
+                        weight_decay = opt.weight_decay},
+  metrics = {'accuracy'},
+  config = drun.RunConfig{
+    model_dir = opt.model_dir ~= '' and opt.model_dir or nil,
+    save_checkpoints_steps = opt.save_checkpoints_steps > 0 and opt.save_checkpoints_steps or nil,
+    save_summary_steps = opt.save_summary_steps,
+    random_seed = opt.seed,
+  },
+}
+
+local options = {}
+if averaging[opt.strategy] then options.scale_lr = opt.scale_lr end
+
+local result = drun.Experiment{
+  estimator = estimator,
+  strategy = drun.strategy.named(opt.strategy, options),
+  train_input = train,
+  eval_input = test,
+  epochs = opt.epochs,
+  train_steps = opt.steps > 0 and opt.steps or nil,
+}:run()
+
+if opt.save ~= '' then model:save(opt.save) end  -- Keras HDF5, from the chief
+if drun.is_chief() and result.eval then
+  print(string.format('ResNet-%d: test accuracy %.4f (error %.2f %%), test loss %.4f, %.0f images/s',
+                      opt.depth, result.eval.accuracy, 100 * (1 - result.eval.accuracy), result.eval.loss,
+                      result.train.images_per_sec))
+end
+return result
