@@ -23,6 +23,7 @@
 --   --eval-limit N       evaluate on the first N test examples (0: all 10,000)
 --   --steps N            stop after N steps (0: run the epochs)
 --   --model-dir DIR      checkpoints, TensorBoard events, summary.json; resumed from
+--   --save-checkpoints-secs 600 (or --save-checkpoints-steps N)
 --   --save m.h5          Keras HDF5 of the trained model (written by the chief)
 --   --seed 1             weights, shuffling and augmentation
 -- The learning-rate boundaries are in the applying optimizer's steps: one per
@@ -44,7 +45,7 @@ local opt = drun.args{
   strategy = 'all_reduce', scale_lr = true,
   train_limit = 0, eval_limit = 0, eval_batch_size = 1000, steps = 0,
   model_dir = 'runs/cifar10_resnet56', save = '', seed = 1,
-  save_checkpoints_steps = 0, save_summary_steps = 100,
+  save_checkpoints_steps = 0, save_checkpoints_secs = 600, save_summary_steps = 100,
 }
 
 local workers = drun.context().workers
@@ -114,9 +115,11 @@ local estimator = drun.Estimator{
   metrics = {'accuracy'},
   config = drun.RunConfig{
     model_dir = opt.model_dir ~= '' and opt.model_dir or nil,
+    -- a checkpoint every --save-checkpoints-steps steps, else every --save-checkpoints-secs
     save_checkpoints_steps = opt.save_checkpoints_steps > 0 and opt.save_checkpoints_steps or nil,
+    save_checkpoints_secs = (opt.save_checkpoints_steps <= 0 and opt.save_checkpoints_secs > 0)
+                            and opt.save_checkpoints_secs or nil,
     save_summary_steps = opt.save_summary_steps,
-    random_seed = opt.seed,
   },
 }
 

@@ -122,3 +122,40 @@ TEST(Model, ResidualBlockGradient) {
 
 }  // namespace
 }  // namespace drun::nn
+
+namespace drun::nn {
+namespace {
+
+// ResNet-20's downsampling block (He et al. 2015, option B): conv 3x3 stride 2
+// - BN - act - conv 3x3 - BN, plus the projection shortcut conv 1x1 stride 2 -
+// BN, added, act; checked end to end through every variable and the input.
+// tanh stands in for ReLU for the reason given above.
+TEST(Model, ResNetDownsamplingBlockGradient) {
+  auto spec = json::parse(R"({"name": "down", "input_shape": [6, 6, 2], "layers": [
+    {"class_name": "Conv2D", "config": {"filters": 4, "kernel_size": 3, "strides": 2,
+                                        "padding": "same", "use_bias": false}, "inbound": [-1]},
+    {"class_name": "BatchNormalization", "config": {}},
+    {"class_name": "Activation", "config": {"activation": "tanh"}},
+    {"class_name": "Conv2D", "config": {"filters": 4, "kernel_size": 3, "padding": "same",
+                                        "use_bias": false}},
+    {"class_name": "BatchNormalization", "config": {}},
+    {"class_name": "Conv2D", "config": {"filters": 4, "kernel_size": 1, "strides": 2,
+                                        "use_bias": false}, "inbound": [-1]},
+    {"class_name": "BatchNormalization", "config": {}},
+    {"class_name": "Add", "config": {}, "inbound": [4, 6]},
+    {"class_name": "Activation", "config": {"activation": "tanh"}}]})");
+  Model m(spec, 3);
+  Rng rng(4);
+  for (auto* p : m.params())
+    if (p->name.ends_with("beta")) p->value.fill(0.1f);
+  Tensor x = testing::random_tensor(Shape{3, 6, 6, 2}, rng);
+  std::vector<testing::Probe> probes;
+  for (auto* p : m.trainable_params()) probes.push_back({p->name, &p->value, &p->grad});
+  EXPECT_EQ(probes.size(), 3u + 3u * 2u);  // 3 kernels, 3 (gamma, beta)
+  testing::check_gradients([&]() -> const Tensor& { return m.forward(x, true); },
+                           [&](const Tensor& dy) { m.backward(dy); }, probes);
+  EXPECT_EQ(m.output_shape().str(), "(3, 3, 4)");
+}
+
+}  // namespace
+}  // namespace drun::nn
