@@ -26,6 +26,7 @@
 --   --save-checkpoints-secs 600 (or --save-checkpoints-steps N)
 --   --save m.h5          Keras HDF5 of the trained model (written by the chief)
 --   --seed 1             weights, shuffling and augmentation
+--   --data-dir DIR       where the CIFAR-10 files are (as drun's own --data-dir)
 -- The learning-rate boundaries are in the applying optimizer's steps: one per
 -- worker step for AllReduce, the synchronous and the worker-side strategies,
 -- one per push (workers x steps) for ps_async and dyn_sgd.
@@ -44,15 +45,21 @@ local opt = drun.args{
   decay_epochs = '91,136', decay_factor = 10, warmup_epochs = 0,
   strategy = 'all_reduce', scale_lr = true,
   train_limit = 0, eval_limit = 0, eval_batch_size = 1000, steps = 0,
-  model_dir = 'runs/cifar10_resnet56', save = '', seed = 1,
+  model_dir = 'runs/cifar10_resnet56', save = '', seed = 1, data_dir = '',
   save_checkpoints_steps = 0, save_checkpoints_secs = 600, save_summary_steps = 100,
 }
 
+-- The model first: a wrong --depth fails before the data are read.
+local model = resnet{depth = opt.depth, seed = opt.seed}
+if drun.is_chief() then model:summary() end
+
+-- --data-dir after the script is the script's; before it, drun's (DRUN_DATA_DIR).
+local data_dir = opt.data_dir ~= '' and opt.data_dir or nil
 local workers = drun.context().workers
 local sharded = workers > 1
 
 -- Training input: this worker's examples, augmented, shuffled, batched.
-local train = data.cifar10{split = 'train', shard = sharded}
+local train = data.cifar10{split = 'train', shard = sharded, dir = data_dir}
 local per_worker  -- examples one worker trains on per epoch
 if opt.train_limit > 0 then
   if sharded then  -- the loader sharded already: take this worker's share of the limit
@@ -74,7 +81,7 @@ train = train:augment{crop_padding = 4, flip = true, standardize = true, seed = 
   :batch{size = opt.batch_size, drop_remainder = drop}
   :prefetch(2)
 
-local test = data.cifar10{split = 'test'}
+local test = data.cifar10{split = 'test', dir = data_dir}
 if opt.eval_limit > 0 then test = test:take(opt.eval_limit) end
 test = test:augment{standardize = true}:batch(opt.eval_batch_size)
 
@@ -83,7 +90,9 @@ local updates_per_epoch = steps_per_epoch * (per_push[opt.strategy] and workers 
 local boundaries, values = {}, {opt.lr}
 for e in opt.decay_epochs:gmatch('[^,%s]+') do
   local epoch = tonumber(e)
-  if not epoch or epoch < 0 then drun.core.fail('--decay-epochs: expected epochs separated by commas, got "' .. opt.decay_epochs .. '"') end
+  if not epoch or epoch < 0 then
+    drun.core.fail('--decay-epochs: expected epochs separated by commas, got "' .. opt.decay_epochs .. '"')
+  end
   -- Keras' PiecewiseConstantDecay keeps values[i] while step <= boundaries[i]; the
   -- first update of epoch `epoch` (0-based step epoch * updates_per_epoch) takes the next.
   boundaries[#boundaries + 1] = math.max(0, epoch * updates_per_epoch - 1)
@@ -98,9 +107,7 @@ if opt.warmup_epochs > 0 then
     warmup_steps = math.max(1, math.floor(opt.warmup_epochs * updates_per_epoch))}
 end
 
-local model = resnet{depth = opt.depth, seed = opt.seed}
-if drun.is_chief() then
-  model:summary()
+if drun.is_chief() and not drun.context().plan then
   print(string.format('ResNet-%d: %d workers, %d examples and %d steps of batch %d per worker and epoch; '
                       .. 'learning rate %s, divided by %s at optimizer steps {%s}',
                       opt.depth, workers, per_worker, steps_per_epoch, opt.batch_size, tostring(opt.lr),
