@@ -231,7 +231,7 @@ int gpus_per_node(const Environment& env, const DiscoverOptions& opt) {
   if (opt.gpus_per_node >= 0) return opt.gpus_per_node;
   if (auto v = env.get("CUDA_VISIBLE_DEVICES")) return count_visible_devices(*v);
   if (auto v = env.nonempty("SLURM_GPUS_ON_NODE")) return parse_count(*v, "SLURM_GPUS_ON_NODE");
-  return 0;
+  return opt.local_gpus;
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ struct DiscoverOptions {
   int gpus_per_node = -1;  // --gpus-per-node; -1: unknown, read the environment
   int local_cores = 0;     // cores of this machine; also the guess for nodes whose count is unknown
   std::string local_host;  // this machine's name; "localhost" when empty
+  int local_gpus = 0;      // the CUDA runtime's device count where CUDA is built in
 };
 
 // The first source that is present wins: Slurm allocation

@@ -134,6 +134,7 @@ void take_role(train::Context& ctx, int rank, int size) {
   const auto& me = ranks[static_cast<size_t>(rank)];
   ctx.role = me.role;
   ctx.task_index = me.task_index;
+  ctx.gpu = me.gpu;
   ctx.tf_config = dist::tf_config(ranks, rank);
   if (me.role != "chief")
     ctx.label =

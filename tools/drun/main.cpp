@@ -14,6 +14,9 @@
 #include "dist/cluster.hpp"
 #include "dist/comm.hpp"
 #include "export/keras_h5.hpp"
+#ifdef DRUN_HAVE_CUDA
+#include "kernels/cuda/device.hpp"
+#endif
 #include "train/preemption.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "launch.hpp"
@@ -69,6 +72,17 @@ std::string hostname() {
 }
 
 }  // namespace
+
+#ifdef DRUN_HAVE_CUDA
+int local_gpu_count() { return drun::kernels::cuda::device_count(); }
+// Each worker works on the GPU placement gave it (cudaSetDevice).
+void use_gpu(int gpu) {
+  if (gpu >= 0 && gpu < drun::kernels::cuda::device_count()) drun::kernels::cuda::set_device(gpu);
+}
+#else
+int local_gpu_count() { return 0; }
+void use_gpu(int) {}
+#endif
 
 // `drun inspect m.h5`: what a Keras HDF5 model file holds.
 int inspect(const std::string& path) {
@@ -150,12 +164,14 @@ int main(int argc, char** argv) {
       ctx.exec.threads = req.threads > 0 ? req.threads : std::max(1, cores / comm->local_size());
       drun::launch::take_role(ctx, comm->rank(), comm->size());
       workers = comm->split(ctx.role == "ps" ? 1 : 0);
+      use_gpu(ctx.gpu);
       ctx.workers = workers.get();
       if (ctx.role != "chief") ctx.quiet = true;  // only the chief draws progress
     } else {
       const auto cluster =
           drun::dist::discover_cluster(drun::dist::Environment::from_process(),
-                                       {req.hostfile, req.gpus_per_node, cores, hostname()});
+                                       {req.hostfile, req.gpus_per_node, cores, hostname(),
+                                        local_gpu_count()});
       if (drun::launch::needs_launch(req, cluster)) return drun::launch::launch(req, cluster, ctx);
       const char* env = std::getenv("DRUN_THREADS");
       ctx.exec.threads = req.threads > 0 ? req.threads : env ? std::atoi(env) : cores;

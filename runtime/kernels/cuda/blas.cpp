@@ -1,0 +1,41 @@
+#include <cublas_v2.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/kernels.hpp"
+
+namespace drun::kernels::cuda {
+
+struct Blas::Handle {
+  cublasHandle_t h = nullptr;
+};
+
+namespace {
+void check(cublasStatus_t rc, const char* what) {
+  if (rc != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed: " + cublasGetStatusString(rc));
+}
+}  // namespace
+
+Blas::Blas() : handle_(std::make_unique<Handle>()) {
+  check(cublasCreate(&handle_->h), "cublasCreate");
+}
+
+Blas::~Blas() {
+  if (handle_->h) cublasDestroy(handle_->h);
+}
+
+void Blas::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                const float* a, const float* b, float beta, float* c) {
+  // cuBLAS is column-major: row-major C = op(A) op(B) is column-major
+  // C^T = op(B)^T op(A)^T, i.e. the same buffers with the operands swapped.
+  const int lda = static_cast<int>(trans_a ? m : k);
+  const int ldb = static_cast<int>(trans_b ? k : n);
+  check(cublasSgemm(handle_->h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                    static_cast<int>(k), &alpha, b, ldb, a, lda, &beta, c, static_cast<int>(n)),
+        "cublasSgemm");
+}
+
+}  // namespace drun::kernels::cuda

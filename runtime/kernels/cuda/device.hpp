@@ -1,0 +1,48 @@
+// The CUDA devices of this process: how many there are, which one this rank
+// uses (placement gives each worker its GPU), and a caching pool of device
+// memory so that a warm training step never calls cudaMalloc. Plain C++: only
+// the .cpp/.cu files include the CUDA headers.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace drun::kernels::cuda {
+
+// GPUs visible to this process; 0 when there is no driver or no device
+// (never throws: a CPU-only machine is a normal case).
+int device_count();
+// Why device_count() is 0, for skip messages ("no CUDA driver", ...).
+std::string no_device_reason();
+void set_device(int index);
+std::string device_name(int index);
+void synchronize();
+
+// Device memory in size classes (powers of two from 256 bytes); a released
+// block waits in its class for the next request of that class.
+class DevicePool {
+ public:
+  DevicePool() = default;
+  ~DevicePool();
+  DevicePool(const DevicePool&) = delete;
+  DevicePool& operator=(const DevicePool&) = delete;
+
+  void* allocate(size_t bytes);
+  void release(void* p, size_t bytes);
+  // Returns every cached block to the driver.
+  void trim();
+  int64_t driver_allocations() const { return driver_allocations_; }
+  static size_t size_class(size_t bytes);
+
+ private:
+  std::map<size_t, std::vector<void*>> free_;
+  int64_t driver_allocations_ = 0;
+};
+
+// Copies between host and device memory (blocking).
+void copy_to_device(void* dst, const void* src, size_t bytes);
+void copy_to_host(void* dst, const void* src, size_t bytes);
+
+}  // namespace drun::kernels::cuda
