@@ -369,6 +369,12 @@ int trainer_fit(lua_State* L) {
     if (!lua_isnoneornil(L, 4)) eval_input = pipeline_arg(L, 4, 5);
     train::Progress progress(ctx.tty, ctx.quiet);
     const auto r = box->trainer.fit(*train_input, eval_input.get(), cfg, progress);
+    // Parameter servers return when a fit ends: a later fit starts afresh
+    // with new ones (the servers' ranks serve again from their own fit call).
+    if (box->strategy && spec.uses_servers()) {
+      box->trainer.set_strategy(nullptr);
+      box->strategy.reset();
+    }
     if (r.preempted) {
       ctx.exit_code = train::kPreemptedExitCode;
       throw UsageError("preempted at step " + std::to_string(r.global_step) +

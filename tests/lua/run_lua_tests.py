@@ -161,6 +161,12 @@ def test_global_step_waiter():
         assert "the chief finished before global step 1000; going on" in out, out
 
 
+def test_two_fits_with_parameter_servers():
+    out, _ = expect_success(["-np", "2", "two_fits_ps.lua"], cwd=HERE)
+    # 64 examples, 32 per worker, batch 8: 4 steps an epoch, 2 epochs a fit.
+    assert "fits done: steps 8 then 16" in out, out
+
+
 def small_idx_labels(n=300):
     """An idx1 file of n unsigned-byte labels."""
     return bytes([0, 0, 8, 1]) + n.to_bytes(4, "big") + bytes(i % 10 for i in range(n))
