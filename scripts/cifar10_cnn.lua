@@ -28,8 +28,6 @@
 local drun = require 'drun'
 local nn, data, optim = drun.nn, drun.data, drun.optim
 
-local averaging = {all_reduce = true, ps_sync = true, sync_sgd = true}
-
 local opt = drun.args{
   batch_size = 32, epochs = 100, lr = 3e-4, decay = 1e-6, strategy = 'all_reduce', scale_lr = true,
   save_dir = 'saved_models', train_limit = 0, eval_limit = 0, steps = 0, augment = true, seed = 1,
@@ -79,12 +77,9 @@ local estimator = drun.Estimator{
   config = drun.RunConfig{model_dir = opt.save_dir ~= '' and opt.save_dir or nil},
 }
 
-local options = {}
-if averaging[opt.strategy] then options.scale_lr = opt.scale_lr end
-
 local result = drun.Experiment{
   estimator = estimator,
-  strategy = drun.strategy.named(opt.strategy, options),
+  strategy = drun.strategy.from_args(opt.strategy, opt.scale_lr),
   train_input = train,
   eval_input = test,
   epochs = opt.epochs,

@@ -34,9 +34,6 @@ local drun = require 'drun'
 local resnet = require 'resnet_cifar'
 local data, optim = drun.data, drun.optim
 
--- Strategies that apply the mean of all workers' gradients, where the linear
--- scaling rule for the learning rate applies.
-local averaging = {all_reduce = true, ps_sync = true, sync_sgd = true}
 -- Strategies whose servers apply every worker's gradient as one update.
 local per_push = {ps_async = true, dyn_sgd = true}
 
@@ -130,12 +127,9 @@ local estimator = drun.Estimator{
   },
 }
 
-local options = {}
-if averaging[opt.strategy] then options.scale_lr = opt.scale_lr end
-
 local result = drun.Experiment{
   estimator = estimator,
-  strategy = drun.strategy.named(opt.strategy, options),
+  strategy = drun.strategy.from_args(opt.strategy, opt.scale_lr),
   train_input = train,
   eval_input = test,
   epochs = opt.epochs,

@@ -10,10 +10,6 @@ local drun = require 'drun'
 local seed_cnn = require 'seed_cnn'
 local data, optim = drun.data, drun.optim
 
--- Strategies that apply the mean of all workers' gradients, where the linear
--- scaling rule for the learning rate applies.
-local averaging = {all_reduce = true, ps_sync = true, sync_sgd = true}
-
 return function(defaults, strategy_options)
   local settings = {epochs = 3, batch_size = 64, lr = 0.01, model_dir = 'runs/fashion_mnist',
                     train_limit = 0, seed = 42, strategy = 'all_reduce', scale_lr = true,
@@ -41,13 +37,9 @@ return function(defaults, strategy_options)
     },
   }
 
-  local options = {}
-  for k, v in pairs(strategy_options or {}) do options[k] = v end
-  if averaging[opt.strategy] then options.scale_lr = opt.scale_lr end
-
   local result = drun.Experiment{
     estimator = estimator,
-    strategy = drun.strategy.named(opt.strategy, options),
+    strategy = drun.strategy.from_args(opt.strategy, opt.scale_lr, strategy_options),
     train_input = train:shuffle{seed = opt.seed}:batch(opt.batch_size):prefetch(2),
     eval_input = test:batch(1000),
     epochs = opt.epochs,

@@ -36,7 +36,7 @@ def main():
             failures.append(what)
 
     with tempfile.TemporaryDirectory(prefix="drun_interop_") as d:
-        run = subprocess.run([DRUN, "-q", os.path.join(HERE, "tb_run.lua"), "--model-dir", d],
+        run = subprocess.run([DRUN, "-q", os.path.join(ROOT, "tests/lua/tb_run.lua"), "--model-dir", d],
                              capture_output=True, text=True, timeout=120)
         check(run.returncode == 0, f"the training run exits 0 ({run.stderr[-500:]})")
         steps = {int(m[0]): tuple(map(float, m[1:])) for m in

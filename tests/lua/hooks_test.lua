@@ -5,13 +5,7 @@ local drun = require 'drun'
 local nn, data, optim, hooks = drun.nn, drun.data, drun.optim, drun.hooks
 local opt = drun.args{case = 'all', model_dir = ''}
 
-local x, y = {}, {}
-for i = 1, 64 do
-  local a, b = (i % 8) / 4 - 1, math.floor(i / 8) / 4 - 1
-  x[i] = {a, b}
-  y[i] = (a + 0.5 * b > 0.1) and 1 or 0
-end
-local ds = data.arrays{x = x, y = y}
+local ds = require('toy_points')()
 
 local function estimator(lr)
   return drun.Estimator{

@@ -2,13 +2,7 @@
 -- the first return when it ends, and the second fit gets new ones.
 local drun = require 'drun'
 local nn, data, optim = drun.nn, drun.data, drun.optim
-local x, y = {}, {}
-for i = 1, 64 do
-  local a, b = (i % 8) / 4 - 1, math.floor(i / 8) / 4 - 1
-  x[i] = {a, b}
-  y[i] = (a + 0.5 * b > 0.1) and 1 or 0
-end
-local ds = data.arrays{x = x, y = y}
+local ds = require('toy_points')()
 local model = nn.Sequential{nn.Dense{units = 8, activation = 'relu', input_shape = {2}}, nn.Dense{units = 2}, seed = 3}
 model:compile{optimizer = optim.SGD{learning_rate = 0.1}, metrics = {'accuracy'},
               loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true}}

@@ -64,4 +64,14 @@ function strategy.named(name, opts)
   return make(opts)
 end
 
+-- What a script's --strategy NAME and --scale-lr ask for: `named` with
+-- scale_lr set only for the strategies that apply the mean of all workers'
+-- gradients (all_reduce, ps_sync, sync_sgd), where the linear scaling rule holds.
+local averaging = {all_reduce = true, ps_sync = true, sync_sgd = true}
+function strategy.from_args(name, scale_lr, opts)
+  opts = util.copy(opts or {})
+  if averaging[name] then opts.scale_lr = scale_lr end
+  return strategy.named(name, opts)
+end
+
 return strategy

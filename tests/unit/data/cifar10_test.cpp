@@ -9,6 +9,7 @@
 #include "data/augment.hpp"
 #include "data/pipeline.hpp"
 #include "data_test_util.hpp"
+#include "usage_error.hpp"
 
 namespace drun::data {
 namespace {
@@ -16,6 +17,7 @@ namespace {
 using testing::Bytes;
 using testing::TempDir;
 using testing::write_raw;
+using drun::testing::expect_usage_error;
 
 // Record i: label i % 10; channel c of pixel p holds (i + 7 * c + p) % 256.
 Bytes records(int first, int count) {
@@ -34,17 +36,6 @@ void write_cifar(const TempDir& dir, int per_file) {
     write_raw(dir.file("data_batch_" + std::to_string(f + 1) + ".bin"),
               records(f * per_file, per_file));
   write_raw(dir.file("test_batch.bin"), records(0, 4));
-}
-
-template <class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no UsageError";
-  } catch (const UsageError& e) {
-    for (const auto& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " lacks " << p;
-  }
 }
 
 TEST(Cifar10, ReadsPlanesIntoChannelsLast) {
@@ -79,21 +70,21 @@ TEST(Cifar10, ShardsReadOnlyTheirContiguousPart) {
 
 TEST(Cifar10, BadFilesNameTheFileAndWhatIsWrong) {
   TempDir dir;
-  expect_error([&] { load_cifar10("train", dir.file("")); },
+  expect_usage_error([&] { load_cifar10("train", dir.file("")); },
                {"data_batch_1.bin", "not found", "cifar-10-binary.tar.gz", "--data-dir"});
   write_cifar(dir, 2);
   Bytes cut = records(0, 2);
   cut.resize(cut.size() - 100);
   write_raw(dir.file("data_batch_3.bin"), cut);
-  expect_error([&] { load_cifar10("train", dir.file("")); },
+  expect_usage_error([&] { load_cifar10("train", dir.file("")); },
                {"data_batch_3.bin", "not a whole number of 3,073-byte records"});
   write_cifar(dir, 2);
   Bytes bad = records(0, 2);
   bad[3073] = 12;  // the second record's label
   write_raw(dir.file("data_batch_5.bin"), bad);
-  expect_error([&] { load_cifar10("train", dir.file("")); },
+  expect_usage_error([&] { load_cifar10("train", dir.file("")); },
                {"data_batch_5.bin", "record 1", "label 12"});
-  expect_error([&] { load_cifar10("validation", dir.file("")); }, {"unknown split"});
+  expect_usage_error([&] { load_cifar10("validation", dir.file("")); }, {"unknown split"});
 }
 
 TEST(Cifar10, FindsTheArchiveFolder) {
@@ -199,7 +190,7 @@ TEST(Augment, RefusesNonImages) {
   ds->y.zero();
   PipelineSpec spec;
   spec.flip = true;
-  expect_error([&] { Pipeline p(ds, spec); }, {"augment", "(H, W, C)"});
+  expect_usage_error([&] { Pipeline p(ds, spec); }, {"augment", "(H, W, C)"});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/options.hpp"
+#include "usage_error.hpp"
 
 namespace drun::dist::testing {
 
@@ -31,17 +32,6 @@ class TempFile {
   std::string path_;
 };
 
-// Runs f, expecting a UsageError whose message contains every one of `parts`.
-template <class F>
-void expect_usage_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no UsageError thrown";
-  } catch (const UsageError& e) {
-    for (const std::string& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos)
-          << "message '" << e.what() << "' lacks '" << p << "'";
-  }
-}
+using drun::testing::expect_usage_error;
 
 }  // namespace drun::dist::testing

@@ -11,6 +11,7 @@
 
 #include "base/rng.hpp"
 #include "seed_cnn.hpp"
+#include "usage_error.hpp"
 
 namespace drun::keras {
 namespace {
@@ -103,29 +104,21 @@ TEST_F(KerasH5, WeightsRoundTripByOrderAndByName) {
   expect_same_weights(a, c);
 }
 
-void expect_error(const std::function<void()>& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no UsageError";
-  } catch (const UsageError& e) {
-    for (const auto& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " lacks " << p;
-  }
-}
+using drun::testing::expect_usage_error;
 
 TEST_F(KerasH5, BadFilesAreClearErrors) {
   std::ofstream(path("text.h5")) << "not an HDF5 file\n";
-  expect_error([&] { load_model(path("text.h5")); }, {path("text.h5"), "not an HDF5 file"});
-  expect_error([&] { load_model(path("missing.h5")); }, {path("missing.h5")});
+  expect_usage_error([&] { load_model(path("text.h5")); }, {path("text.h5"), "not an HDF5 file"});
+  expect_usage_error([&] { load_model(path("missing.h5")); }, {path("missing.h5")});
 
   nn::Model model(drun::testing::seed_cnn_spec(), 5);
   save_model(model, path("m.h5"), nullptr);
   fs::copy_file(path("m.h5"), path("cut.h5"));
   fs::resize_file(path("cut.h5"), fs::file_size(path("m.h5")) / 2);
-  expect_error([&] { load_model(path("cut.h5")); }, {path("cut.h5")});
+  expect_usage_error([&] { load_model(path("cut.h5")); }, {path("cut.h5")});
 
   save_weights(model, path("w.h5"));
-  expect_error([&] { load_model(path("w.h5")); }, {path("w.h5"), "weights only"});
+  expect_usage_error([&] { load_model(path("w.h5")); }, {path("w.h5"), "weights only"});
 }
 
 TEST_F(KerasH5, ShapeMismatchInLoadWeightsNamesTheWeight) {
@@ -133,7 +126,7 @@ TEST_F(KerasH5, ShapeMismatchInLoadWeightsNamesTheWeight) {
   small["layers"][3]["config"]["units"] = 32;
   nn::Model a(drun::testing::seed_cnn_spec(), 1), b(small, 1);
   save_weights(a, path("w.h5"));
-  expect_error([&] { load_weights(b, path("w.h5")); },
+  expect_usage_error([&] { load_weights(b, path("w.h5")); },
                {path("w.h5"), "dense/kernel:0", "(5408, 64)", "(5408, 32)"});
 }
 
@@ -146,18 +139,18 @@ TEST_F(KerasH5, UnsupportedLayersAndOptionsNameTheLayer) {
                                            {"config", {{"batch_shape", {nullptr, 8, 8, 3}}}}},
                                           layer})}}}};
   };
-  expect_error([&] {
+  expect_usage_error([&] {
     spec_from_model_config(keras_model({{"class_name", "LSTM"}, {"config", {{"name", "lstm"}}}}),
                            "f.h5");
   }, {"f.h5", "'lstm'", "LSTM", "does not support"});
-  expect_error([&] {
+  expect_usage_error([&] {
     spec_from_model_config(
         keras_model({{"class_name", "Conv2D"},
                      {"config", {{"name", "c"}, {"filters", 2}, {"kernel_size", 3},
                                  {"data_format", "channels_first"}}}}),
         "f.h5");
   }, {"f.h5", "'c'", "channels_first"});
-  expect_error([&] {
+  expect_usage_error([&] {
     spec_from_model_config(
         keras_model({{"class_name", "Conv2D"},
                      {"config", {{"name", "c"}, {"filters", 2}, {"kernel_size", 3},

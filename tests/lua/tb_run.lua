@@ -1,4 +1,4 @@
--- A small training run whose TensorBoard events and checkpoints the interop
+-- (tests/interop/interop_test.py) A small training run whose TensorBoard events and checkpoints the interop
 -- test reads with TensorBoard's and h5py's own readers. A Lua hook prints
 -- what the loop saw at every step (STEP step loss learning_rate accuracy), the
 -- script the final evaluation (EVAL step loss accuracy), for comparison.
@@ -7,13 +7,7 @@ local nn, data, optim = drun.nn, drun.data, drun.optim
 local opt = drun.args{model_dir = ''}
 assert(opt.model_dir ~= '', 'pass --model-dir')
 
-local x, y = {}, {}
-for i = 1, 64 do
-  local a, b = (i % 8) / 4 - 1, math.floor(i / 8) / 4 - 1
-  x[i] = {a, b}
-  y[i] = (a + 0.5 * b > 0.1) and 1 or 0
-end
-local ds = data.arrays{x = x, y = y}
+local ds = require('toy_points')()
 
 local estimator = drun.Estimator{
   model = nn.Sequential{nn.Dense{units = 8, activation = 'relu', input_shape = {2}}, nn.Dense{units = 2}, seed = 3},
