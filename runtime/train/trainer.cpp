@@ -161,7 +161,8 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   install_preemption_handlers();
   for (Hook* h : config.hooks) h->begin(*this);
 
-  const TrainingState from = resume_.value_or(TrainingState{global_step_, 0, 0});
+  TrainingState from = resume_.value_or(TrainingState{global_step_, 0, 0});
+  if (from.batch >= train.batches_per_epoch()) from = {from.global_step, from.epoch + 1, 0};
   resume_.reset();
   TrainingState at = from;  // where the next step starts
   int64_t saved_step = from.global_step;

@@ -66,12 +66,12 @@ case "$MODEL" in
     ;;
   *)
     [[ -z "$MODEL" ]] || echo "unknown model: $MODEL" >&2
-    echo "usage: $0 seed_cnn|resnet20 [--threads \"1 2\"] [--repeats N] [--steps N] [--warmup N]" >&2
+    echo "usage: tools/bench/peer.sh seed_cnn|resnet20 [--threads \"1 2\"] [--repeats N] [--steps N] [--warmup N]" >&2
     exit 2 ;;
 esac
 
 THREADS="1 2"
-USAGE="usage: $0 $MODEL [--threads \"1 2\"] [--repeats $REPEATS] [--steps $STEPS] [--warmup $WARMUP]"
+USAGE="usage: tools/bench/$MODEL.sh [--threads \"1 2\"] [--repeats $REPEATS] [--steps $STEPS] [--warmup $WARMUP]"
 usage() {
   echo "$USAGE" >&2
   exit 2

@@ -16,34 +16,19 @@ Data: a pool of random 32x32x3 images (uniform 0..1, float32) and random
 labels, built once; each step gathers a batch of random indices, as a real
 epoch would (the gather is timed, as drun's input pipeline is).
 
-Best configuration on this machine (see /work/shared/REFERENCE.md): the caller
-must set, before the process starts,
-  OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=1
-  GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295
-(tools/bench/resnet20.sh does); this script calls torch.set_num_threads(N).
+Run in PyTorch's best configuration on this machine (see torch_timing.py, the
+timing harness shared with seed_cnn_torch.py; tools/bench/resnet20.sh sets it).
 
 Prints one JSON line:
   {"framework":"pytorch","model":"resnet20","threads":N,"batch":128,"steps":S,
    "images_per_sec":...,"seconds":...,"final_loss":...,"params":274042,
    "trainable_params":272474}
 """
-import argparse
-import json
 import os
 import sys
-import time
 
-WANT_GLIBC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295"
-
-
-def check_env(threads):
-    want = {"OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": "1",
-            "GLIBC_TUNABLES": WANT_GLIBC}
-    for k, v in want.items():
-        got = os.environ.get(k)
-        if got != v:
-            print("warning: %s=%r, best configuration wants %r (set it before starting python)"
-                  % (k, got, v), file=sys.stderr)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_timing  # noqa: E402
 
 
 def resnet_cifar(n=3, classes=10):
@@ -80,21 +65,12 @@ def resnet_cifar(n=3, classes=10):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=50, help="timed steps")
-    ap.add_argument("--warmup", type=int, default=5, help="untimed steps first")
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--pool", type=int, default=2560, help="random images to draw batches from")
-    ap.add_argument("--n", type=int, default=3, help="blocks per stage (3: ResNet-20)")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    check_env(args.threads)
-
-    import torch
+    def model_options(ap):
+        ap.add_argument("--pool", type=int, default=2560, help="random images to draw batches from")
+        ap.add_argument("--n", type=int, default=3, help="blocks per stage (3: ResNet-20)")
+    args = torch_timing.parse_args(steps=50, warmup=5, batch=128, add_options=model_options)
+    torch = torch_timing.setup_torch(args.threads, args.seed)
     import torch.nn as nn
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
 
     B = args.batch
     pool = max(args.pool, B)
@@ -110,39 +86,11 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=2e-4)
     loss_fn = nn.CrossEntropyLoss()
 
-    perm = torch.randperm(pool)
-    pos = [0]
-
-    def batch():
-        if pos[0] + B > pool:
-            perm.copy_(torch.randperm(pool))
-            pos[0] = 0
-        idx = perm[pos[0]:pos[0] + B]
-        pos[0] += B
-        return x_all[idx], y_all[idx]
-
-    def step(xb, yb):
-        opt.zero_grad()
-        loss = loss_fn(model(xb), yb)
-        loss.backward()
-        opt.step()
-        return loss
-
-    for _ in range(args.warmup):
-        step(*batch())
-    t0 = time.perf_counter()
-    loss = torch.zeros(())
-    for _ in range(args.steps):
-        loss = step(*batch())
-    loss = float(loss)
-    dt = time.perf_counter() - t0
-
-    print(json.dumps({"framework": "pytorch", "model": "resnet%d" % (6 * args.n + 2),
-                      "threads": args.threads, "batch": B, "steps": args.steps,
-                      "images_per_sec": round(args.steps * B / dt, 1) if dt > 0 else 0,
-                      "seconds": round(dt, 4), "final_loss": round(loss, 4), "params": params,
-                      "trainable_params": trainable},
-                     separators=(",", ":")))
+    dt, loss = torch_timing.time_training(torch, model, opt, loss_fn, x_all, y_all, B,
+                                          args.warmup, args.steps)
+    torch_timing.print_result(args.threads, B, args.steps, dt, loss,
+                              model="resnet%d" % (6 * args.n + 2),
+                              params=params, trainable_params=trainable)
 
 
 if __name__ == "__main__":

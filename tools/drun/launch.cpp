@@ -92,6 +92,9 @@ int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ct
 
   // Every rank reads its role from the same table.
   setenv("DRUN_PLACEMENT", dist::placement_json(ranks).dump().c_str(), 1);
+  // Ranks write through mpirun's pseudo-terminals: whether to draw a progress
+  // bar is the launcher's terminal's question, not theirs.
+  setenv("DRUN_TTY", ctx.tty ? "1" : "0", 1);
   std::vector<std::string> cmd = {r.mpirun,
                                   "--allow-run-as-root",
                                   "--oversubscribe",
@@ -100,7 +103,9 @@ int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ct
                                   "-np",
                                   std::to_string(ranks.size()),
                                   "-x",
-                                  "DRUN_PLACEMENT"};
+                                  "DRUN_PLACEMENT",
+                                  "-x",
+                                  "DRUN_TTY"};
   if (cluster.source != "local") cmd.insert(cmd.end(), {"--host", host_list(ranks)});
   cmd.insert(cmd.end(), r.mpi_args.begin(), r.mpi_args.end());
   cmd.push_back(std::filesystem::read_symlink("/proc/self/exe").string());

@@ -150,7 +150,8 @@ int main(int argc, char** argv) {
   if (req.data_dir.empty())
     if (const char* env = std::getenv("DRUN_DATA_DIR")) req.data_dir = env;
   ctx.data_dir = req.data_dir;
-  ctx.tty = isatty(STDOUT_FILENO) != 0;
+  const char* tty = std::getenv("DRUN_TTY");  // set by the launcher for its ranks
+  ctx.tty = tty ? std::string(tty) == "1" : isatty(STDOUT_FILENO) != 0;
   ctx.quiet = req.quiet;
   ctx.module_root = module_root();
   ctx.models_root = models_root();
