@@ -1,7 +1,8 @@
 // The cross-backend harness for the CUDA kernels: each against the CPU
 // reference on the same random inputs (GEMM in every transpose case, bias,
 // ReLU, scaling, the fused softmax cross-entropy, SGD with and without
-// (Nesterov) momentum, Adam), and the device pool's promise that a warm
+// (Nesterov) momentum, Adam, cuDNN convolutions forward and backward), and
+// the device pool's promise that a warm
 // allocation does not reach the driver. Without a GPU the program prints why
 // and exits 77, which meson reports as skipped.
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "base/rng.hpp"
+#include "kernels/cpu/conv2d.hpp"
+#include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/kernels.hpp"
 
@@ -167,6 +170,48 @@ TEST(CudaKernels, OptimizerUpdates) {
     ww[i] -= 0.01f * mi / (std::sqrt(vi) + 1e-7f);
   }
   expect_near(w.host(), ww, 1e-5f, "adam w");
+}
+
+// cuDNN convolutions against the CPU im2col path, in the geometries ResNet
+// and the seed CNN use, including TensorFlow's asymmetric 'same' padding.
+TEST(CudaKernels, ConvolutionsMatchTheCpu) {
+  DevicePool pool;
+  Dnn dnn;
+  struct Case {
+    int64_t n, h, w, c, k, co, s;
+    bool same;
+  };
+  for (const Case t : {Case{2, 8, 8, 3, 3, 4, 1, true}, Case{2, 8, 8, 4, 3, 6, 2, true},
+                       Case{3, 7, 9, 2, 1, 5, 2, false}, Case{2, 12, 12, 1, 3, 8, 1, false},
+                       Case{1, 9, 9, 3, 5, 2, 2, true}}) {
+    const auto g = cpu::conv_geometry(t.n, t.h, t.w, t.c, t.k, t.k, t.co, t.s, t.s, t.same);
+    const auto x = random(static_cast<size_t>(g.n * g.h * g.w * g.c), 21);
+    const auto w = random(static_cast<size_t>(g.kh * g.kw * g.c * g.co), 22);
+    const auto dy = random(static_cast<size_t>(g.n * g.oh * g.ow * g.co), 23);
+    std::vector<float> cpu_ws(static_cast<size_t>(cpu::conv2d_workspace_floats(g, 1)));
+    std::vector<float> y_want(dy.size()), dx_want(x.size()), dw_want(w.size()),
+        db(static_cast<size_t>(g.co)), zero_bias(static_cast<size_t>(g.co), 0.f);
+    cpu::conv2d_forward(g, x.data(), w.data(), zero_bias.data(), y_want.data(), false,
+                        cpu_ws.data(), 1);
+    cpu::conv2d_backward_data(g, dy.data(), w.data(), dx_want.data(), cpu_ws.data(), 1);
+    cpu::conv2d_backward_filter(g, x.data(), dy.data(), nullptr, dw_want.data(), db.data(),
+                                cpu_ws.data(), 1);
+
+    Convolution conv(dnn, g);
+    void* ws = pool.allocate(std::max<size_t>(conv.workspace_bytes(), 1));
+    DeviceVector dx_(pool, x), dw_hwio(pool, w), dw_ohwi(pool, std::vector<float>(w.size())),
+        dyv(pool, dy), y(pool, std::vector<float>(dy.size())), dxg(pool, std::vector<float>(x.size())),
+        dwg_ohwi(pool, std::vector<float>(w.size())), dwg(pool, std::vector<float>(w.size()));
+    hwio_to_ohwi(dw_hwio.f(), dw_ohwi.f(), g.kh, g.kw, g.c, g.co);
+    conv.forward(dx_.f(), dw_ohwi.f(), y.f(), ws);
+    conv.backward_data(dyv.f(), dw_ohwi.f(), dxg.f(), ws);
+    conv.backward_filter(dx_.f(), dyv.f(), dwg_ohwi.f(), ws);
+    ohwi_to_hwio(dwg_ohwi.f(), dwg.f(), g.kh, g.kw, g.c, g.co);
+    expect_near(y.host(), y_want, 1e-4f, "conv forward");
+    expect_near(dxg.host(), dx_want, 1e-4f, "conv backward data");
+    expect_near(dwg.host(), dw_want, 1e-4f, "conv backward filter");
+    pool.release(ws, std::max<size_t>(conv.workspace_bytes(), 1));
+  }
 }
 
 TEST(CudaDevicePool, WarmAllocationsDoNotReachTheDriver) {

@@ -1,0 +1,172 @@
+#include "kernels/cuda/conv.hpp"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace drun::kernels::cuda {
+
+namespace {
+void check(cudnnStatus_t rc, const char* what) {
+  if (rc != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed: " + cudnnGetErrorString(rc));
+}
+int i(int64_t v) { return static_cast<int>(v); }
+}  // namespace
+
+struct Dnn::Handle {
+  cudnnHandle_t h = nullptr;
+};
+
+Dnn::Dnn() : handle_(std::make_unique<Handle>()) { check(cudnnCreate(&handle_->h), "cudnnCreate"); }
+Dnn::~Dnn() {
+  if (handle_->h) cudnnDestroy(handle_->h);
+}
+void* Dnn::raw() const { return handle_->h; }
+
+struct Convolution::Descriptors {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t fwd{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
+  size_t fwd_bytes = 0, data_bytes = 0, filter_bytes = 0;
+  // Extra bottom/right rows and columns of TensorFlow's asymmetric padding.
+  int64_t extra_h = 0, extra_w = 0;
+  size_t padded_bytes = 0;  // the padded input's copy, at the workspace's start
+  ~Descriptors() {
+    if (x) cudnnDestroyTensorDescriptor(x);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+  }
+};
+
+Convolution::Convolution(Dnn& dnn, const cpu::ConvGeometry& g, size_t workspace_limit)
+    : dnn_(dnn), g_(g), d_(std::make_unique<Descriptors>()) {
+  auto handle = static_cast<cudnnHandle_t>(dnn.raw());
+  // Total padding per axis; what exceeds twice the top/left side goes bottom/right explicitly.
+  const int64_t pad_h = std::max<int64_t>(0, (g.oh - 1) * g.sh + g.kh - g.h);
+  const int64_t pad_w = std::max<int64_t>(0, (g.ow - 1) * g.sw + g.kw - g.w);
+  d_->extra_h = std::max<int64_t>(0, pad_h - 2 * g.pad_top);
+  d_->extra_w = std::max<int64_t>(0, pad_w - 2 * g.pad_left);
+  const int64_t h = g.h + d_->extra_h, w = g.w + d_->extra_w;
+  if (d_->extra_h || d_->extra_w)
+    d_->padded_bytes = static_cast<size_t>(g.n * h * w * g.c) * sizeof(float);
+
+  check(cudnnCreateTensorDescriptor(&d_->x), "cudnnCreateTensorDescriptor");
+  check(cudnnCreateTensorDescriptor(&d_->y), "cudnnCreateTensorDescriptor");
+  check(cudnnCreateFilterDescriptor(&d_->w), "cudnnCreateFilterDescriptor");
+  check(cudnnCreateConvolutionDescriptor(&d_->conv), "cudnnCreateConvolutionDescriptor");
+  check(cudnnSetTensor4dDescriptor(d_->x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, i(g.n), i(g.c), i(h),
+                                   i(w)),
+        "cudnnSetTensor4dDescriptor x");
+  check(cudnnSetTensor4dDescriptor(d_->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, i(g.n), i(g.co),
+                                   i(g.oh), i(g.ow)),
+        "cudnnSetTensor4dDescriptor y");
+  check(cudnnSetFilter4dDescriptor(d_->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, i(g.co), i(g.c),
+                                   i(g.kh), i(g.kw)),
+        "cudnnSetFilter4dDescriptor");
+  // Keras' convolution is cross-correlation.
+  check(cudnnSetConvolution2dDescriptor(d_->conv, i(g.pad_top), i(g.pad_left), i(g.sh), i(g.sw), 1,
+                                        1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        "cudnnSetConvolution2dDescriptor");
+  // Full float32 arithmetic: the CPU reference is float32 (no TF32 tensor cores).
+  check(cudnnSetConvolutionMathType(d_->conv, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+
+  constexpr int kCandidates = 8;
+  int found = 0;
+  cudnnConvolutionFwdAlgoPerf_t fwd[kCandidates];
+  check(cudnnGetConvolutionForwardAlgorithm_v7(handle, d_->x, d_->w, d_->conv, d_->y, kCandidates,
+                                               &found, fwd),
+        "cudnnGetConvolutionForwardAlgorithm_v7");
+  bool chosen = false;
+  for (int k = 0; k < found && !chosen; ++k)
+    if (fwd[k].status == CUDNN_STATUS_SUCCESS && fwd[k].memory <= workspace_limit) {
+      d_->fwd = fwd[k].algo;
+      d_->fwd_bytes = fwd[k].memory;
+      chosen = true;
+    }
+  if (!chosen) throw std::runtime_error("cuDNN: no forward convolution fits the workspace limit");
+
+  cudnnConvolutionBwdDataAlgoPerf_t data[kCandidates];
+  check(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, d_->w, d_->y, d_->conv, d_->x,
+                                                    kCandidates, &found, data),
+        "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  chosen = false;
+  for (int k = 0; k < found && !chosen; ++k)
+    if (data[k].status == CUDNN_STATUS_SUCCESS && data[k].memory <= workspace_limit) {
+      d_->bwd_data = data[k].algo;
+      d_->data_bytes = data[k].memory;
+      chosen = true;
+    }
+  if (!chosen) throw std::runtime_error("cuDNN: no backward-data convolution fits the workspace");
+
+  cudnnConvolutionBwdFilterAlgoPerf_t filter[kCandidates];
+  check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, d_->x, d_->y, d_->conv, d_->w,
+                                                      kCandidates, &found, filter),
+        "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  chosen = false;
+  for (int k = 0; k < found && !chosen; ++k)
+    if (filter[k].status == CUDNN_STATUS_SUCCESS && filter[k].memory <= workspace_limit) {
+      d_->bwd_filter = filter[k].algo;
+      d_->filter_bytes = filter[k].memory;
+      chosen = true;
+    }
+  if (!chosen) throw std::runtime_error("cuDNN: no backward-filter convolution fits the workspace");
+}
+
+Convolution::~Convolution() = default;
+
+size_t Convolution::workspace_bytes() const {
+  return d_->padded_bytes + std::max({d_->fwd_bytes, d_->data_bytes, d_->filter_bytes});
+}
+
+void Convolution::forward(const float* x, const float* w_ohwi, float* y, void* workspace) {
+  auto handle = static_cast<cudnnHandle_t>(dnn_.raw());
+  const float one = 1.f, zero = 0.f;
+  const float* in = x;
+  char* ws = static_cast<char*>(workspace);
+  if (d_->padded_bytes) {
+    pad_bottom_right(x, reinterpret_cast<float*>(ws), g_.n, g_.h, g_.w, g_.c, d_->extra_h,
+                     d_->extra_w);
+    in = reinterpret_cast<const float*>(ws);
+  }
+  check(cudnnConvolutionForward(handle, &one, d_->x, in, d_->w, w_ohwi, d_->conv, d_->fwd,
+                                ws + d_->padded_bytes, d_->fwd_bytes, &zero, d_->y, y),
+        "cudnnConvolutionForward");
+}
+
+void Convolution::backward_data(const float* dy, const float* w_ohwi, float* dx, void* workspace) {
+  auto handle = static_cast<cudnnHandle_t>(dnn_.raw());
+  const float one = 1.f, zero = 0.f;
+  char* ws = static_cast<char*>(workspace);
+  float* out = d_->padded_bytes ? reinterpret_cast<float*>(ws) : dx;
+  check(cudnnConvolutionBackwardData(handle, &one, d_->w, w_ohwi, d_->y, dy, d_->conv, d_->bwd_data,
+                                     ws + d_->padded_bytes, d_->data_bytes, &zero, d_->x, out),
+        "cudnnConvolutionBackwardData");
+  if (d_->padded_bytes)
+    crop_bottom_right(out, dx, g_.n, g_.h, g_.w, g_.c, d_->extra_h, d_->extra_w);
+}
+
+void Convolution::backward_filter(const float* x, const float* dy, float* dw_ohwi,
+                                  void* workspace) {
+  auto handle = static_cast<cudnnHandle_t>(dnn_.raw());
+  const float one = 1.f, zero = 0.f;
+  const float* in = x;
+  char* ws = static_cast<char*>(workspace);
+  if (d_->padded_bytes) {
+    pad_bottom_right(x, reinterpret_cast<float*>(ws), g_.n, g_.h, g_.w, g_.c, d_->extra_h,
+                     d_->extra_w);
+    in = reinterpret_cast<const float*>(ws);
+  }
+  check(cudnnConvolutionBackwardFilter(handle, &one, d_->x, in, d_->y, dy, d_->conv,
+                                       d_->bwd_filter, ws + d_->padded_bytes, d_->filter_bytes,
+                                       &zero, d_->w, dw_ohwi),
+        "cudnnConvolutionBackwardFilter");
+}
+
+}  // namespace drun::kernels::cuda
