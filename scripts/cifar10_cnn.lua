@@ -11,7 +11,7 @@
 -- (all_reduce, ps_sync, sync_sgd) as Horovod does. Batch 32 per worker,
 -- pixels / 255, and, as the example's ImageDataGenerator (shifts of 0.1 and
 -- horizontal flips), random crops of the image padded by 3 and left-right
--- flips (--augment false turns them off).
+-- flips (--augment=false turns them off).
 --
 --   drun --data-dir DIR scripts/cifar10_cnn.lua --epochs 50
 --   drun -np 4 --data-dir DIR scripts/cifar10_cnn.lua --strategy all_reduce
@@ -23,7 +23,7 @@
 --   --train-limit N           the first N training examples (in all)
 --   --eval-limit N            evaluate on the first N test examples (0: all)
 --   --steps N                 stop after N steps (0: run the epochs)
---   --augment true|false, --seed 1
+--   --augment=true|false, --seed 1
 --   --data-dir DIR            where the CIFAR-10 files are (as drun's own --data-dir)
 local drun = require 'drun'
 local nn, data, optim = drun.nn, drun.data, drun.optim

@@ -268,7 +268,8 @@ std::unique_ptr<dist::Strategy> make_strategy(const dist::StrategySpec& spec,
                                               const json& experiment_optimizer) {
   switch (spec.exchange) {
     case dist::Exchange::all_reduce:
-      return std::make_unique<dist::AllReduce>(*ctx.workers, spec.bucket_bytes);
+      return std::make_unique<dist::AllReduce>(*ctx.workers, spec.bucket_bytes,
+                                               spec.shared_memory);
     case dist::Exchange::shared:
       return std::make_unique<dist::Hogwild>(*ctx.comm, *ctx.workers, spec);
     default:

@@ -2,8 +2,8 @@
 
 namespace drun::dist {
 
-AllReduce::AllReduce(Communicator& comm, int64_t bucket_bytes)
-    : comm_(comm), bucket_bytes_(bucket_bytes) {}
+AllReduce::AllReduce(Communicator& comm, int64_t bucket_bytes, bool shared_memory)
+    : comm_(comm), bucket_bytes_(bucket_bytes), shared_memory_(shared_memory) {}
 
 void AllReduce::setup(std::span<Param* const> params) {
   check_same_variables(comm_, params, "AllReduce");
@@ -26,9 +26,20 @@ void AllReduce::setup(std::span<Param* const> params) {
     sizes.back() += n;
     buckets_.back().total += 1;
   }
+  // On one node the buckets are consecutive parts of this worker's segment of
+  // node-shared memory, summed in place by finish_gradients.
+  int64_t total = 0;
+  for (int64_t n : sizes) total += n;
+  shm_.reset();
+  if (shared_memory_ && comm_.size() > 1 && comm_.local_size() == comm_.size())
+    shm_ = std::make_unique<ShmAllreduce>(comm_, total);
+  int64_t offset = 0;
   for (size_t i = 0; i < buckets_.size(); ++i) {
-    buckets_[i].buffer = Tensor::zeros(Shape{sizes[i]});
+    buckets_[i].buffer = shm_ ? Tensor::borrowed(shm_->segment() + offset, Shape{sizes[i]})
+                              : Tensor::zeros(Shape{sizes[i]});
+    buckets_[i].buffer.zero();
     buckets_[i].pending = buckets_[i].total;
+    offset += sizes[i];
   }
   // Each gradient becomes a view into its bucket: backward writes straight
   // into the buffer that is reduced, and the optimizer reads the result there.
@@ -47,7 +58,7 @@ void AllReduce::gradients_ready(std::span<Param> params) {
     auto it = slot_of_.find(&p);
     if (it == slot_of_.end()) continue;  // not trainable
     Bucket& b = buckets_[slots_[it->second].bucket];
-    if (--b.pending != 0) continue;
+    if (--b.pending != 0 || shm_) continue;  // shared memory: all summed at the end
     // The last bucket is waited for at once: its blocking allreduce is
     // faster than starting and waiting for a non-blocking one.
     if (++started_ == buckets_.size())
@@ -65,7 +76,10 @@ void AllReduce::finish_gradients() {
     if (b.pending != 0)
       throw std::logic_error("AllReduce: a bucket's gradients were not all produced");
   // The sums are means already: the loss gradient was scaled by 1/N.
-  if (buckets_.size() > 1) comm_.wait_all();  // one bucket: reduced by a blocking call
+  if (shm_)
+    shm_->sum();
+  else if (buckets_.size() > 1)
+    comm_.wait_all();  // one bucket: reduced by a blocking call
   for (auto& b : buckets_) {
     b.pending = b.total;
     b.request = -1;

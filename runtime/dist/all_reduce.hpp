@@ -8,17 +8,21 @@
 // overlaps the rest of backward. The buffers persist: a warm step allocates
 // nothing.
 #pragma once
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
 #include "dist/comm.hpp"
+#include "dist/shm_allreduce.hpp"
 #include "dist/strategy.hpp"
 
 namespace drun::dist {
 
 class AllReduce final : public Strategy {
  public:
-  AllReduce(Communicator& comm, int64_t bucket_bytes = 4 << 20);
+  // shared_memory: when every worker is on one node, sum through node-shared
+  // memory (ShmAllreduce) instead of MPI's allreduce.
+  AllReduce(Communicator& comm, int64_t bucket_bytes = 4 << 20, bool shared_memory = true);
   std::string name() const override { return "AllReduce"; }
   int workers() const override { return comm_.size(); }
   int worker_index() const override { return comm_.rank(); }
@@ -32,6 +36,7 @@ class AllReduce final : public Strategy {
   void sum(double* values, int64_t n) override { comm_.allreduce_sum(values, n); }
 
   size_t bucket_count() const { return buckets_.size(); }
+  bool uses_shared_memory() const { return shm_ != nullptr; }
 
  private:
   struct Slot {
@@ -47,6 +52,8 @@ class AllReduce final : public Strategy {
   };
   Communicator& comm_;
   int64_t bucket_bytes_;
+  bool shared_memory_;
+  std::unique_ptr<ShmAllreduce> shm_;
   std::vector<Slot> slots_;
   std::unordered_map<const Param*, size_t> slot_of_;
   std::vector<Bucket> buckets_;

@@ -254,6 +254,12 @@ SharedWindow::SharedWindow(Communicator& node, int owner, int64_t floats)
   int unit = 0;
   check(MPI_Win_shared_query(handle_->win, owner, &size, &unit, &base), "MPI_Win_shared_query");
   data_ = static_cast<float*>(base);
+  // A passive-target epoch for the window's whole life: MPI_Win_sync needs one.
+  check(MPI_Win_lock_all(MPI_MODE_NOCHECK, handle_->win), "MPI_Win_lock_all");
+}
+
+void SharedWindow::sync() {
+  check(MPI_Win_sync(handle_->win), "MPI_Win_sync");
 }
 
 // Freeing is collective: a window left behind by an error is left to
@@ -261,7 +267,9 @@ SharedWindow::SharedWindow(Communicator& node, int owner, int64_t floats)
 SharedWindow::~SharedWindow() = default;
 
 void SharedWindow::release() {
-  if (handle_->win != MPI_WIN_NULL) check(MPI_Win_free(&handle_->win), "MPI_Win_free");
+  if (handle_->win == MPI_WIN_NULL) return;
+  check(MPI_Win_unlock_all(handle_->win), "MPI_Win_unlock_all");
+  check(MPI_Win_free(&handle_->win), "MPI_Win_free");
   data_ = nullptr;
 }
 

@@ -90,6 +90,9 @@ class SharedWindow {
   SharedWindow(const SharedWindow&) = delete;
   SharedWindow& operator=(const SharedWindow&) = delete;
   float* data() const { return data_; }
+  // Makes this rank's stores visible to the others and theirs to it; with a
+  // barrier of the node around it, the MPI-3 pattern for shared windows.
+  void sync();
   void release();
 
  private:

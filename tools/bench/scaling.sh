@@ -7,6 +7,8 @@
 #
 #   1 worker:  build/drun --threads 1 tools/bench/seed_cnn_bench.lua --steps S --warmup W
 #   N workers: build/drun -np N --threads 1 tools/bench/seed_cnn_bench.lua --steps S --warmup W
+#              (AllReduce summing in node-shared memory, the default on one node),
+#              and the same with --shared-memory=false (MPI_Iallreduce), in the same run
 #
 # With N workers the chief prints images/s summed over workers (Trainer::fit:
 # the chief's images x workers / the chief's training seconds). With
@@ -65,18 +67,19 @@ median() {
     if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2] + a[NR/2+1]) / 2 }'
 }
 
-run_one() {  # $1 = workers; prints images/s
-  local w="$1" out ips
+run_one() {  # $1 = workers, $2 = exchange (shm or mpi); prints images/s
+  local w="$1" exchange="${2:-shm}" out ips
   local cmd=("$DRUN")
   (( w > 1 )) && cmd+=(-np "$w")
   cmd+=(--threads 1 -q "$SCRIPT" --steps "$STEPS" --warmup "$WARMUP")
+  [[ "$exchange" == mpi ]] && cmd+=(--shared-memory=false)
   if ! out="$("${cmd[@]}" 2>"$ERRLOG")"; then
     echo "error: ${cmd[*]} failed:" >&2; tail -n 20 "$ERRLOG" >&2; return 1
   fi
   ips="$(json_num "$out" images_per_sec)"
   [[ -n "$ips" ]] || { echo "error: no images_per_sec from ${cmd[*]}:" >&2; printf '%s\n' "$out" | tail -n 5 >&2; return 1; }
-  printf '{"workers":%s,"threads":1,"images_per_sec":%s}\n' "$w" "$ips" >> "$RAW"
-  echo "# workers=$w images/s=$ips" >&2
+  printf '{"workers":%s,"threads":1,"exchange":"%s","images_per_sec":%s}\n' "$w" "$exchange" "$ips" >> "$RAW"
+  echo "# workers=$w exchange=$exchange images/s=$ips" >&2
   echo "$ips"
 }
 
@@ -100,13 +103,16 @@ run_independent() {  # N 1-worker processes at once; prints the sum of their ima
   echo "$sum"
 }
 
-one=(); many=(); indep=()
+one=(); many=(); viampi=(); indep=()
 for ((r = 0; r < REPEATS; r++)); do
-  if (( r % 2 == 0 )); then order="1 $NP"; else order="$NP 1"; fi
+  if (( r % 2 == 0 )); then order="1 $NP m"; else order="m $NP 1"; fi
   (( INDEPENDENT )) && order+=" i"
   for w in $order; do
     if [[ "$w" == i ]]; then
       v="$(run_independent)" || exit 1; indep+=("$v"); continue
+    fi
+    if [[ "$w" == m ]]; then
+      v="$(run_one "$NP" mpi)" || exit 1; viampi+=("$v"); continue
     fi
     v="$(run_one "$w")" || exit 1
     if [[ "$w" == 1 ]]; then one+=("$v"); else many+=("$v"); fi
@@ -117,9 +123,10 @@ mn="$(median "${many[@]}")"
 REPORT="| workers × threads | img/s (median) | runs |
 | --- | --- | --- |
 | 1 × 1 | $(printf '%.0f' "$m1") | ${one[*]} |
-| $NP × 1 | $(printf '%.0f' "$mn") | ${many[*]} |$(
+| $NP × 1, sums in node-shared memory (default) | $(printf '%.0f' "$mn") | ${many[*]} |
+| $NP × 1, sums by MPI_Iallreduce (shared_memory = false) | $(printf '%.0f' "$(median "${viampi[@]}")") | ${viampi[*]} |$(
   (( INDEPENDENT )) && printf '\n| %s independent 1 × 1 processes at once (sum) | %.0f | %s |' "$NP" "$(median "${indep[@]}")" "${indep[*]}")
 
-Speed-up $NP workers / 1 worker: $(awk -v a="$mn" -v b="$m1" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')×.$(
+Speed-up $NP workers / 1 worker: $(awk -v a="$mn" -v b="$m1" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')× (through MPI_Iallreduce: $(awk -v a="$(median "${viampi[@]}")" -v b="$m1" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')×).$(
   (( INDEPENDENT )) && awk -v a="$(median "${indep[@]}")" -v b="$m1" -v m="$mn" 'BEGIN { printf " Independent processes / 1 worker: %.2f×; %d workers reach %.0f %% of that ceiling.", a / b, '"$NP"', 100 * m / a }') Seed CNN, batch 64 per worker, $STEPS timed steps after $WARMUP warm-up, $REPEATS interleaved repeats; $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores."
 printf '%s\n' "$REPORT" | tee "$OUTDIR/scaling.md"

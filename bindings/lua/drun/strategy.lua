@@ -19,7 +19,9 @@ end
 -- of workers (Goyal et al. 2017).
 -- placement: how variables are spread over parameter servers, 'greedy' (by
 -- bytes, the default) or 'round_robin'.
-strategy.AllReduce = described('AllReduce', {'bucket_bytes', 'scale_lr'})
+-- shared_memory (default true): workers on one node sum through node-shared
+-- memory rather than MPI's allreduce.
+strategy.AllReduce = described('AllReduce', {'bucket_bytes', 'scale_lr', 'shared_memory'})
 strategy.MultiWorkerMirrored = strategy.AllReduce
 strategy.ParameterServer = described('ParameterServer',
   {'mode', 'replicas_to_aggregate', 'backup_workers', 'placement', 'scale_lr'})
