@@ -326,12 +326,14 @@ int trainer_fit(lua_State* L) {
     cfg.save_checkpoints_secs = o.get<double>("save_checkpoints_secs", 0);
     cfg.keep_checkpoint_max = o.get<int>("keep_checkpoint_max", 5);
     cfg.save_summary_steps = o.get<int64_t>("save_summary_steps", 0);
+    cfg.eval_every_steps = o.get<int64_t>("eval_every_steps", 0);
+    cfg.eval_steps = o.get<int64_t>("eval_steps", -1);
     const json strategy = o.get<json>("strategy", json::object());
     o.finish();
     if (cfg.epochs < 1) throw UsageError("fit: epochs must be at least 1");
     if (cfg.save_checkpoints_steps < 0 || cfg.save_checkpoints_secs < 0 ||
-        cfg.save_summary_steps < 0)
-      throw UsageError("fit: checkpoint and summary intervals must not be negative");
+        cfg.save_summary_steps < 0 || cfg.eval_every_steps < 0)
+      throw UsageError("fit: checkpoint, summary and evaluation intervals must not be negative");
     auto& ctx = context(L);
     const auto spec = dist::parse_strategy(strategy);
     if (ctx.role == "ps") {

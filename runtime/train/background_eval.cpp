@@ -11,7 +11,7 @@ BackgroundEval::~BackgroundEval() {
 }
 
 void BackgroundEval::start(nn::Model& model, const Compiled& compiled, data::Pipeline& input,
-                           int64_t epoch) {
+                           int64_t epoch, int64_t max_steps) {
   finish();
   if (!copy_) {
     copy_ = std::make_unique<nn::Model>(model.spec(), 0);
@@ -22,7 +22,9 @@ void BackgroundEval::start(nn::Model& model, const Compiled& compiled, data::Pip
   auto to = copy_->params();
   for (size_t i = 0; i < from.size(); ++i) to[i]->value.copy_from(from[i]->value);
   epoch_ = epoch;
-  running_ = std::async(std::launch::async, [this, &input] { return evaluator_->evaluate(input); });
+  running_ = std::async(std::launch::async, [this, &input, max_steps] {
+    return evaluator_->evaluate(input, max_steps);
+  });
 }
 
 std::optional<BackgroundEval::Result> BackgroundEval::finish() {

@@ -24,7 +24,9 @@ class BackgroundEval {
   ~BackgroundEval();
   // Copies the model's variables and evaluates the copy on `input` (which
   // must stay alive and unused until finish()).
-  void start(nn::Model& model, const Compiled& compiled, data::Pipeline& input, int64_t epoch);
+  // Evaluates a copy of `model` on at most max_steps batches (< 0: all).
+  void start(nn::Model& model, const Compiled& compiled, data::Pipeline& input, int64_t epoch,
+             int64_t max_steps = -1);
   // Waits for the running evaluation, if any, and returns its result.
   std::optional<Result> finish();
 

@@ -236,6 +236,15 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
         stop = true;
         break;
       }
+      if (eval && chief && config.eval_every_steps > 0 &&
+          global_step_ % config.eval_every_steps == 0) {
+        const auto values = evaluate_now(*eval, epoch, config.eval_steps, progress, result);
+        if (!values.empty()) {
+          std::string line = "evaluation at step " + std::to_string(global_step_) + ":";
+          for (const auto& [k, v] : values) line += " val_" + k + " " + std::to_string(v);
+          progress.line(line);
+        }
+      }
     }
     const double epoch_seconds = seconds_since(epoch_start);
     train_seconds += epoch_seconds;
@@ -258,18 +267,11 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     result.train = {loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0,
                     metric_values(), loss_count_};
     MetricValues eval_values;
-    if (eval && chief && strategy_ && strategy_->workers() > 1) {
-      // The other workers go on training while the chief's copy is evaluated.
-      if (auto done = background_eval_.finish()) report_eval(*done, progress, result);
-      eval_step_ = global_step_;
-      background_eval_.start(model_, compiled_, *eval, epoch);
-    } else if (eval && chief) {
-      result.eval = evaluate(*eval);
-      eval_step_ = global_step_;
-      write_eval_summary(*result.eval);
-      eval_values.emplace_back("loss", result.eval->loss);
-      for (const auto& kv : result.eval->metrics) eval_values.push_back(kv);
-    }
+    // Not twice at one step: the step interval may have just evaluated.
+    const bool evaluated = config.eval_every_steps > 0 && step > 0 &&
+                           global_step_ % config.eval_every_steps == 0;
+    if (eval && chief && !evaluated)
+      eval_values = evaluate_now(*eval, epoch, config.eval_steps, progress, result);
     progress.end_epoch(result.train.loss, result.train.metrics,
                        static_cast<double>(epoch_images) / epoch_seconds, eval_values);
     result.epochs = epoch + 1;
@@ -293,6 +295,24 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   return result;
 }
 
+MetricValues Trainer::evaluate_now(data::Pipeline& eval, int64_t epoch, int64_t max_steps,
+                                   Progress& progress, FitResult& result) {
+  MetricValues values;
+  if (strategy_ && strategy_->workers() > 1) {
+    // The other workers go on training while the chief's copy is evaluated.
+    if (auto done = background_eval_.finish()) report_eval(*done, progress, result);
+    eval_step_ = global_step_;
+    background_eval_.start(model_, compiled_, eval, epoch, max_steps);
+    return values;
+  }
+  result.eval = evaluate(eval, max_steps);
+  eval_step_ = global_step_;
+  write_eval_summary(*result.eval);
+  values.emplace_back("loss", result.eval->loss);
+  for (const auto& kv : result.eval->metrics) values.push_back(kv);
+  return values;
+}
+
 void Trainer::write_eval_summary(const Evaluation& e) {
   if (!eval_events_) return;
   eval_events_->scalar("loss", eval_step_, e.loss);
@@ -304,7 +324,8 @@ void Trainer::report_eval(const BackgroundEval::Result& done, Progress& progress
                           FitResult& result) {
   result.eval = done.evaluation;
   write_eval_summary(done.evaluation);
-  std::string line = "evaluation after epoch " + std::to_string(done.epoch + 1) + ": val_loss " +
+  std::string line = "evaluation at step " + std::to_string(eval_step_) + " (epoch " +
+                     std::to_string(done.epoch + 1) + "): val_loss " +
                      std::to_string(done.evaluation.loss);
   for (const auto& [k, v] : done.evaluation.metrics)
     line += " - val_" + k + " " + std::to_string(v);

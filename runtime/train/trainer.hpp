@@ -39,6 +39,10 @@ struct FitConfig {
   // TensorBoard scalars (loss, metrics, learning rate, steps/s, images/s) every
   // so many steps into model_dir, evaluations into model_dir/eval; 0: none.
   int64_t save_summary_steps = 0;
+  // Evaluate every so many global steps as well as after each epoch (0: only
+  // after each epoch), on at most eval_steps batches (< 0: the whole input).
+  int64_t eval_every_steps = 0;
+  int64_t eval_steps = -1;
   std::vector<Hook*> hooks;
 };
 
@@ -96,6 +100,10 @@ class Trainer {
   bool preemption_agreed();
   void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state);
   void write_eval_summary(const Evaluation& e);
+  // Evaluates on the chief: on a snapshot in the background with several
+  // workers, else at once; returns the values to show (empty when in the background).
+  MetricValues evaluate_now(data::Pipeline& eval, int64_t epoch, int64_t max_steps,
+                            Progress& progress, FitResult& result);
   static constexpr int64_t kAgreeEvery = 20;
 
   nn::Model& model_;

@@ -17,6 +17,13 @@ local function estimator(lr)
   }
 end
 
+if opt.case == 'eval' then  -- evaluation every 3 steps and after each epoch, on 1 batch
+  local r = drun.Experiment{estimator = estimator(0.1), train_input = ds:batch(16), eval_input = ds:batch(16),
+                            epochs = 2, eval_every_steps = 3, eval_steps = 1}:run()
+  print(string.format('eval examples %d', r.eval.examples))
+  return
+end
+
 if opt.case == 'nan' then
   estimator(1e30):train{input = ds:batch(16), epochs = 50, hooks = {hooks.NanGuard{}}}
   return

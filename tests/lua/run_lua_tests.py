@@ -133,6 +133,16 @@ def test_hooks():
         assert any(f.startswith("events.out.tfevents.") for f in files), files
 
 
+def test_eval_every_steps():
+    out, _ = expect_success(["hooks_test.lua", "--case", "eval"], cwd=HERE)
+    # 2 epochs of 4 steps: evaluations at steps 3 and 6, and after each epoch
+    # (steps 4 and 8), each on eval_steps = 1 batch of 16.
+    steps = re.findall(r"evaluation at step (\d+):", out)
+    assert steps == ["3", "6"], out
+    assert len(re.findall(r"epoch [12]/2 done .* - val_loss", out)) == 2, out
+    assert "eval examples 16" in out, out
+
+
 def test_nan_guard():
     err = expect_error(["hooks_test.lua", "--case", "nan"], ["NanGuard", "at step", "layer '"], cwd=HERE)
     assert re.search(r"at step \d+; first non-finite output: layer '\w+'", err), err

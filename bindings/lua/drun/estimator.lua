@@ -49,14 +49,16 @@ end
 
 -- estimator:train{input = ds, epochs = 1 | steps = N, hooks = {...}, eval_input = ds, strategy = ...}
 function Estimator:train(opts)
-  util.check_keys('Estimator:train', opts, {'input', 'epochs', 'steps', 'eval_input', 'model_dir', 'hooks', 'strategy'})
+  util.check_keys('Estimator:train', opts, {'input', 'epochs', 'steps', 'eval_input', 'model_dir', 'hooks', 'strategy',
+                                           'eval_every_steps', 'eval_steps'})
   local c = self.config
   local fit = {x = opts.input, epochs = opts.epochs, steps = opts.steps, strategy = opts.strategy,
                validation_data = opts.eval_input, model_dir = opts.model_dir or c.model_dir,
                save_checkpoints_steps = c.save_checkpoints_steps,
                save_checkpoints_secs = c.save_checkpoints_secs,
                keep_checkpoint_max = c.keep_checkpoint_max,
-               save_summary_steps = c.save_summary_steps}
+               save_summary_steps = c.save_summary_steps,
+               eval_every_steps = opts.eval_every_steps, eval_steps = opts.eval_steps}
   fit.hooks = hooks.split(opts.hooks, fit)
   if opts.steps and not opts.epochs then fit.epochs = 1e9 end  -- steps alone bound the run
   return self.model:fit(fit)
@@ -77,7 +79,11 @@ Experiment.__index = Experiment
 
 function M.Experiment(opts)
   util.check_keys('Experiment', opts, {'estimator', 'strategy', 'train_input', 'eval_input', 'epochs',
-                                       'train_steps', 'model_dir', 'hooks', 'delay_workers_by_global_step'})
+                                       'train_steps', 'model_dir', 'hooks', 'delay_workers_by_global_step',
+                                       'eval_every_steps', 'eval_every_epochs', 'eval_steps'})
+  if opts.eval_every_epochs ~= nil and opts.eval_every_epochs ~= 1 then
+    util.fail('Experiment: eval_every_epochs must be 1 (evaluation follows every epoch); use eval_every_steps for more')
+  end
   if getmetatable(opts.estimator) ~= Estimator then util.fail('Experiment: estimator must be a drun.Estimator') end
   if opts.train_input == nil then util.fail('Experiment: train_input is required') end
   return setmetatable(util.copy(opts), Experiment)
@@ -97,7 +103,8 @@ function Experiment:run()
   end
   return self.estimator:train{input = self.train_input, eval_input = self.eval_input, strategy = self.strategy,
                               epochs = self.epochs, steps = self.train_steps, model_dir = self.model_dir,
-                              hooks = list}
+                              hooks = list, eval_every_steps = self.eval_every_steps,
+                              eval_steps = self.eval_steps}
 end
 Experiment.train_and_evaluate = Experiment.run
 
