@@ -16,6 +16,7 @@
 #include "dist/ps_worker.hpp"
 #include "hooks.hpp"
 #include "lua_json.hpp"
+#include "train/evaluator.hpp"
 #include "train/preemption.hpp"
 #include "nn/model.hpp"
 #include "train/trainer.hpp"
@@ -338,6 +339,15 @@ int trainer_fit(lua_State* L) {
     const auto spec = dist::parse_strategy(strategy);
     if (ctx.role == "ps") {
       push_json(L, serve(spec, ctx, *box->model, box->compiled.optimizer, cfg.model_dir));
+      return 1;
+    }
+    if (ctx.role == "evaluator") {
+      if (lua_isnoneornil(L, 4))
+        throw UsageError("the evaluator needs an evaluation input (eval_input / validation_data)");
+      auto eval_input = pipeline_arg(L, 4, 5);
+      train::Progress progress(ctx.tty, ctx.quiet);
+      push_json(L, train::run_evaluator(box->trainer, *eval_input,
+                                        {cfg.model_dir, cfg.eval_steps, 0.5}, progress));
       return 1;
     }
     const auto hooks = hooks_from_lua(L, 7);

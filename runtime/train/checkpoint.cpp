@@ -69,47 +69,67 @@ void Checkpoints::write_index(const std::vector<int64_t>& steps) const {
   write_text_atomically(dir_ + "/checkpoint", text);
 }
 
+namespace {
+
+io::TensorFile read_checkpoint(const std::string& path) {
+  io::TensorFile file = io::read_tensor_file(path);
+  if (!file.attributes.is_object() || !file.attributes.contains("global_step"))
+    throw UsageError(path + " has no training state: not a drun checkpoint");
+  return file;
+}
+
+TrainingState apply(const io::TensorFile& file, const std::string& path, nn::Model& model,
+                    optim::Optimizer& optimizer) {
+  const auto take = [&](const std::string& name, Tensor& into) {
+    const auto found = file.tensors.find(name);
+    if (found == file.tensors.end())
+      throw UsageError("checkpoint " + path + " lacks '" + name +
+                       "': it is not a checkpoint of this model (move it away or use another "
+                       "model_dir)");
+    if (found->second.numel() != into.numel())
+      throw UsageError("checkpoint " + path + ": '" + name + "' has shape " +
+                       found->second.shape().str() + ", the model's is " + into.shape().str());
+    std::copy(found->second.f32(), found->second.f32() + into.numel(), into.f32());
+  };
+  const auto params = model.params();
+  for (Param* p : params) take("model/" + p->name, p->value);
+  const json& a = file.attributes;
+  if (a.value("optimizer_built", false)) {
+    optimizer.build(params);
+    for (auto& [name, t] : optimizer.state()) take("optimizer/" + name, *t);
+  }
+  optimizer.set_iterations(a.value("optimizer_iterations", int64_t{0}));
+  const json rngs = a.value("rngs", json::object());
+  for (const auto& node : model.nodes())
+    if (Rng* r = node.layer->rng(); r && rngs.contains(node.layer->name()))
+      r->set_state(rngs[node.layer->name()].get<std::string>());
+  return TrainingState{a["global_step"].get<int64_t>(), a.value("epoch", int64_t{0}),
+                       a.value("batch", int64_t{0})};
+}
+
+}  // namespace
+
+TrainingState Checkpoints::load(int64_t step, nn::Model& model, optim::Optimizer& optimizer) {
+  const std::string path = path_of(step);
+  return apply(read_checkpoint(path), path, model, optimizer);
+}
+
 std::optional<TrainingState> Checkpoints::restore(
     nn::Model& model, optim::Optimizer& optimizer,
     const std::function<void(const std::string&)>& warn) {
   auto all = steps();
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    const std::string path = path_of(*it);
+    // An unreadable file (truncated, corrupt) is skipped; another model's
+    // checkpoint is an error (from apply).
     io::TensorFile file;
     try {
-      file = io::read_tensor_file(path);
-      if (!file.attributes.is_object() || !file.attributes.contains("global_step"))
-        throw UsageError("it has no training state");
+      file = read_checkpoint(path_of(*it));
     } catch (const UsageError& e) {
-      warn("skipping checkpoint " + path + ", which cannot be read (" + e.what() +
+      warn("skipping checkpoint " + path_of(*it) + ", which cannot be read (" + e.what() +
            "); trying the one before");
       continue;
     }
-    const auto take = [&](const std::string& name, Tensor& into) {
-      const auto found = file.tensors.find(name);
-      if (found == file.tensors.end())
-        throw UsageError("checkpoint " + path + " lacks '" + name +
-                         "': it is not a checkpoint of this model (move it away or use another "
-                         "model_dir)");
-      if (found->second.numel() != into.numel())
-        throw UsageError("checkpoint " + path + ": '" + name + "' has shape " +
-                         found->second.shape().str() + ", the model's is " + into.shape().str());
-      std::copy(found->second.f32(), found->second.f32() + into.numel(), into.f32());
-    };
-    const auto params = model.params();
-    for (Param* p : params) take("model/" + p->name, p->value);
-    const json& a = file.attributes;
-    if (a.value("optimizer_built", false)) {
-      optimizer.build(params);
-      for (auto& [name, t] : optimizer.state()) take("optimizer/" + name, *t);
-    }
-    optimizer.set_iterations(a.value("optimizer_iterations", int64_t{0}));
-    const json rngs = a.value("rngs", json::object());
-    for (const auto& node : model.nodes())
-      if (Rng* r = node.layer->rng(); r && rngs.contains(node.layer->name()))
-        r->set_state(rngs[node.layer->name()].get<std::string>());
-    return TrainingState{a["global_step"].get<int64_t>(), a.value("epoch", int64_t{0}),
-                         a.value("batch", int64_t{0})};
+    return apply(file, path_of(*it), model, optimizer);
   }
   return std::nullopt;
 }

@@ -40,6 +40,9 @@ class Checkpoints {
   // it. A checkpoint of another model is a UsageError. nullopt: none.
   std::optional<TrainingState> restore(nn::Model& model, optim::Optimizer& optimizer,
                                        const std::function<void(const std::string&)>& warn);
+  // Loads checkpoint `step` into model and optimizer; throws UsageError
+  // naming the file when it cannot be read.
+  TrainingState load(int64_t step, nn::Model& model, optim::Optimizer& optimizer);
 
  private:
   void write_index(const std::vector<int64_t>& steps) const;

@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
                  "GPUs on each node (default: CUDA_VISIBLE_DEVICES, the scheduler, or 0)");
   app.add_option("--ps-per-node", req.ps_per_node,
                  "parameter servers on each node (default: 1 when the strategy uses them)");
+  bool evaluator = false;
+  app.add_flag("--evaluator", evaluator,
+               "run as the evaluator of a training job: evaluate each new checkpoint in the "
+               "script's model_dir until the training is over (one process, beside the job)");
   app.add_flag("--dry-run", req.dry_run,
                "print strategy, model, placement and TF_CONFIG, and start nothing");
   app.add_option("--mpirun", req.mpirun, "the mpirun to start ranks with");
@@ -159,7 +163,21 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<drun::dist::Communicator> comm, workers;
   try {
-    if (drun::dist::in_mpi_job()) {
+    if (evaluator) {
+      // Beside the job, not in it: one process, its own threads, no MPI.
+      if (req.ranks > 0 || req.dry_run)
+        throw drun::UsageError("--evaluator runs one process beside the training job; drop -np "
+                               "and --dry-run");
+      ctx.role = "evaluator";
+      ctx.label = "evaluator";
+      // TensorFlow's evaluator task sits outside the cluster it evaluates.
+      ctx.tf_config = {{"cluster", drun::json::object()},
+                       {"task", {{"type", "evaluator"}, {"index", 0}}}};
+      setenv("TF_CONFIG", ctx.tf_config.dump().c_str(), 1);
+      setenv("DRUN_ROLE", "evaluator", 1);
+      const char* env = std::getenv("DRUN_THREADS");
+      ctx.exec.threads = req.threads > 0 ? req.threads : env ? std::atoi(env) : 1;
+    } else if (drun::dist::in_mpi_job()) {
       comm = std::make_unique<drun::dist::Communicator>(&argc, &argv);
       ctx.comm = comm.get();
       ctx.exec.threads = req.threads > 0 ? req.threads : std::max(1, cores / comm->local_size());
