@@ -10,15 +10,15 @@
 #include "data/fashion_mnist.hpp"
 #include "data/pipeline.hpp"
 #include "dist/all_reduce.hpp"
-#include "export/keras_h5.hpp"
 #include "dist/hogwild.hpp"
 #include "dist/ps_server.hpp"
 #include "dist/ps_worker.hpp"
+#include "export/keras_h5.hpp"
 #include "hooks.hpp"
 #include "lua_json.hpp"
+#include "nn/model.hpp"
 #include "train/evaluator.hpp"
 #include "train/preemption.hpp"
-#include "nn/model.hpp"
 #include "train/trainer.hpp"
 
 namespace drun::lua {
@@ -269,13 +269,11 @@ std::unique_ptr<dist::Strategy> make_strategy(const dist::StrategySpec& spec,
                                               const json& experiment_optimizer) {
   switch (spec.exchange) {
     case dist::Exchange::all_reduce:
-      return std::make_unique<dist::AllReduce>(*ctx.workers, spec.bucket_bytes,
-                                               spec.shared_memory);
+      return std::make_unique<dist::AllReduce>(*ctx.workers, spec.bucket_bytes, spec.shared_memory);
     case dist::Exchange::shared:
       return std::make_unique<dist::Hogwild>(*ctx.comm, *ctx.workers, spec);
     default:
-      return std::make_unique<dist::PsWorker>(*ctx.comm, *ctx.workers, spec,
-                                              experiment_optimizer);
+      return std::make_unique<dist::PsWorker>(*ctx.comm, *ctx.workers, spec, experiment_optimizer);
   }
 }
 
@@ -283,8 +281,7 @@ std::unique_ptr<dist::Strategy> make_strategy(const dist::StrategySpec& spec,
 json serve(const dist::StrategySpec& spec, const train::Context& ctx, nn::Model& model,
            const json& experiment_optimizer, const std::string& model_dir) {
   if (!spec.uses_servers())
-    throw UsageError("this rank is a parameter server, but strategy " + spec.name +
-                     " uses none");
+    throw UsageError("this rank is a parameter server, but strategy " + spec.name + " uses none");
   const auto params = model.params();
   if (spec.exchange == dist::Exchange::shared) return dist::serve_hogwild(*ctx.comm, spec, params);
   return dist::ParameterServer(*ctx.comm, spec, params, experiment_optimizer, model_dir).serve();
@@ -365,9 +362,9 @@ int trainer_fit(lua_State* L) {
     });
     if (resumed && chief)
       std::fprintf(stderr, "drun: resuming from %s/ckpt-%lld.h5 (epoch %lld, batch %lld)\n",
-                  cfg.model_dir.c_str(), static_cast<long long>(resumed->global_step),
-                  static_cast<long long>(resumed->epoch + 1),
-                  static_cast<long long>(resumed->batch));
+                   cfg.model_dir.c_str(), static_cast<long long>(resumed->global_step),
+                   static_cast<long long>(resumed->epoch + 1),
+                   static_cast<long long>(resumed->batch));
     if (fresh) {
       box->strategy = std::move(fresh);
       if (resumed) box->strategy->resume_from(resumed->global_step);
@@ -391,10 +388,9 @@ int trainer_fit(lua_State* L) {
     if (r.preempted) {
       ctx.exit_code = train::kPreemptedExitCode;
       throw UsageError("preempted at step " + std::to_string(r.global_step) +
-                       (cfg.model_dir.empty()
-                            ? "; no model_dir, so nothing was saved"
-                            : "; checkpoint written to " + cfg.model_dir +
-                                  ", rerun the same command to resume"));
+                       (cfg.model_dir.empty() ? "; no model_dir, so nothing was saved"
+                                              : "; checkpoint written to " + cfg.model_dir +
+                                                    ", rerun the same command to resume"));
     }
     push_json(L, r.to_json());
     return 1;
@@ -494,14 +490,17 @@ const luaL_Reg trainer_methods[] = {{"fit", trainer_fit},
                                     {"predict", trainer_predict},
                                     {"global_step", trainer_global_step},
                                     {nullptr, nullptr}};
-const luaL_Reg core_functions[] = {
-    {"model", model_new},     {"fashion_mnist", dataset_fashion_mnist},
-    {"cifar10", dataset_cifar10},
-    {"csv", dataset_csv},     {"arrays", dataset_arrays},
-    {"trainer", trainer_new}, {"context", core_context},
-    {"fail", core_fail},      {"plan_fit", core_plan_fit},
-    {"load_model", core_load_model},
-    {nullptr, nullptr}};
+const luaL_Reg core_functions[] = {{"model", model_new},
+                                   {"fashion_mnist", dataset_fashion_mnist},
+                                   {"cifar10", dataset_cifar10},
+                                   {"csv", dataset_csv},
+                                   {"arrays", dataset_arrays},
+                                   {"trainer", trainer_new},
+                                   {"context", core_context},
+                                   {"fail", core_fail},
+                                   {"plan_fit", core_plan_fit},
+                                   {"load_model", core_load_model},
+                                   {nullptr, nullptr}};
 
 }  // namespace
 

@@ -11,8 +11,7 @@ namespace {
 
 class LuaHook final : public train::Hook {
  public:
-  LuaHook(lua_State* L, int index, std::string name)
-      : L_(L), name_(std::move(name)) {
+  LuaHook(lua_State* L, int index, std::string name) : L_(L), name_(std::move(name)) {
     lua_pushvalue(L, index);
     ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   }
@@ -95,8 +94,8 @@ std::vector<std::unique_ptr<train::Hook>> hooks_from_lua(lua_State* L, int index
     const std::string builtin = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
     lua_pop(L, 1);
     lua_getfield(L, -1, "name");
-    const std::string name = lua_isstring(L, -1) ? lua_tostring(L, -1)
-                                                 : "hooks[" + std::to_string(i) + "]";
+    const std::string name =
+        lua_isstring(L, -1) ? lua_tostring(L, -1) : "hooks[" + std::to_string(i) + "]";
     lua_pop(L, 1);
     if (builtin == "NanGuard") {
       hooks.push_back(std::make_unique<train::NanGuard>());

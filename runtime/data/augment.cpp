@@ -24,8 +24,10 @@ void augment_example(const PipelineSpec& spec, int64_t h, int64_t w, int64_t c, 
   Rng rng(mix(spec.augment_seed ^ mix(static_cast<uint64_t>(epoch) * 0x9e3779b97f4a7c15ULL +
                                       static_cast<uint64_t>(position))));
   const int64_t pad = spec.crop_padding;
-  const int64_t oy = pad > 0 ? static_cast<int64_t>(rng.next() % static_cast<uint64_t>(2 * pad + 1)) : pad;
-  const int64_t ox = pad > 0 ? static_cast<int64_t>(rng.next() % static_cast<uint64_t>(2 * pad + 1)) : pad;
+  const int64_t oy =
+      pad > 0 ? static_cast<int64_t>(rng.next() % static_cast<uint64_t>(2 * pad + 1)) : pad;
+  const int64_t ox =
+      pad > 0 ? static_cast<int64_t>(rng.next() % static_cast<uint64_t>(2 * pad + 1)) : pad;
   const bool flip = spec.flip && rng.uniform() < 0.5f;
   const float scale = spec.scale, offset = spec.offset;
   // Output (y, x) is the padded image's (y + oy, x' + ox), x' mirrored when

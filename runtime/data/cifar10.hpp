@@ -21,7 +21,7 @@ inline constexpr int kCifar10Classes = 10;
 // read: records [k * T/W, (k+1) * T/W) of the split's T records (every shard
 // floor(T/W) long), and the data set is marked as sharded already.
 // Throws UsageError naming the file for a missing, truncated or corrupt one.
-Dataset load_cifar10(const std::string& split, const std::string& dir = "",
-                     int64_t shard_count = 1, int64_t shard_index = 0);
+Dataset load_cifar10(const std::string& split, const std::string& dir = "", int64_t shard_count = 1,
+                     int64_t shard_index = 0);
 
 }  // namespace drun::data

@@ -17,8 +17,10 @@ Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
   check_dataset(*data_, "data pipeline");
   check_pipeline_spec(spec_);
   if (augments(spec_) && data_->x.rank() != 4)
-    throw UsageError("data pipeline: augment works on images of shape (H, W, C); this data set's "
-                     "examples have shape " + data_->x.shape().drop_batch().str());
+    throw UsageError(
+        "data pipeline: augment works on images of shape (H, W, C); this data set's "
+        "examples have shape " +
+        data_->x.shape().drop_batch().str());
   const int64_t n = data_->size();
   taken_ = spec_.take_examples < 0 ? n : std::min(n, spec_.take_examples);
   const int64_t count = spec_.shard_count, index = spec_.shard_index;

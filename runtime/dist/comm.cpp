@@ -46,7 +46,8 @@ bool in_mpi_job() {
   return false;
 }
 
-Communicator::Communicator(int* argc, char*** argv) : owns_mpi_(true), impl_(std::make_unique<Impl>()) {
+Communicator::Communicator(int* argc, char*** argv)
+    : owns_mpi_(true), impl_(std::make_unique<Impl>()) {
   // Open MPI's non-blocking allreduce defaults to a binomial tree that takes
   // twice as long as the blocking call on two ranks; Rabenseifner's algorithm
   // (3) matches it. A user's own setting wins (no overwrite).
@@ -135,15 +136,15 @@ void Communicator::allreduce_sum(float* data, int64_t n) {
 }
 
 void Communicator::allreduce_sum(double* data, int64_t n) {
-  check(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n, "allreduce"), MPI_DOUBLE, MPI_SUM,
-                      impl_->comm),
-        "MPI_Allreduce");
+  check(
+      MPI_Allreduce(MPI_IN_PLACE, data, count_of(n, "allreduce"), MPI_DOUBLE, MPI_SUM, impl_->comm),
+      "MPI_Allreduce");
 }
 
 void Communicator::allreduce_max(double* data, int64_t n) {
-  check(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n, "allreduce"), MPI_DOUBLE, MPI_MAX,
-                      impl_->comm),
-        "MPI_Allreduce");
+  check(
+      MPI_Allreduce(MPI_IN_PLACE, data, count_of(n, "allreduce"), MPI_DOUBLE, MPI_MAX, impl_->comm),
+      "MPI_Allreduce");
 }
 
 Communicator::Request Communicator::allreduce_sum_start(float* data, int64_t n) {
@@ -156,9 +157,9 @@ Communicator::Request Communicator::allreduce_sum_start(float* data, int64_t n) 
 
 Communicator::Request Communicator::send_start(const float* data, int64_t n, int dest, int tag) {
   Request r;
-  check(MPI_Isend(data, count_of(n, "send"), MPI_FLOAT, dest, tag, impl_->comm,
-                  impl_->free_slot(r)),
-        "MPI_Isend");
+  check(
+      MPI_Isend(data, count_of(n, "send"), MPI_FLOAT, dest, tag, impl_->comm, impl_->free_slot(r)),
+      "MPI_Isend");
   return r;
 }
 
@@ -209,8 +210,7 @@ void Communicator::send(const std::string& text, int dest, int tag) {
 }
 
 void Communicator::recv(float* data, int64_t n, int source, int tag) {
-  check(MPI_Recv(data, count_of(n, "recv"), MPI_FLOAT, source, tag, impl_->comm,
-                 MPI_STATUS_IGNORE),
+  check(MPI_Recv(data, count_of(n, "recv"), MPI_FLOAT, source, tag, impl_->comm, MPI_STATUS_IGNORE),
         "MPI_Recv");
 }
 

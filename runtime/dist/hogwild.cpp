@@ -14,12 +14,14 @@ namespace {
 std::unique_ptr<Communicator> node_of(Communicator& world, const Roles& roles) {
   auto node = world.split_node();
   if (node->size() != world.size())
-    throw UsageError("strategy.Hogwild shares one copy of the variables in one node's memory; "
-                     "this job spans several nodes (run it on one, or use AEASGD or "
-                     "ParameterServer across nodes)");
+    throw UsageError(
+        "strategy.Hogwild shares one copy of the variables in one node's memory; "
+        "this job spans several nodes (run it on one, or use AEASGD or "
+        "ParameterServer across nodes)");
   if (roles.servers.empty())
-    throw UsageError("strategy.Hogwild needs the node's parameter server to own the shared "
-                     "copy; start the job with drun, which places it");
+    throw UsageError(
+        "strategy.Hogwild needs the node's parameter server to own the shared "
+        "copy; start the job with drun, which places it");
   return node;
 }
 

@@ -4,11 +4,10 @@
 //
 // A request is a header {op, version, 0, 0} (tag kRequest) and, for ops that
 // carry data, the payload (tag kPayload); the chief's init carries in
-// header[2] the global step of the checkpoint the job resumes from (-1: none). `version` is the server version
-// the worker's contribution was computed from. A reply is a header
-// {version, staleness, chief done (0/1), 0} (tag kReply) and the server's floats (tag
-// kReplyPayload): its variables, or for the elastic exchange its centre
-// variable before this worker's pull.
+// header[2] the global step of the checkpoint the job resumes from (-1: none). `version` is the
+// server version the worker's contribution was computed from. A reply is a header {version,
+// staleness, chief done (0/1), 0} (tag kReply) and the server's floats (tag kReplyPayload): its
+// variables, or for the elastic exchange its centre variable before this worker's pull.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -21,12 +20,12 @@
 namespace drun::dist::ps {
 
 enum Op : int64_t {
-  kInit = 1,       // chief: the initial variables (payload)
-  kPush = 2,       // payload; no reply
-  kFetch = 3,      // reply: the variables
-  kPushFetch = 4,  // payload; reply after it is applied (sync: after the round)
-  kDone = 5,       // a worker has finished; no reply
-  kChiefDone = 6,  // the chief has finished; text: the model directory; reply when all are
+  kInit = 1,        // chief: the initial variables (payload)
+  kPush = 2,        // payload; no reply
+  kFetch = 3,       // reply: the variables
+  kPushFetch = 4,   // payload; reply after it is applied (sync: after the round)
+  kDone = 5,        // a worker has finished; no reply
+  kChiefDone = 6,   // the chief has finished; text: the model directory; reply when all are
   kCheckpoint = 7,  // chief: write ckpt-<header[1]>.ps-<i>.h5; reply: a header once durable
 };
 

@@ -70,8 +70,12 @@ json ParameterServer::serve() {
   }
   finish();
   const double mean = contributions_ ? static_cast<double>(staleness_sum_) / contributions_ : 0;
-  return {{"role", "ps"},        {"server", index_},       {"version", version_},
-          {"pushes", contributions_}, {"dropped", dropped_}, {"staleness_mean", mean},
+  return {{"role", "ps"},
+          {"server", index_},
+          {"version", version_},
+          {"pushes", contributions_},
+          {"dropped", dropped_},
+          {"staleness_mean", mean},
           {"staleness_max", staleness_max_}};
 }
 
@@ -153,8 +157,9 @@ void ParameterServer::contribute(int source, int64_t version_seen) {
   float weight = 1.f;
   if (!spec_.learning_rates.empty()) {
     const auto w = std::find(roles_.workers.begin(), roles_.workers.end(), source);
-    weight = static_cast<float>(spec_.learning_rates[static_cast<size_t>(w - roles_.workers.begin())]) /
-             base_lr_;
+    weight =
+        static_cast<float>(spec_.learning_rates[static_cast<size_t>(w - roles_.workers.begin())]) /
+        base_lr_;
   }
   float* sum = round_sum_.f32();
   const float* x = incoming_.f32();
@@ -181,8 +186,7 @@ void ParameterServer::complete_round_if_full() {
     for (int64_t i = 0; i < n; ++i) w[i] += a * (sum[i] - count * w[i]);
   }
   ++version_;
-  for (int dest : round_)
-    reply(dest, spec_.exchange == Exchange::elastic ? gradient_ : values_, 0);
+  for (int dest : round_) reply(dest, spec_.exchange == Exchange::elastic ? gradient_ : values_, 0);
   round_.clear();
   round_sum_.zero();
 }
@@ -212,8 +216,8 @@ void ParameterServer::load_shard(int64_t step) {
   const auto take = [&](const std::string& name, Tensor& into) {
     const auto found = file.tensors.find(name);
     if (found == file.tensors.end() || found->second.numel() != into.numel())
-      throw UsageError("parameter server " + std::to_string(index_) + ": " + path +
-                       " lacks '" + name + "' or holds another shape");
+      throw UsageError("parameter server " + std::to_string(index_) + ": " + path + " lacks '" +
+                       name + "' or holds another shape");
     std::copy(found->second.f32(), found->second.f32() + into.numel(), into.f32());
   };
   for (auto& p : shard_) take("model/" + p.name, p.value);

@@ -51,11 +51,11 @@ class ParameterServer {
   float base_lr_ = 1.f;
   float lr_scale_ = 1.f;
   int64_t version_ = 0;
-  int active_ = 0;  // workers not yet done
-  int chief_ = -1;  // world rank of the chief once it is done
-  std::string model_dir_;     // the chief's, sent when it is done
+  int active_ = 0;              // workers not yet done
+  int chief_ = -1;              // world rank of the chief once it is done
+  std::string model_dir_;       // the chief's, sent when it is done
   std::string checkpoint_dir_;  // this rank's model_dir, for checkpoint shards
-  std::vector<int> round_;  // world ranks whose contribution is in round_sum_
+  std::vector<int> round_;      // world ranks whose contribution is in round_sum_
   int64_t staleness_sum_ = 0, staleness_max_ = 0, contributions_ = 0, dropped_ = 0;
 };
 

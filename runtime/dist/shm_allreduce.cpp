@@ -7,7 +7,9 @@ namespace drun::dist {
 
 namespace {
 // Segments start on 64-byte boundaries so that vector loads stay aligned.
-int64_t padded(int64_t floats) { return (floats + 15) / 16 * 16; }
+int64_t padded(int64_t floats) {
+  return (floats + 15) / 16 * 16;
+}
 }  // namespace
 
 ShmAllreduce::ShmAllreduce(Communicator& node, int64_t floats)

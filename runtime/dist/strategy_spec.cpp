@@ -64,8 +64,9 @@ StrategySpec parse_strategy(const json& description) {
     check_positive(s.fetch_every, "strategy." + n + ": n_fetch");
     if (n == "Downpour") {
       // Dean et al. apply Adagrad on the servers; the replicas step with SGD.
-      s.server_optimizer = o.get<json>(
-          "server_optimizer", json{{"class_name", "Adagrad"}, {"config", {{"learning_rate", 0.01}}}});
+      s.server_optimizer =
+          o.get<json>("server_optimizer",
+                      json{{"class_name", "Adagrad"}, {"config", {{"learning_rate", 0.01}}}});
       s.worker_optimizer = o.get<json>("worker_optimizer", json());
     } else {
       s.worker_optimizer = o.get<json>("worker_optimizer", json());

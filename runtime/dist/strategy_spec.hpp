@@ -25,10 +25,10 @@ enum class Exchange { all_reduce, gradients, deltas, elastic, shared };
 struct StrategySpec {
   std::string name = "AllReduce";
   Exchange exchange = Exchange::all_reduce;
-  bool sync = false;          // servers combine one contribution of each worker per round
-  bool local_update = false;  // workers apply an optimizer to their own copy every step
-  int64_t push_every = 1;     // n_push, lambda, tau: steps between pushes
-  int64_t fetch_every = 1;    // n_fetch: steps between fetches
+  bool sync = false;              // servers combine one contribution of each worker per round
+  bool local_update = false;      // workers apply an optimizer to their own copy every step
+  int64_t push_every = 1;         // n_push, lambda, tau: steps between pushes
+  int64_t fetch_every = 1;        // n_fetch: steps between fetches
   int replicas_to_aggregate = 0;  // sync gradients: 0 means every worker, less the backups
   int backup_workers = 0;
   double alpha = -1;                   // elastic moving rate; < 0: 0.9 / workers (beta = 0.9)

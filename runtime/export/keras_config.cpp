@@ -10,10 +10,19 @@ namespace drun::keras {
 namespace {
 
 const std::set<std::string>& keras_classes() {
-  static const std::set<std::string> names = {
-      "Dense",   "Conv2D",     "MaxPooling2D",       "AveragePooling2D", "GlobalAveragePooling2D",
-      "Flatten", "Dropout",    "Activation",         "ReLU",             "Softmax",
-      "Add",     "InputLayer", "BatchNormalization"};
+  static const std::set<std::string> names = {"Dense",
+                                              "Conv2D",
+                                              "MaxPooling2D",
+                                              "AveragePooling2D",
+                                              "GlobalAveragePooling2D",
+                                              "Flatten",
+                                              "Dropout",
+                                              "Activation",
+                                              "ReLU",
+                                              "Softmax",
+                                              "Add",
+                                              "InputLayer",
+                                              "BatchNormalization"};
   return names;
 }
 
@@ -45,14 +54,25 @@ bool is_chain(const nn::Model& model) {
 
 // Options whose neutral value drun can drop; any other value it cannot honour.
 bool neutral(const std::string& key, const json& v) {
-  static const std::map<std::string, json> values = {
-      {"dilation_rate", json::array({1, 1})}, {"groups", 1},          {"lora_rank", nullptr},
-      {"synchronized", false},                {"renorm", false},      {"renorm_clipping", nullptr},
-      {"renorm_momentum", 0.99},              {"fused", nullptr},     {"virtual_batch_size", nullptr},
-      {"adjustment", nullptr},                {"keepdims", false},    {"noise_shape", nullptr},
-      {"max_value", nullptr},                 {"negative_slope", 0.0}, {"threshold", 0.0},
-      {"quantization_config", nullptr},       {"activity_regularizer", nullptr},
-      {"build_config", nullptr},              {"seed", nullptr}};
+  static const std::map<std::string, json> values = {{"dilation_rate", json::array({1, 1})},
+                                                     {"groups", 1},
+                                                     {"lora_rank", nullptr},
+                                                     {"synchronized", false},
+                                                     {"renorm", false},
+                                                     {"renorm_clipping", nullptr},
+                                                     {"renorm_momentum", 0.99},
+                                                     {"fused", nullptr},
+                                                     {"virtual_batch_size", nullptr},
+                                                     {"adjustment", nullptr},
+                                                     {"keepdims", false},
+                                                     {"noise_shape", nullptr},
+                                                     {"max_value", nullptr},
+                                                     {"negative_slope", 0.0},
+                                                     {"threshold", 0.0},
+                                                     {"quantization_config", nullptr},
+                                                     {"activity_regularizer", nullptr},
+                                                     {"build_config", nullptr},
+                                                     {"seed", nullptr}};
   const auto it = values.find(key);
   if (it == values.end()) return false;
   if (key == "dilation_rate" && v.is_number()) return v == 1;
@@ -83,14 +103,13 @@ json drun_config(const std::string& cls, const std::string& layer, const json& c
                              key.find("_constraint") != std::string::npos;
     if (regularizer) {
       if (!value.is_null())
-        throw UsageError(who + ": " + key + " is not supported by drun (got " + value.dump() +
-                         ")");
+        throw UsageError(who + ": " + key + " is not supported by drun (got " + value.dump() + ")");
       continue;
     }
     if (key == "dtype") {
-      const json name = value.is_object() ? value.value("config", json::object()).value(
-                                                "name", json("float32"))
-                                          : value;
+      const json name = value.is_object()
+                            ? value.value("config", json::object()).value("name", json("float32"))
+                            : value;
       if (name != "float32")
         throw UsageError(who + ": dtype " + name.dump() + " is not supported (float32 only)");
       continue;
@@ -115,10 +134,10 @@ json drun_config(const std::string& cls, const std::string& layer, const json& c
       continue;
     }
     if (neutral(key, value)) continue;
-    static const std::set<std::string> semantic = {"dilation_rate", "groups", "synchronized",
-                                                   "renorm", "keepdims", "noise_shape",
-                                                   "max_value", "negative_slope", "threshold",
-                                                   "lora_rank", "virtual_batch_size"};
+    static const std::set<std::string> semantic = {
+        "dilation_rate", "groups",      "synchronized",      "renorm",
+        "keepdims",      "noise_shape", "max_value",         "negative_slope",
+        "threshold",     "lora_rank",   "virtual_batch_size"};
     if (semantic.count(key))
       throw UsageError(who + ": " + key + " = " + value.dump() + " is not supported by drun");
     out[key] = value;
@@ -185,8 +204,8 @@ json model_config(const nn::Model& model) {
   for (const auto& n : nodes) {
     json refs = json::array();
     for (int i : n.inbound)
-      refs.push_back({i < 0 ? input_name : nodes[static_cast<size_t>(i)].layer->name(), 0, 0,
-                      json::object()});
+      refs.push_back(
+          {i < 0 ? input_name : nodes[static_cast<size_t>(i)].layer->name(), 0, 0, json::object()});
     layers.push_back({{"class_name", n.layer->kind()},
                       {"config", n.layer->config()},
                       {"name", n.layer->name()},

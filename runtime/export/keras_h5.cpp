@@ -20,7 +20,9 @@ namespace h5 = io::h5;
 constexpr const char* kKerasVersion = "2.15.0";
 constexpr const char* kDrunVersion = "0.1";
 
-std::string weight_name(const Param& p) { return p.name + ":0"; }
+std::string weight_name(const Param& p) {
+  return p.name + ":0";
+}
 
 void write_weights(const h5::File& f, hid_t group, nn::Model& model) {
   std::vector<std::string> names;
@@ -93,8 +95,7 @@ void load_layer(const h5::File& f, hid_t g, const FileLayer& from, nn::Layer& in
   if (from.weight_names.size() != params.size())
     throw UsageError(f.path() + ": layer '" + from.name + "' has " +
                      std::to_string(from.weight_names.size()) + " weights, drun's layer '" +
-                     into.name() + "' (" + into.kind() + ") has " +
-                     std::to_string(params.size()));
+                     into.name() + "' (" + into.kind() + ") has " + std::to_string(params.size()));
   const auto lg = h5::open_group(f, g, from.name);
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor t = h5::read_tensor(f, lg.id(), from.weight_names[i]);
@@ -165,8 +166,9 @@ std::shared_ptr<nn::Model> load_model(const std::string& path) {
   {
     const auto f = h5::File::open(path);
     if (!h5::has_attribute(f.id(), "model_config"))
-      throw UsageError(path + " has no model_config: it holds weights only (use load_weights "
-                              "on a model built in Lua)");
+      throw UsageError(path +
+                       " has no model_config: it holds weights only (use load_weights "
+                       "on a model built in Lua)");
     spec = spec_from_model_config(parse_json_attribute(f, "model_config"), path);
   }
   std::shared_ptr<nn::Model> model;
@@ -187,7 +189,8 @@ std::string inspect(const std::string& path) {
   };
   out << path << ": Keras HDF5 model, keras_version " << attr("keras_version") << ", backend "
       << attr("backend");
-  if (h5::has_attribute(f.id(), "drun_version")) out << ", written by drun " << attr("drun_version");
+  if (h5::has_attribute(f.id(), "drun_version"))
+    out << ", written by drun " << attr("drun_version");
   out << "\n";
   if (!h5::has_attribute(f.id(), "model_config")) {
     out << "(weights only: no model_config)\n";

@@ -10,7 +10,9 @@ namespace {
 [[noreturn]] void fail(const File& f, const std::string& what) {
   throw UsageError(f.path() + ": " + what);
 }
-void quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+void quiet() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
 }  // namespace
 
 File File::create(const std::string& path) {
@@ -22,8 +24,7 @@ File File::create(const std::string& path) {
 
 File File::open(const std::string& path) {
   quiet();
-  if (H5Fis_hdf5(path.c_str()) <= 0)
-    throw UsageError(path + " is missing or not an HDF5 file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw UsageError(path + " is missing or not an HDF5 file");
   Handle h{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   if (!h.valid()) throw UsageError("cannot open " + path + " (truncated or corrupt?)");
   return File(std::move(h), path);
@@ -96,8 +97,7 @@ std::vector<std::string> read_strings(const File& f, hid_t object, const std::st
   const hssize_t n = H5Sget_simple_extent_npoints(space.id());
   std::vector<std::string> out;
   if (n <= 0) return out;  // an empty list (e.g. weight_names of a layer without weights)
-  if (H5Tget_class(type.id()) != H5T_STRING)
-    fail(f, "attribute '" + name + "' is not a string");
+  if (H5Tget_class(type.id()) != H5T_STRING) fail(f, "attribute '" + name + "' is not a string");
   if (H5Tis_variable_str(type.id()) > 0) {
     std::vector<char*> ptrs(static_cast<size_t>(n), nullptr);
     Handle mem{H5Tcopy(H5T_C_S1), H5Tclose};
@@ -137,8 +137,8 @@ void write_tensor(const File& f, hid_t parent, const std::string& name, const Te
   Handle set{H5Dcreate2(parent, name.c_str(), H5T_IEEE_F32LE, space.id(), lcpl.id(), H5P_DEFAULT,
                         H5P_DEFAULT),
              H5Dclose};
-  if (!set.valid() || H5Dwrite(set.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                               t.f32()) < 0)
+  if (!set.valid() ||
+      H5Dwrite(set.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0)
     fail(f, "cannot write dataset '" + name + "'");
 }
 

@@ -46,8 +46,7 @@ void write_tensors(const std::string& path,
     for (const auto& [name, t] : tensors) {
       std::vector<hsize_t> dims;
       for (int i = 0; i < t.shape().rank(); ++i) dims.push_back(static_cast<hsize_t>(t.dim(i)));
-      Handle space{H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                   H5Sclose};
+      Handle space{H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose};
       Handle set{H5Dcreate2(file.id, name.c_str(), H5T_IEEE_F32LE, space.id, lcpl.id, H5P_DEFAULT,
                             H5P_DEFAULT),
                  H5Dclose};
@@ -79,8 +78,7 @@ void write_tensors(const std::string& path,
 
 TensorFile read_tensor_file(const std::string& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  if (H5Fis_hdf5(path.c_str()) <= 0)
-    throw UsageError(path + " is missing or not an HDF5 file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw UsageError(path + " is missing or not an HDF5 file");
   Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   if (file.id < 0) throw UsageError("cannot open " + path);
   struct Visit {

@@ -49,6 +49,7 @@ class Dropout final : public Layer {
     if (seed_) c["seed"] = seed_;
     return c;
   }
+
  private:
   float rate_ = 0.5f;
   uint64_t seed_ = 0;

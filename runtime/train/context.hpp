@@ -16,12 +16,12 @@ struct Context {
   bool quiet = false;                  // no progress output at all
   std::string module_root;             // where drun/*.lua live, to tell user frames from ours
   std::string models_root;             // the Lua model zoo (models/*.lua), on package.path
-  dist::Communicator* comm = nullptr;     // set when this process is a rank of an MPI job
+  dist::Communicator* comm = nullptr;  // set when this process is a rank of an MPI job
   dist::Communicator* workers = nullptr;  // the job's workers, without its parameter servers
-  std::string label;                   // "worker 1" on a rank other than the chief, for messages
-  std::string role = "chief";          // chief, worker or ps (placement)
+  std::string label;                      // "worker 1" on a rank other than the chief, for messages
+  std::string role = "chief";             // chief, worker or ps (placement)
   int task_index = 0;
-  int gpu = -1;  // this rank's GPU on its node (placement); -1: none
+  int gpu = -1;    // this rank's GPU on its node (placement); -1: none
   json tf_config;  // this rank's TF_CONFIG, when placed by the launcher
   // Plan mode (the launcher's first look at a script, and --dry-run): fit and
   // the other heavy calls record what they would do and return at once; data

@@ -60,8 +60,8 @@ json run_evaluator(Trainer& trainer, data::Pipeline& eval, const EvaluatorConfig
       const Evaluation e = trainer.evaluate(eval, config.eval_steps);
       events.scalar("loss", step, e.loss);
       json entry = {{"global_step", step}, {"loss", e.loss}, {"examples", e.examples}};
-      std::string line = "evaluator: checkpoint " + std::to_string(step) + ": val_loss " +
-                         std::to_string(e.loss);
+      std::string line =
+          "evaluator: checkpoint " + std::to_string(step) + ": val_loss " + std::to_string(e.loss);
       for (const auto& [k, v] : e.metrics) {
         events.scalar(k, step, v);
         entry[k] = v;

@@ -19,7 +19,8 @@ void GlobalStepWaiter::before_step(int64_t global_step) {
     if (global_step >= wait_until_) return;
     throw UsageError("GlobalStepWaiterHook: wait_until_step " + std::to_string(wait_until_) +
                      " needs a parameter-server strategy; here every worker counts its own "
-                     "steps and this one is at " + std::to_string(global_step));
+                     "steps and this one is at " +
+                     std::to_string(global_step));
   }
   const auto start = std::chrono::steady_clock::now();
   while (*step < wait_until_) {

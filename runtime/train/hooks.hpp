@@ -18,7 +18,7 @@ class Trainer;
 struct StepResult {
   int64_t global_step = 0;  // after the step
   int64_t epoch = 0;
-  double loss = 0.0;        // this step's batch mean loss
+  double loss = 0.0;  // this step's batch mean loss
   double learning_rate = 0.0;
   int64_t batch_size = 0;
   // Running averages of the epoch so far, by name ("loss", "accuracy", ...).

@@ -15,14 +15,13 @@ bool NanGuard::after_step(const StepResult& step) {
     bool bad = false;
     for (float v : out.span_f32()) bad = bad || !std::isfinite(v);
     if (bad) {
-      where = "first non-finite output: layer '" + node.layer->name() + "' (" +
-              node.layer->kind() + ")";
+      where = "first non-finite output: layer '" + node.layer->name() + "' (" + node.layer->kind() +
+              ")";
       break;
     }
   }
   throw UsageError("NanGuard: the loss is " + std::to_string(step.loss) + " at step " +
-                   std::to_string(step.global_step) + "; " + where +
-                   " (lower the learning rate?)");
+                   std::to_string(step.global_step) + "; " + where + " (lower the learning rate?)");
 }
 
 }  // namespace drun::train

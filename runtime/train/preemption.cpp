@@ -10,7 +10,9 @@ namespace {
 // handler writes it.
 volatile std::sig_atomic_t requested = 0;
 
-extern "C" void on_preemption_signal(int) { requested = 1; }
+extern "C" void on_preemption_signal(int) {
+  requested = 1;
+}
 }  // namespace
 
 void install_preemption_handlers() {
@@ -21,6 +23,8 @@ void install_preemption_handlers() {
   sigaction(SIGUSR1, &action, nullptr);
 }
 
-bool preemption_requested() { return requested != 0; }
+bool preemption_requested() {
+  return requested != 0;
+}
 
 }  // namespace drun::train

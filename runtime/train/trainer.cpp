@@ -118,8 +118,8 @@ Tensor Trainer::predict(data::Pipeline& input) {
   return result;
 }
 
-std::optional<TrainingState> Trainer::restore(
-    const std::string& model_dir, const std::function<void(const std::string&)>& warn) {
+std::optional<TrainingState> Trainer::restore(const std::string& model_dir,
+                                              const std::function<void(const std::string&)>& warn) {
   if (model_dir.empty()) return std::nullopt;
   resume_ = Checkpoints(model_dir, 1).restore(model_, *optimizer_, warn);
   if (resume_) global_step_ = resume_->global_step;
@@ -268,8 +268,8 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
                     metric_values(), loss_count_};
     MetricValues eval_values;
     // Not twice at one step: the step interval may have just evaluated.
-    const bool evaluated = config.eval_every_steps > 0 && step > 0 &&
-                           global_step_ % config.eval_every_steps == 0;
+    const bool evaluated =
+        config.eval_every_steps > 0 && step > 0 && global_step_ % config.eval_every_steps == 0;
     if (eval && chief && !evaluated)
       eval_values = evaluate_now(*eval, epoch, config.eval_steps, progress, result);
     progress.end_epoch(result.train.loss, result.train.metrics,

@@ -54,7 +54,7 @@ struct FitResult {
   std::optional<Evaluation> eval;
   double wall_seconds = 0.0;
   int workers = 1;
-  bool preempted = false;          // stopped by SIGTERM/SIGUSR1 after a checkpoint
+  bool preempted = false;  // stopped by SIGTERM/SIGUSR1 after a checkpoint
   bool stopped_by_hook = false;
   json strategy = json::object();  // what the strategy measured in the last epoch
   json to_json() const;

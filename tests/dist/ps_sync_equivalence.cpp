@@ -46,7 +46,8 @@ std::vector<std::vector<float>> train_under(dist::Strategy& strategy, int k, uin
   }
   strategy.finish(model.params(), "");
   std::vector<std::vector<float>> w;
-  for (const Param* p : model.params()) w.emplace_back(p->value.f32(), p->value.f32() + p->value.numel());
+  for (const Param* p : model.params())
+    w.emplace_back(p->value.f32(), p->value.f32() + p->value.numel());
   return w;
 }
 
@@ -61,11 +62,13 @@ int main(int argc, char** argv) {
   }
   const bool is_server = world.rank() < servers;
   auto workers = world.split(is_server ? 1 : 0);
-  const auto spec = dist::parse_strategy({{"name", "ParameterServer"}, {"options", {{"mode", "sync"}}}});
+  const auto spec =
+      dist::parse_strategy({{"name", "ParameterServer"}, {"options", {{"mode", "sync"}}}});
 
   if (is_server) {
     nn::Model model(small_cnn(), 7);
-    const json stats = dist::ParameterServer(world, spec, model.params(), compiled().optimizer, "").serve();
+    const json stats =
+        dist::ParameterServer(world, spec, model.params(), compiled().optimizer, "").serve();
     std::printf("server %d: %s\n", world.rank(), stats.dump().c_str());
     world.barrier();
     return stats.value("version", 0) == kSteps ? 0 : 1;

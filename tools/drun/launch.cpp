@@ -63,8 +63,7 @@ int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ct
   if (plan(ctx, r, r.dry_run) != 0) return 1;
   const std::string strategy = ctx.plan_record.value("strategy", std::string("AllReduce"));
   const auto spec = dist::parse_strategy(
-      {{"name", strategy},
-       {"options", ctx.plan_record.value("strategy_options", json::object())}});
+      {{"name", strategy}, {"options", ctx.plan_record.value("strategy_options", json::object())}});
   dist::PlacementOptions opt;
   opt.needs_ps = spec.uses_servers();
   opt.ps_per_node = r.ps_per_node;

@@ -17,10 +17,10 @@
 #ifdef DRUN_HAVE_CUDA
 #include "kernels/cuda/device.hpp"
 #endif
-#include "train/preemption.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "launch.hpp"
 #include "runner.hpp"
+#include "train/preemption.hpp"
 
 #ifndef DRUN_LUA_DIR
 #define DRUN_LUA_DIR ""
@@ -74,13 +74,17 @@ std::string hostname() {
 }  // namespace
 
 #ifdef DRUN_HAVE_CUDA
-int local_gpu_count() { return drun::kernels::cuda::device_count(); }
+int local_gpu_count() {
+  return drun::kernels::cuda::device_count();
+}
 // Each worker works on the GPU placement gave it (cudaSetDevice).
 void use_gpu(int gpu) {
   if (gpu >= 0 && gpu < drun::kernels::cuda::device_count()) drun::kernels::cuda::set_device(gpu);
 }
 #else
-int local_gpu_count() { return 0; }
+int local_gpu_count() {
+  return 0;
+}
 void use_gpu(int) {}
 #endif
 
@@ -166,8 +170,9 @@ int main(int argc, char** argv) {
     if (evaluator) {
       // Beside the job, not in it: one process, its own threads, no MPI.
       if (req.ranks > 0 || req.dry_run)
-        throw drun::UsageError("--evaluator runs one process beside the training job; drop -np "
-                               "and --dry-run");
+        throw drun::UsageError(
+            "--evaluator runs one process beside the training job; drop -np "
+            "and --dry-run");
       ctx.role = "evaluator";
       ctx.label = "evaluator";
       // TensorFlow's evaluator task sits outside the cluster it evaluates.
@@ -187,10 +192,9 @@ int main(int argc, char** argv) {
       ctx.workers = workers.get();
       if (ctx.role != "chief") ctx.quiet = true;  // only the chief draws progress
     } else {
-      const auto cluster =
-          drun::dist::discover_cluster(drun::dist::Environment::from_process(),
-                                       {req.hostfile, req.gpus_per_node, cores, hostname(),
-                                        local_gpu_count()});
+      const auto cluster = drun::dist::discover_cluster(
+          drun::dist::Environment::from_process(),
+          {req.hostfile, req.gpus_per_node, cores, hostname(), local_gpu_count()});
       if (drun::launch::needs_launch(req, cluster)) return drun::launch::launch(req, cluster, ctx);
       const char* env = std::getenv("DRUN_THREADS");
       ctx.exec.threads = req.threads > 0 ? req.threads : env ? std::atoi(env) : cores;
@@ -206,7 +210,6 @@ int main(int argc, char** argv) {
   // A failed rank ends the whole job at once rather than leave the others
   // waiting in a collective.
   // A preempted job's ranks all stop at the same step and exit by themselves.
-  if (rc != 0 && rc != drun::train::kPreemptedExitCode && comm && comm->size() > 1)
-    comm->abort(rc);
+  if (rc != 0 && rc != drun::train::kPreemptedExitCode && comm && comm->size() > 1) comm->abort(rc);
   return rc;
 }

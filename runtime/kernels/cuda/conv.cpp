@@ -13,18 +13,24 @@ void check(cudnnStatus_t rc, const char* what) {
   if (rc != CUDNN_STATUS_SUCCESS)
     throw std::runtime_error(std::string(what) + " failed: " + cudnnGetErrorString(rc));
 }
-int i(int64_t v) { return static_cast<int>(v); }
+int i(int64_t v) {
+  return static_cast<int>(v);
+}
 }  // namespace
 
 struct Dnn::Handle {
   cudnnHandle_t h = nullptr;
 };
 
-Dnn::Dnn() : handle_(std::make_unique<Handle>()) { check(cudnnCreate(&handle_->h), "cudnnCreate"); }
+Dnn::Dnn() : handle_(std::make_unique<Handle>()) {
+  check(cudnnCreate(&handle_->h), "cudnnCreate");
+}
 Dnn::~Dnn() {
   if (handle_->h) cudnnDestroy(handle_->h);
 }
-void* Dnn::raw() const { return handle_->h; }
+void* Dnn::raw() const {
+  return handle_->h;
+}
 
 struct Convolution::Descriptors {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
@@ -163,9 +169,9 @@ void Convolution::backward_filter(const float* x, const float* dy, float* dw_ohw
                      d_->extra_w);
     in = reinterpret_cast<const float*>(ws);
   }
-  check(cudnnConvolutionBackwardFilter(handle, &one, d_->x, in, d_->y, dy, d_->conv,
-                                       d_->bwd_filter, ws + d_->padded_bytes, d_->filter_bytes,
-                                       &zero, d_->w, dw_ohwi),
+  check(cudnnConvolutionBackwardFilter(handle, &one, d_->x, in, d_->y, dy, d_->conv, d_->bwd_filter,
+                                       ws + d_->padded_bytes, d_->filter_bytes, &zero, d_->w,
+                                       dw_ohwi),
         "cudnnConvolutionBackwardFilter");
 }
 

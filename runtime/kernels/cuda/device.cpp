@@ -33,7 +33,9 @@ std::string no_device_reason() {
   return n == 0 ? "no GPU found (the driver reports 0 devices)" : "";
 }
 
-void set_device(int index) { check(cudaSetDevice(index), "cudaSetDevice"); }
+void set_device(int index) {
+  check(cudaSetDevice(index), "cudaSetDevice");
+}
 
 std::string device_name(int index) {
   cudaDeviceProp prop{};
@@ -41,13 +43,17 @@ std::string device_name(int index) {
   return prop.name;
 }
 
-void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+void synchronize() {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
 
 size_t DevicePool::size_class(size_t bytes) {
   return std::bit_ceil(std::max<size_t>(bytes, 256));
 }
 
-DevicePool::~DevicePool() { trim(); }
+DevicePool::~DevicePool() {
+  trim();
+}
 
 void* DevicePool::allocate(size_t bytes) {
   const size_t cls = size_class(bytes);

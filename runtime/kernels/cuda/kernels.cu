@@ -21,7 +21,8 @@ int blocks_for(int64_t n) {
 
 void check_launch(const char* what) {
   const cudaError_t rc = cudaGetLastError();
-  if (rc != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
+  if (rc != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
 }
 
 __global__ void bias_add_kernel(float* y, const float* bias, int64_t rows, int64_t cols) {
@@ -71,7 +72,8 @@ __global__ void softmax_ce_kernel(const float* logits, const int32_t* labels, fl
   scratch[threadIdx.x] = m;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) scratch[threadIdx.x] = fmaxf(scratch[threadIdx.x], scratch[threadIdx.x + s]);
+    if (threadIdx.x < s)
+      scratch[threadIdx.x] = fmaxf(scratch[threadIdx.x], scratch[threadIdx.x + s]);
     __syncthreads();
   }
   m = scratch[0];
@@ -198,7 +200,8 @@ __global__ void pad_kernel(const float* x, float* xp, int64_t n, int64_t h, int6
   const int64_t total = n * hp * wp * c;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ch = i % c, col = (i / c) % wp, row = (i / (c * wp)) % hp, img = i / (c * wp * hp);
+    const int64_t ch = i % c, col = (i / c) % wp, row = (i / (c * wp)) % hp,
+                  img = i / (c * wp * hp);
     xp[i] = row < h && col < w ? x[((img * h + row) * w + col) * c + ch] : 0.f;
   }
 }

@@ -60,7 +60,8 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want, 
                  const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], tol * std::max(1.f, std::fabs(want[i]))) << what << "[" << i << "]";
+    ASSERT_NEAR(got[i], want[i], tol * std::max(1.f, std::fabs(want[i])))
+        << what << "[" << i << "]";
 }
 
 TEST(CudaKernels, GemmEveryTranspose) {
@@ -69,7 +70,8 @@ TEST(CudaKernels, GemmEveryTranspose) {
   const int64_t m = 37, n = 23, k = 41;
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
-      const auto a = random(static_cast<size_t>(m * k), 1), b = random(static_cast<size_t>(k * n), 2);
+      const auto a = random(static_cast<size_t>(m * k), 1),
+                 b = random(static_cast<size_t>(k * n), 2);
       auto c = random(static_cast<size_t>(m * n), 3);
       std::vector<float> want(c.size());
       for (int64_t i = 0; i < m; ++i)
@@ -82,7 +84,8 @@ TEST(CudaKernels, GemmEveryTranspose) {
         }
       DeviceVector da(pool, a), db(pool, b), dc(pool, c);
       blas.gemm(ta, tb, m, n, k, 0.5f, da.f(), db.f(), 0.25f, dc.f());
-      expect_near(dc.host(), want, 1e-4f, ta ? (tb ? "gemm TT" : "gemm TN") : (tb ? "gemm NT" : "gemm NN"));
+      expect_near(dc.host(), want, 1e-4f,
+                  ta ? (tb ? "gemm TT" : "gemm TN") : (tb ? "gemm NT" : "gemm NN"));
     }
 }
 
@@ -200,8 +203,9 @@ TEST(CudaKernels, ConvolutionsMatchTheCpu) {
     Convolution conv(dnn, g);
     void* ws = pool.allocate(std::max<size_t>(conv.workspace_bytes(), 1));
     DeviceVector dx_(pool, x), dw_hwio(pool, w), dw_ohwi(pool, std::vector<float>(w.size())),
-        dyv(pool, dy), y(pool, std::vector<float>(dy.size())), dxg(pool, std::vector<float>(x.size())),
-        dwg_ohwi(pool, std::vector<float>(w.size())), dwg(pool, std::vector<float>(w.size()));
+        dyv(pool, dy), y(pool, std::vector<float>(dy.size())),
+        dxg(pool, std::vector<float>(x.size())), dwg_ohwi(pool, std::vector<float>(w.size())),
+        dwg(pool, std::vector<float>(w.size()));
     hwio_to_ohwi(dw_hwio.f(), dw_ohwi.f(), g.kh, g.kw, g.c, g.co);
     conv.forward(dx_.f(), dw_ohwi.f(), y.f(), ws);
     conv.backward_data(dyv.f(), dw_ohwi.f(), dxg.f(), ws);

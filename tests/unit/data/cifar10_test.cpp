@@ -14,10 +14,10 @@
 namespace drun::data {
 namespace {
 
+using drun::testing::expect_usage_error;
 using testing::Bytes;
 using testing::TempDir;
 using testing::write_raw;
-using drun::testing::expect_usage_error;
 
 // Record i: label i % 10; channel c of pixel p holds (i + 7 * c + p) % 256.
 Bytes records(int first, int count) {
@@ -71,19 +71,19 @@ TEST(Cifar10, ShardsReadOnlyTheirContiguousPart) {
 TEST(Cifar10, BadFilesNameTheFileAndWhatIsWrong) {
   TempDir dir;
   expect_usage_error([&] { load_cifar10("train", dir.file("")); },
-               {"data_batch_1.bin", "not found", "cifar-10-binary.tar.gz", "--data-dir"});
+                     {"data_batch_1.bin", "not found", "cifar-10-binary.tar.gz", "--data-dir"});
   write_cifar(dir, 2);
   Bytes cut = records(0, 2);
   cut.resize(cut.size() - 100);
   write_raw(dir.file("data_batch_3.bin"), cut);
   expect_usage_error([&] { load_cifar10("train", dir.file("")); },
-               {"data_batch_3.bin", "not a whole number of 3,073-byte records"});
+                     {"data_batch_3.bin", "not a whole number of 3,073-byte records"});
   write_cifar(dir, 2);
   Bytes bad = records(0, 2);
   bad[3073] = 12;  // the second record's label
   write_raw(dir.file("data_batch_5.bin"), bad);
   expect_usage_error([&] { load_cifar10("train", dir.file("")); },
-               {"data_batch_5.bin", "record 1", "label 12"});
+                     {"data_batch_5.bin", "record 1", "label 12"});
   expect_usage_error([&] { load_cifar10("validation", dir.file("")); }, {"unknown split"});
 }
 

@@ -60,7 +60,11 @@ TEST(VariablePlacement, TwoServersSplitTheSeedCnnWithinItsLargestVariable) {
 }
 
 TEST(VariablePlacement, RefusesNoServersAndUnknownPolicies) {
-  expect_usage_error([] { place_variables({4, 4}, 0, "greedy"); }, {"at least one parameter server"});
+  expect_usage_error(
+      [] {
+        place_variables({4, 4}, 0, "greedy");
+      },
+      {"at least one parameter server"});
   expect_usage_error([] { place_variables({4, 4}, 2, "random"); }, {"unknown variable placement"});
 }
 

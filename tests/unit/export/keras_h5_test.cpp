@@ -22,7 +22,8 @@ class KerasH5 : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("drun_keras_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("drun_keras_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -127,7 +128,7 @@ TEST_F(KerasH5, ShapeMismatchInLoadWeightsNamesTheWeight) {
   nn::Model a(drun::testing::seed_cnn_spec(), 1), b(small, 1);
   save_weights(a, path("w.h5"));
   expect_usage_error([&] { load_weights(b, path("w.h5")); },
-               {path("w.h5"), "dense/kernel:0", "(5408, 64)", "(5408, 32)"});
+                     {path("w.h5"), "dense/kernel:0", "(5408, 64)", "(5408, 32)"});
 }
 
 TEST_F(KerasH5, UnsupportedLayersAndOptionsNameTheLayer) {
@@ -139,24 +140,33 @@ TEST_F(KerasH5, UnsupportedLayersAndOptionsNameTheLayer) {
                                            {"config", {{"batch_shape", {nullptr, 8, 8, 3}}}}},
                                           layer})}}}};
   };
-  expect_usage_error([&] {
-    spec_from_model_config(keras_model({{"class_name", "LSTM"}, {"config", {{"name", "lstm"}}}}),
-                           "f.h5");
-  }, {"f.h5", "'lstm'", "LSTM", "does not support"});
-  expect_usage_error([&] {
-    spec_from_model_config(
-        keras_model({{"class_name", "Conv2D"},
-                     {"config", {{"name", "c"}, {"filters", 2}, {"kernel_size", 3},
-                                 {"data_format", "channels_first"}}}}),
-        "f.h5");
-  }, {"f.h5", "'c'", "channels_first"});
-  expect_usage_error([&] {
-    spec_from_model_config(
-        keras_model({{"class_name", "Conv2D"},
-                     {"config", {{"name", "c"}, {"filters", 2}, {"kernel_size", 3},
-                                 {"dilation_rate", {2, 2}}}}}),
-        "f.h5");
-  }, {"'c'", "dilation_rate"});
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(
+            keras_model({{"class_name", "LSTM"}, {"config", {{"name", "lstm"}}}}), "f.h5");
+      },
+      {"f.h5", "'lstm'", "LSTM", "does not support"});
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(keras_model({{"class_name", "Conv2D"},
+                                            {"config",
+                                             {{"name", "c"},
+                                              {"filters", 2},
+                                              {"kernel_size", 3},
+                                              {"data_format", "channels_first"}}}}),
+                               "f.h5");
+      },
+      {"f.h5", "'c'", "channels_first"});
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(
+            keras_model(
+                {{"class_name", "Conv2D"},
+                 {"config",
+                  {{"name", "c"}, {"filters", 2}, {"kernel_size", 3}, {"dilation_rate", {2, 2}}}}}),
+            "f.h5");
+      },
+      {"'c'", "dilation_rate"});
 }
 
 }  // namespace

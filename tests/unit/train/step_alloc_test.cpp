@@ -42,7 +42,7 @@ void fill_random(Tensor& x, Tensor& y, int64_t n, uint64_t seed) {
 TEST(StepAllocation, CounterSeesAlignedAndPlainNew) {
   AllocationCounter counter;
   {
-    Tensor t(Shape{16});   // aligned new inside Storage, plus the shared_ptr block
+    Tensor t(Shape{16});  // aligned new inside Storage, plus the shared_ptr block
     // Plain new, called directly: a new-expression's allocation may be elided.
     void* p = ::operator new(sizeof(int));
     ::operator delete(p);
