@@ -16,6 +16,21 @@ void check(cudnnStatus_t rc, const char* what) {
 int i(int64_t v) {
   return static_cast<int>(v);
 }
+
+// The first of cuDNN's candidates (fastest first, by its heuristics) that
+// works and fits the workspace limit.
+template <class Perf, class Algo>
+void choose(const Perf* candidates, int found, size_t limit, Algo& algo, size_t& bytes,
+            const char* what) {
+  for (int k = 0; k < found; ++k)
+    if (candidates[k].status == CUDNN_STATUS_SUCCESS && candidates[k].memory <= limit) {
+      algo = candidates[k].algo;
+      bytes = candidates[k].memory;
+      return;
+    }
+  throw std::runtime_error(std::string("cuDNN: no ") + what +
+                           " convolution algorithm fits the workspace limit");
+}
 }  // namespace
 
 struct Dnn::Handle {
@@ -89,40 +104,17 @@ Convolution::Convolution(Dnn& dnn, const cpu::ConvGeometry& g, size_t workspace_
   check(cudnnGetConvolutionForwardAlgorithm_v7(handle, d_->x, d_->w, d_->conv, d_->y, kCandidates,
                                                &found, fwd),
         "cudnnGetConvolutionForwardAlgorithm_v7");
-  bool chosen = false;
-  for (int k = 0; k < found && !chosen; ++k)
-    if (fwd[k].status == CUDNN_STATUS_SUCCESS && fwd[k].memory <= workspace_limit) {
-      d_->fwd = fwd[k].algo;
-      d_->fwd_bytes = fwd[k].memory;
-      chosen = true;
-    }
-  if (!chosen) throw std::runtime_error("cuDNN: no forward convolution fits the workspace limit");
-
+  choose(fwd, found, workspace_limit, d_->fwd, d_->fwd_bytes, "forward");
   cudnnConvolutionBwdDataAlgoPerf_t data[kCandidates];
   check(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, d_->w, d_->y, d_->conv, d_->x,
                                                     kCandidates, &found, data),
         "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-  chosen = false;
-  for (int k = 0; k < found && !chosen; ++k)
-    if (data[k].status == CUDNN_STATUS_SUCCESS && data[k].memory <= workspace_limit) {
-      d_->bwd_data = data[k].algo;
-      d_->data_bytes = data[k].memory;
-      chosen = true;
-    }
-  if (!chosen) throw std::runtime_error("cuDNN: no backward-data convolution fits the workspace");
-
+  choose(data, found, workspace_limit, d_->bwd_data, d_->data_bytes, "backward-data");
   cudnnConvolutionBwdFilterAlgoPerf_t filter[kCandidates];
   check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, d_->x, d_->y, d_->conv, d_->w,
                                                       kCandidates, &found, filter),
         "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-  chosen = false;
-  for (int k = 0; k < found && !chosen; ++k)
-    if (filter[k].status == CUDNN_STATUS_SUCCESS && filter[k].memory <= workspace_limit) {
-      d_->bwd_filter = filter[k].algo;
-      d_->filter_bytes = filter[k].memory;
-      chosen = true;
-    }
-  if (!chosen) throw std::runtime_error("cuDNN: no backward-filter convolution fits the workspace");
+  choose(filter, found, workspace_limit, d_->bwd_filter, d_->filter_bytes, "backward-filter");
 }
 
 Convolution::~Convolution() = default;
