@@ -10,6 +10,7 @@ checkpoint every 200 steps, so resumption lands mid-epoch.
   ps_sync    the same with 1 parameter server + 2 workers, sync mode: within 1e-6.
   sigterm    SIGTERM mid-run: exit code 75, a checkpoint at the step reached,
              and the rerun continues from it.
+  usr1_two_workers  SIGUSR1 to a 2-worker job: both stop at one step, exit 75.
   corrupt    the newest checkpoint truncated: the rerun warns, names it and
              resumes from the one before.
 
@@ -106,6 +107,22 @@ def case_sigterm(tmp):
     with open(os.path.join(d, "summary.json")) as f:
         assert f'"global_step": {step + 30}' in f.read(), "the rerun did not end at step + 30"
     return f"preempted at step {step} with exit code 75; resumed from it"
+
+
+def case_usr1_two_workers(tmp):
+    # mpirun forwards SIGUSR1 to every rank (Slurm's --signal=USR1 reaches them
+    # directly); the workers agree on a step, checkpoint and all exit 75.
+    d = os.path.join(tmp, "usr1")
+    job = subprocess.Popen(command(d, np=2, steps=100000), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    assert wait_for(os.path.join(d, "ckpt-200.h5"), job), "no ckpt-200.h5"
+    job.send_signal(signal.SIGUSR1)  # the launcher has become mpirun
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == 75, f"exit code {job.returncode}, expected 75: {err[-1500:]}"
+    steps = re.findall(r"preempted at step (\d+)", err)
+    assert len(steps) == 2 and steps[0] == steps[1], f"both workers at one step: {steps}"
+    assert os.path.exists(os.path.join(d, f"ckpt-{steps[0]}.h5")), f"no checkpoint of step {steps[0]}"
+    return f"both workers preempted at step {steps[0]}, exit code 75"
 
 
 def case_corrupt(tmp):
