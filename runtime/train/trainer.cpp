@@ -174,6 +174,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   };
 
   data::Batch batch;
+  bool finished = false;  // strategy_->finish has run
   double train_seconds = 0.0;
   int64_t train_images = 0;
   auto summary_time = Clock::now();
@@ -223,6 +224,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       if (preemption_agreed()) {
         save();
         if (strategy_) strategy_->finish(params_, config.model_dir);  // servers exit too
+        finished = true;
         result.preempted = true;
         stop = true;
         break;
@@ -258,6 +260,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     if (stop || epoch + 1 == config.epochs) {
       if (saving) save();
       if (strategy_) strategy_->finish(params_, config.model_dir);
+      finished = true;
     }
     sum_over_workers();
     if (strategy_) {
@@ -277,6 +280,9 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     result.epochs = epoch + 1;
   }
   if (auto done = background_eval_.finish()) report_eval(*done, progress, result);
+  // No epoch ran (resumed at or past the end): the strategy still ends, so
+  // that parameter servers return.
+  if (strategy_ && !finished) strategy_->finish(params_, config.model_dir);
   result.global_step = global_step_;
   const int workers = strategy_ ? strategy_->workers() : 1;
   // Images of all workers: each trains the same number of steps on its shard.

@@ -11,6 +11,8 @@ checkpoint every 200 steps, so resumption lands mid-epoch.
   sigterm    SIGTERM mid-run: exit code 75, a checkpoint at the step reached,
              and the rerun continues from it.
   usr1_two_workers  SIGUSR1 to a 2-worker job: both stop at one step, exit 75.
+  past_the_end_ps   a rerun asking for fewer steps than the checkpoint holds
+             ends at once, its parameter server included.
   corrupt    the newest checkpoint truncated: the rerun warns, names it and
              resumes from the one before.
 
@@ -123,6 +125,18 @@ def case_usr1_two_workers(tmp):
     assert len(steps) == 2 and steps[0] == steps[1], f"both workers at one step: {steps}"
     assert os.path.exists(os.path.join(d, f"ckpt-{steps[0]}.h5")), f"no checkpoint of step {steps[0]}"
     return f"both workers preempted at step {steps[0]}, exit code 75"
+
+
+def case_past_the_end_ps(tmp):
+    # Resumed at a step past what the rerun asks for: nothing to train, and
+    # the parameter server must still be released (no hang at the end).
+    d = os.path.join(tmp, "past")
+    p = run(command(d, np=2, strategy="ps_sync", steps=220))
+    assert p.returncode == 0, p.stderr[-1500:]
+    p = run(command(d, np=2, strategy="ps_sync", steps=100))
+    assert p.returncode == 0, f"the rerun failed: {p.stderr[-1500:]}"
+    assert "resuming from" in p.stderr and "ckpt-220.h5" in p.stderr, p.stderr[-1500:]
+    return "resumed at step 220 with --steps 100: nothing to train, every rank exits 0"
 
 
 def case_corrupt(tmp):

@@ -164,6 +164,9 @@ int main(int argc, char** argv) {
   ctx.module_root = module_root();
   ctx.models_root = models_root();
   drun::kernels::cpu::blas_init_single_threaded();
+  // From the start, on every rank: a scheduler's warning signal must never
+  // kill a rank that has not reached its training loop (or never will: servers).
+  drun::train::install_preemption_handlers();
 
   std::unique_ptr<drun::dist::Communicator> comm, workers;
   try {
