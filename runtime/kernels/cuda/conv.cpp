@@ -123,16 +123,18 @@ size_t Convolution::workspace_bytes() const {
   return d_->padded_bytes + std::max({d_->fwd_bytes, d_->data_bytes, d_->filter_bytes});
 }
 
+const float* Convolution::input(const float* x, char* workspace) const {
+  if (!d_->padded_bytes) return x;
+  auto* padded = reinterpret_cast<float*>(workspace);
+  pad_bottom_right(x, padded, g_.n, g_.h, g_.w, g_.c, d_->extra_h, d_->extra_w);
+  return padded;
+}
+
 void Convolution::forward(const float* x, const float* w_ohwi, float* y, void* workspace) {
   auto handle = static_cast<cudnnHandle_t>(dnn_.raw());
   const float one = 1.f, zero = 0.f;
-  const float* in = x;
   char* ws = static_cast<char*>(workspace);
-  if (d_->padded_bytes) {
-    pad_bottom_right(x, reinterpret_cast<float*>(ws), g_.n, g_.h, g_.w, g_.c, d_->extra_h,
-                     d_->extra_w);
-    in = reinterpret_cast<const float*>(ws);
-  }
+  const float* in = input(x, ws);
   check(cudnnConvolutionForward(handle, &one, d_->x, in, d_->w, w_ohwi, d_->conv, d_->fwd,
                                 ws + d_->padded_bytes, d_->fwd_bytes, &zero, d_->y, y),
         "cudnnConvolutionForward");
@@ -154,13 +156,8 @@ void Convolution::backward_filter(const float* x, const float* dy, float* dw_ohw
                                   void* workspace) {
   auto handle = static_cast<cudnnHandle_t>(dnn_.raw());
   const float one = 1.f, zero = 0.f;
-  const float* in = x;
   char* ws = static_cast<char*>(workspace);
-  if (d_->padded_bytes) {
-    pad_bottom_right(x, reinterpret_cast<float*>(ws), g_.n, g_.h, g_.w, g_.c, d_->extra_h,
-                     d_->extra_w);
-    in = reinterpret_cast<const float*>(ws);
-  }
+  const float* in = input(x, ws);
   check(cudnnConvolutionBackwardFilter(handle, &one, d_->x, in, d_->y, dy, d_->conv, d_->bwd_filter,
                                        ws + d_->padded_bytes, d_->filter_bytes, &zero, d_->w,
                                        dw_ohwi),

@@ -46,6 +46,8 @@ class Convolution {
 
  private:
   struct Descriptors;
+  // x itself, or its copy padded at the bottom/right at the workspace's start.
+  const float* input(const float* x, char* workspace) const;
   Dnn& dnn_;
   cpu::ConvGeometry g_;
   std::unique_ptr<Descriptors> d_;
