@@ -198,9 +198,20 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
                         static_cast<double>(epoch_images) / seconds_since(epoch_start));
       bool hook_stop = false;
       if (!config.hooks.empty()) {
-        StepResult r{global_step_, epoch, loss, optimizer_->current_lr(), batch.size, {}};
-        r.running.emplace_back("loss", loss_sum_ / static_cast<double>(loss_count_));
-        for (const auto& kv : metric_values()) r.running.push_back(kv);
+        // Filled in place: after the first step the names reuse their storage.
+        StepResult& r = step_result_;
+        r.global_step = global_step_;
+        r.epoch = epoch;
+        r.loss = loss;
+        r.learning_rate = optimizer_->current_lr();
+        r.batch_size = batch.size;
+        r.running.resize(1 + metrics_.size());
+        r.running[0].first = "loss";
+        r.running[0].second = loss_sum_ / static_cast<double>(loss_count_);
+        for (size_t i = 0; i < metrics_.size(); ++i) {
+          r.running[i + 1].first = metrics_[i].name();
+          r.running[i + 1].second = metrics_[i].result();
+        }
         for (Hook* h : config.hooks) hook_stop = h->after_step(r) || hook_stop;
       }
       if (events && global_step_ % config.save_summary_steps == 0) {
