@@ -30,14 +30,19 @@ void AllReduce::setup(std::span<Param* const> params) {
   // node-shared memory, summed in place by finish_gradients.
   int64_t total = 0;
   for (int64_t n : sizes) total += n;
+  device_ = slots_.empty() ? Device::cpu : slots_[0].param->grad.device();
   shm_.reset();
-  if (shared_memory_ && comm_.size() > 1 && comm_.local_size() == comm_.size())
+  nccl_.reset();
+  if (device_ == Device::cpu && shared_memory_ && comm_.size() > 1 &&
+      comm_.local_size() == comm_.size())
     shm_ = std::make_unique<ShmAllreduce>(comm_, total);
+  if (device_ != Device::cpu && comm_.size() > 1) nccl_ = make_nccl_communicator(comm_);
   int64_t offset = 0;
   for (size_t i = 0; i < buckets_.size(); ++i) {
     buckets_[i].buffer = shm_ ? Tensor::borrowed(shm_->segment() + offset, Shape{sizes[i]})
-                              : Tensor::zeros(Shape{sizes[i]});
+                              : Tensor::zeros(Shape{sizes[i]}, DType::f32, device_);
     buckets_[i].buffer.zero();
+    if (device_ != Device::cpu && !nccl_) buckets_[i].host = Tensor::zeros(Shape{sizes[i]});
     buckets_[i].pending = buckets_[i].total;
     offset += sizes[i];
   }
@@ -59,12 +64,22 @@ void AllReduce::gradients_ready(std::span<Param> params) {
     if (it == slot_of_.end()) continue;  // not trainable
     Bucket& b = buckets_[slots_[it->second].bucket];
     if (--b.pending != 0 || shm_) continue;  // shared memory: all summed at the end
+    if (comm_.size() == 1) continue;
+    if (nccl_) {
+      nccl_->allreduce_sum_start(b.buffer.f32(), b.buffer.numel());
+      continue;
+    }
+    float* data = b.buffer.f32();
+    if (b.host.defined()) {  // a GPU's bucket through the host (waits for backward so far)
+      b.host.copy_from(b.buffer);
+      data = b.host.f32();
+    }
     // The last bucket is waited for at once: its blocking allreduce is
     // faster than starting and waiting for a non-blocking one.
     if (++started_ == buckets_.size())
-      comm_.allreduce_sum(b.buffer.f32(), b.buffer.numel());
+      comm_.allreduce_sum(data, b.buffer.numel());
     else
-      b.request = comm_.allreduce_sum_start(b.buffer.f32(), b.buffer.numel());
+      b.request = comm_.allreduce_sum_start(data, b.buffer.numel());
   }
   // Lets MPI progress the collectives already started.
   for (auto& b : buckets_)
@@ -78,9 +93,12 @@ void AllReduce::finish_gradients() {
   // The sums are means already: the loss gradient was scaled by 1/N.
   if (shm_)
     shm_->sum();
-  else if (buckets_.size() > 1)
+  else if (nccl_)
+    nccl_->wait_all();
+  else if (buckets_.size() > 1 && comm_.size() > 1)
     comm_.wait_all();  // one bucket: reduced by a blocking call
   for (auto& b : buckets_) {
+    if (b.host.defined() && comm_.size() > 1) b.buffer.copy_from(b.host);
     b.pending = b.total;
     b.request = -1;
   }

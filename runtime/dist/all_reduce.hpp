@@ -6,13 +6,15 @@
 // its buffer, so nothing is copied); a buffer's non-blocking allreduce starts
 // as soon as backward has produced all of its gradients, so communication
 // overlaps the rest of backward. The buffers persist: a warm step allocates
-// nothing.
+// nothing. Gradients on GPUs stay there: their buckets are device memory,
+// summed by NCCL; without NCCL each bucket goes through host memory and MPI.
 #pragma once
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
 #include "dist/comm.hpp"
+#include "dist/comm_nccl.hpp"
 #include "dist/shm_allreduce.hpp"
 #include "dist/strategy.hpp"
 
@@ -28,6 +30,7 @@ class AllReduce final : public Strategy {
   int worker_index() const override { return comm_.rank(); }
   void setup(std::span<Param* const> params) override;
   bool lockstep() const override { return true; }
+  bool device_aware() const override { return true; }
   float gradient_scale() const override { return 1.0f / static_cast<float>(comm_.size()); }
   void gradients_ready(std::span<Param> params) override;
   void apply(optim::Optimizer& optimizer, std::span<Param* const> params) override;
@@ -37,6 +40,7 @@ class AllReduce final : public Strategy {
 
   size_t bucket_count() const { return buckets_.size(); }
   bool uses_shared_memory() const { return shm_ != nullptr; }
+  bool uses_nccl() const { return nccl_ != nullptr; }
 
  private:
   struct Slot {
@@ -46,6 +50,7 @@ class AllReduce final : public Strategy {
   };
   struct Bucket {
     Tensor buffer;
+    Tensor host;  // GPU gradients without NCCL: the bucket's copy that MPI sums
     int pending = 0;  // gradients not yet copied in this step
     int total = 0;
     Communicator::Request request = -1;
@@ -54,6 +59,8 @@ class AllReduce final : public Strategy {
   int64_t bucket_bytes_;
   bool shared_memory_;
   std::unique_ptr<ShmAllreduce> shm_;
+  std::unique_ptr<DeviceCommunicator> nccl_;
+  Device device_ = Device::cpu;
   std::vector<Slot> slots_;
   std::unordered_map<const Param*, size_t> slot_of_;
   std::vector<Bucket> buckets_;

@@ -22,7 +22,15 @@ void check_same_variables(Communicator& workers, std::span<Param* const> params,
 }
 
 void broadcast_from_chief(Communicator& workers, std::span<Param* const> params) {
-  for (Param* p : params) workers.broadcast(p->value.f32(), p->value.numel(), 0);
+  for (Param* p : params) {
+    if (p->value.device() == Device::cpu) {
+      workers.broadcast(p->value.f32(), p->value.numel(), 0);
+      continue;
+    }
+    Tensor host = p->value.to(Device::cpu);  // once, before training: MPI sees host memory
+    workers.broadcast(host.f32(), host.numel(), 0);
+    p->value.copy_from(host);
+  }
 }
 
 }  // namespace drun::dist

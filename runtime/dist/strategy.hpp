@@ -45,6 +45,9 @@ class Strategy {
   // synchronous servers), so that a collective at a given step cannot wait on
   // a worker that is elsewhere.
   virtual bool lockstep() const { return false; }
+  // Whether it works on variables wherever they live (AllReduce); the others
+  // see host copies of a GPU's variables (HostStaged).
+  virtual bool device_aware() const { return false; }
   // Sums values over workers in place (metrics, counts).
   virtual void sum(double* values, int64_t n) = 0;
   // At the end of an epoch, on every worker: what the strategy measured in it

@@ -128,7 +128,8 @@ std::string read_string(const File& f, hid_t object, const std::string& name) {
   return all[0];
 }
 
-void write_tensor(const File& f, hid_t parent, const std::string& name, const Tensor& t) {
+void write_tensor(const File& f, hid_t parent, const std::string& name, const Tensor& device_t) {
+  const Tensor t = device_t.to(Device::cpu);
   std::vector<hsize_t> dims;
   for (int i = 0; i < t.shape().rank(); ++i) dims.push_back(static_cast<hsize_t>(t.dim(i)));
   Handle space{H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose};

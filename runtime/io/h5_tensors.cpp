@@ -43,7 +43,8 @@ void write_tensors(const std::string& path,
     if (file.id < 0) throw UsageError("cannot create " + tmp);
     Handle lcpl{H5Pcreate(H5P_LINK_CREATE), H5Pclose};
     H5Pset_create_intermediate_group(lcpl.id, 1);
-    for (const auto& [name, t] : tensors) {
+    for (const auto& [name, device_t] : tensors) {
+      const Tensor t = device_t.to(Device::cpu);
       std::vector<hsize_t> dims;
       for (int i = 0; i < t.shape().rank(); ++i) dims.push_back(static_cast<hsize_t>(t.dim(i)));
       Handle space{H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose};

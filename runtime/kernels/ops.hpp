@@ -5,6 +5,8 @@
 // functions only check what would otherwise corrupt memory.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/conv2d.hpp"
@@ -17,10 +19,46 @@ using cpu::Activation;
 using cpu::ConvGeometry;
 using cpu::PoolGeometry;
 
+namespace cuda {
+class Context;
+}
+class GpuStager;
+
 // Where kernels run and with how many threads (the rank's share of its node).
 struct Exec {
   Device device = Device::cpu;
   int threads = 1;
+  // With device cuda: the GPU's library handles, convolution plans and copy
+  // stream (make_cuda_context). Elementwise ops and optimizer updates run
+  // without one; matmul, convolutions and staging need it.
+  cuda::Context* gpu = nullptr;
+};
+
+// Whether this build has the CUDA backend, and how many GPUs it sees (0
+// without a driver or device; never throws).
+bool cuda_built();
+int cuda_device_count();
+// Makes GPU `index` this thread's device and opens its handles (cuBLAS,
+// cuDNN, a copy stream). Throws where CUDA is not built or the GPU is missing.
+std::shared_ptr<cuda::Context> make_cuda_context(int index);
+std::string cuda_device_name(int index);
+// Waits until every kernel launched on ex's device has finished.
+void synchronize(const Exec& ex);
+
+// Host batches to the device: each stage() copies from pinned host memory on a
+// copy stream and returns at once; the next kernel on the compute stream waits
+// for the copy, so the copy of batch k+1 overlaps what remains of step k. On
+// the CPU it returns `host` itself.
+class InputStager {
+ public:
+  explicit InputStager(const Exec& ex);
+  ~InputStager();
+  InputStager(const InputStager&) = delete;
+  InputStager& operator=(const InputStager&) = delete;
+  const Tensor& stage(const Tensor& host);
+
+ private:
+  std::unique_ptr<GpuStager> gpu_;  // null on the CPU
 };
 
 // y = op(a) op(b) * alpha + beta * y, with a, b, y seen as matrices (rows =
@@ -75,5 +113,21 @@ double loss_forward_backward(const Exec& ex, LossKind kind, const Tensor& pred,
                              const Tensor& target, Tensor& grad, int64_t* bad_row);
 
 void argmax_rows(const Exec& ex, const Tensor& x, Tensor& out);
+
+// Optimizer updates (kernels/cpu/optimizer_update.hpp gives each rule); they
+// run where w lives. Optional slots (AMSGrad's vhat, centered RMSprop's mg)
+// are null when unused.
+void sgd_update(const Tensor& g, Tensor& w, float lr, float weight_decay);
+void sgd_momentum_update(const Tensor& g, Tensor& w, Tensor& v, float lr, float momentum,
+                         bool nesterov, float weight_decay);
+void adagrad_update(const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon,
+                    float weight_decay);
+void adam_update(const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat, float lr_t,
+                 float beta_1, float beta_2, float epsilon, float weight_decay);
+void rmsprop_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr, float rho,
+                    float epsilon, float weight_decay);
+void rmsprop_momentum_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom,
+                             float lr, float rho, float momentum, float epsilon,
+                             float weight_decay);
 
 }  // namespace drun::kernels

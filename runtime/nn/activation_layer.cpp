@@ -46,13 +46,13 @@ class ActivationLayer final : public Layer {
   }
   Shape build(std::span<const Shape> in, Rng&) override { return output_shape_ = in[0]; }
   void forward(std::span<const Tensor* const> in, bool) override {
-    out_.ensure(in[0]->shape());
+    ensure(out_, in[0]->shape());
     kernels::activation_forward(ex_, act_, *in[0], out_);
   }
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool> need_dx) override {
     if (!need_dx[0]) return;
-    dx_[0].ensure(in[0]->shape());
+    ensure(dx_[0], in[0]->shape());
     kernels::activation_backward(ex_, act_, out_, dy, dx_[0]);
   }
   json config() const override {

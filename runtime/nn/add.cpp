@@ -19,7 +19,7 @@ class Add final : public Layer {
     return output_shape_ = in[0];
   }
   void forward(std::span<const Tensor* const> in, bool) override {
-    out_.ensure(in[0]->shape());
+    ensure(out_, in[0]->shape());
     kernels::add(ex_, *in[0], *in[1], out_);
     for (size_t i = 2; i < in.size(); ++i) kernels::add(ex_, out_, *in[i], out_);
   }

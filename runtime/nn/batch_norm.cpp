@@ -33,7 +33,9 @@ class BatchNorm final : public Layer {
   }
   void forward(std::span<const Tensor* const> in, bool training) override {
     const Tensor& x = *in[0];
-    out_.ensure(x.shape());
+    ensure(out_, x.shape());
+    ensure(mean_, params_[0].value.shape());
+    ensure(inv_std_, params_[0].value.shape());
     training_ = training;
     if (training)
       kernels::batchnorm_forward_train(ex_, x, params_[0].value, params_[1].value, epsilon_,
@@ -43,18 +45,21 @@ class BatchNorm final : public Layer {
       kernels::batchnorm_forward_infer(ex_, x, params_[0].value, params_[1].value, epsilon_,
                                        params_[2].value, params_[3].value, out_);
     if (!training) {  // backward through frozen statistics (fine-tuning) needs them
-      const float* mm = params_[2].value.f32();
-      const float* mv = params_[3].value.f32();
-      for (int64_t j = 0; j < mean_.numel(); ++j) {
-        mean_.f32()[j] = mm[j];
-        inv_std_.f32()[j] = 1.0f / std::sqrt(mv[j] + epsilon_);
+      const Tensor mm = params_[2].value.to(Device::cpu);
+      const Tensor mv = params_[3].value.to(Device::cpu);
+      Tensor mean(mm.shape()), inv_std(mm.shape());
+      for (int64_t j = 0; j < mean.numel(); ++j) {
+        mean.f32()[j] = mm.f32()[j];
+        inv_std.f32()[j] = 1.0f / std::sqrt(mv.f32()[j] + epsilon_);
       }
+      mean_.copy_from(mean);
+      inv_std_.copy_from(inv_std);
     }
   }
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool>) override {
     // The batch statistics couple every input, so dx is always computed.
-    dx_[0].ensure(in[0]->shape());
+    ensure(dx_[0], in[0]->shape());
     kernels::batchnorm_backward(ex_, *in[0], dy, params_[0].value, mean_, inv_std_, training_,
                                 dx_[0], params_[0].grad, params_[1].grad);
   }

@@ -78,9 +78,13 @@ class Conv2D final : public Layer {
   void forward(std::span<const Tensor* const> in, bool) override {
     const Tensor& x = *in[0];
     const auto g = geometry(x.dim(0));
-    out_.ensure(Shape{g.n, g.oh, g.ow, filters_});
-    workspace_.ensure(Shape{kernels::conv2d_workspace_floats(ex_, g)});
+    ensure(out_, Shape{g.n, g.oh, g.ow, filters_});
+    ensure(workspace_, Shape{kernels::conv2d_workspace_floats(ex_, g)});
     const bool fuse = act_ == kernels::Activation::relu;
+    if (!use_bias_ && zero_bias_.device() != ex_.device) {
+      zero_bias_ = zero_bias_.to(ex_.device);
+      scratch_db_ = scratch_db_.to(ex_.device);
+    }
     const Tensor& bias = use_bias_ ? params_[1].value : zero_bias_;
     kernels::conv2d_forward(ex_, g, x, params_[0].value, bias, out_, fuse, workspace_);
     if (!fuse) kernels::activation_forward(ex_, act_, out_, out_);
@@ -99,13 +103,13 @@ class Conv2D final : public Layer {
     }
     const Tensor* dz = &dy;
     if (act_ != kernels::Activation::linear) {
-      dz_.ensure(out_.shape());
+      ensure(dz_, out_.shape());
       kernels::activation_backward(ex_, act_, out_, dy, dz_);
       dz = &dz_;
     }
     kernels::conv2d_backward_filter(ex_, g, x, *dz, nullptr, params_[0].grad, db, workspace_);
     if (need_dx[0]) {
-      dx_[0].ensure(x.shape());
+      ensure(dx_[0], x.shape());
       kernels::conv2d_backward_data(ex_, g, *dz, params_[0].value, dx_[0], workspace_);
     }
   }

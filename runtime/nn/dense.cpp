@@ -35,7 +35,7 @@ class Dense final : public Layer {
   void forward(std::span<const Tensor* const> in, bool) override {
     const Tensor& x = *in[0];
     const int64_t n = x.dim(0);
-    out_.ensure(Shape{n, units_});
+    ensure(out_, Shape{n, units_});
     kernels::matmul(ex_, false, false, n, units_, in_, 1.0f, x, params_[0].value, 0.0f, out_);
     if (use_bias_) kernels::bias_add(ex_, out_, params_[1].value);
     kernels::activation_forward(ex_, act_, out_, out_);
@@ -47,14 +47,14 @@ class Dense final : public Layer {
     const int64_t n = x.dim(0);
     const Tensor* dz = &dy;
     if (act_ != kernels::Activation::linear) {
-      dz_.ensure(out_.shape());
+      ensure(dz_, out_.shape());
       kernels::activation_backward(ex_, act_, out_, dy, dz_);
       dz = &dz_;
     }
     kernels::matmul(ex_, true, false, in_, units_, n, 1.0f, x, *dz, 0.0f, params_[0].grad);
     if (use_bias_) kernels::column_sums(ex_, *dz, params_[1].grad);
     if (need_dx[0]) {
-      dx_[0].ensure(x.shape());
+      ensure(dx_[0], x.shape());
       kernels::matmul(ex_, false, true, n, in_, units_, 1.0f, *dz, params_[0].value, 0.0f, dx_[0]);
     }
   }

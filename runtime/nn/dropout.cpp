@@ -27,10 +27,17 @@ class Dropout final : public Layer {
       out_ = x;  // identity: share the input's storage
       return;
     }
-    out_.ensure(x.shape());
-    mask_.ensure(x.shape());
+    ensure(out_, x.shape());
+    ensure(mask_, x.shape());
+    // Drawn on the host from the layer's generator, so that a GPU run drops
+    // the same units as a CPU run with the same seed.
+    host_mask_.ensure(x.shape());
     const float keep = 1.0f - rate_, scale = 1.0f / keep;
-    for (float& m : mask_.span_f32()) m = rng_.uniform() < keep ? scale : 0.0f;
+    for (float& m : host_mask_.span_f32()) m = rng_.uniform() < keep ? scale : 0.0f;
+    if (mask_.device() == Device::cpu)
+      std::swap(mask_, host_mask_);
+    else
+      mask_.copy_from(host_mask_);
     kernels::mul(ex_, x, mask_, out_);
   }
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
@@ -40,7 +47,7 @@ class Dropout final : public Layer {
       dx_[0] = dy;
       return;
     }
-    dx_[0].ensure(in[0]->shape());
+    ensure(dx_[0], in[0]->shape());
     kernels::mul(ex_, dy, mask_, dx_[0]);
   }
   json config() const override {
@@ -55,7 +62,7 @@ class Dropout final : public Layer {
   uint64_t seed_ = 0;
   bool training_ = false;
   Rng rng_;
-  Tensor mask_;
+  Tensor mask_, host_mask_;
 };
 }  // namespace
 

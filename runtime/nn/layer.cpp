@@ -12,6 +12,14 @@ int64_t Layer::param_count() const {
   return n;
 }
 
+void Layer::set_exec(const Exec& ex) {
+  ex_ = ex;
+  for (Param& p : params_) {
+    p.value = p.value.to(ex.device);
+    if (p.grad.defined()) p.grad = p.grad.to(ex.device);
+  }
+}
+
 Param& Layer::add_param(const std::string& short_name, const Shape& shape, bool trainable) {
   Param p;
   p.name = name_ + "/" + short_name;

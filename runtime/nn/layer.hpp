@@ -46,7 +46,8 @@ class Layer {
   const Shape& output_shape() const { return output_shape_; }
   // Keras' layer config (the keys Keras 3 accepts), for summaries and export.
   virtual json config() const;
-  void set_exec(const Exec& ex) { ex_ = ex; }
+  // Where the layer runs; its variables move to that device.
+  void set_exec(const Exec& ex);
   int64_t param_count() const;
   // The layer's random generator (Dropout's masks), for checkpoints; null when none.
   virtual Rng* rng() { return nullptr; }
@@ -56,6 +57,10 @@ class Layer {
   // Name for messages: "Conv2D 'conv2d'".
   std::string who() const { return std::string(kind()) + " '" + name_ + "'"; }
   void expect_rank(const Shape& in, int rank, const char* what) const;
+  // Sizes a buffer of this layer on the device it runs on.
+  void ensure(Tensor& t, const Shape& shape, DType dtype = DType::f32) const {
+    t.ensure(shape, dtype, ex_.device);
+  }
 
   std::string name_;
   Shape output_shape_;

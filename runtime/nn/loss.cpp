@@ -70,7 +70,7 @@ double Loss::compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& 
                      dtype_name(target.dtype()) + " do not match predictions " +
                      pred.shape().str() + " (sparse labels need SparseCategoricalCrossentropy)");
   }
-  grad.ensure(pred.shape());
+  grad.ensure(pred.shape(), DType::f32, pred.device());
   int64_t bad = -1;
   const double loss = kernels::loss_forward_backward(ex, kind_, pred, target, grad, &bad);
   if (bad >= 0)

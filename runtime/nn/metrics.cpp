@@ -16,7 +16,22 @@ void Metric::reset() {
   sum_ = 0.0, count_ = 0;
 }
 
-void Metric::update(const kernels::Exec& ex, const Tensor& pred, const Tensor& target) {
+namespace {
+// Metrics count on the host: a GPU's predictions (a few values per example)
+// come back into a buffer that is reused from step to step.
+const Tensor& on_host(const Tensor& t, Tensor& buffer) {
+  if (t.device() == Device::cpu) return t;
+  buffer.ensure(t.shape(), t.dtype());
+  buffer.copy_from(t);
+  return buffer;
+}
+}  // namespace
+
+void Metric::update(const kernels::Exec& device_ex, const Tensor& device_pred,
+                    const Tensor& device_target) {
+  const kernels::Exec ex{Device::cpu, device_ex.threads};
+  const Tensor& pred = on_host(device_pred, host_pred_);
+  const Tensor& target = on_host(device_target, host_target_);
   const int64_t rows = pred.dim(0), cols = pred.numel() / rows;
   if (name_ == "accuracy") {
     if (target.dtype() == DType::i32) {  // class labels

@@ -29,7 +29,7 @@ class Metric {
   bool from_logits_;
   double sum_ = 0.0;
   int64_t count_ = 0;
-  Tensor argmax_, target_argmax_;
+  Tensor argmax_, target_argmax_, host_pred_, host_target_;
 };
 
 std::vector<Metric> make_metrics(const std::vector<std::string>& names, bool from_logits);

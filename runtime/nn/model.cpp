@@ -158,7 +158,7 @@ void Model::backward(const Tensor& dy) {
       g = &nodes_[static_cast<size_t>(cons[0].first)].layer->input_grad(cons[0].second);
     } else {
       Tensor& sum = grad_sum_[static_cast<size_t>(i)];
-      sum.ensure(n.layer->output().shape());
+      sum.ensure(n.layer->output().shape(), DType::f32, ex_.device);
       for (size_t k = 0; k < cons.size(); ++k) {
         const Tensor& part =
             nodes_[static_cast<size_t>(cons[k].first)].layer->input_grad(cons[k].second);

@@ -40,9 +40,9 @@ class Pool2D final : public Layer {
 
   void forward(std::span<const Tensor* const> in, bool) override {
     const auto g = geometry(in[0]->dim(0));
-    out_.ensure(Shape{g.n, g.oh, g.ow, c_});
+    ensure(out_, Shape{g.n, g.oh, g.ow, c_});
     if (max_) {
-      argmax_.ensure(out_.shape(), DType::i32);
+      ensure(argmax_, out_.shape(), DType::i32);
       kernels::max_pool_forward(ex_, g, *in[0], out_, argmax_);
     } else {
       kernels::avg_pool_forward(ex_, g, *in[0], out_);
@@ -53,7 +53,7 @@ class Pool2D final : public Layer {
                 std::span<const bool> need_dx) override {
     if (!need_dx[0]) return;
     const auto g = geometry(in[0]->dim(0));
-    dx_[0].ensure(in[0]->shape());
+    ensure(dx_[0], in[0]->shape());
     if (max_)
       kernels::max_pool_backward(ex_, g, dy, argmax_, dx_[0]);
     else
@@ -90,13 +90,13 @@ class GlobalAveragePooling2D final : public Layer {
     return output_shape_ = Shape{in[0][2]};
   }
   void forward(std::span<const Tensor* const> in, bool) override {
-    out_.ensure(Shape{in[0]->dim(0), in[0]->dim(-1)});
+    ensure(out_, Shape{in[0]->dim(0), in[0]->dim(-1)});
     kernels::global_avg_pool_forward(ex_, *in[0], out_);
   }
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool> need_dx) override {
     if (!need_dx[0]) return;
-    dx_[0].ensure(in[0]->shape());
+    ensure(dx_[0], in[0]->shape());
     kernels::global_avg_pool_backward(ex_, dy, dx_[0]);
   }
   json config() const override {

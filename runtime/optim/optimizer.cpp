@@ -57,16 +57,12 @@ float Optimizer::current_lr() const {
 }
 
 void Optimizer::make_slots(Var& v, const Param& p) {
-  if (p.value.device() != Device::cpu)
-    throw std::runtime_error(class_name_ + ": variable '" + p.name + "' is on " +
-                             device_name(p.value.device()) +
-                             "; this build has optimizer kernels for the CPU only");
   if (p.value.dtype() != DType::f32)
     throw std::invalid_argument(class_name_ + ": variable '" + p.name + "' is " +
                                 dtype_name(p.value.dtype()) + ", optimizers update float32");
   v.slots.clear();
   for (const SlotSpec& s : specs_) {
-    Tensor t(p.value.shape());
+    Tensor t(p.value.shape(), DType::f32, p.value.device());
     t.fill(s.initial);
     v.slots.push_back(std::move(t));
   }

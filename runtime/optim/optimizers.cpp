@@ -1,12 +1,11 @@
-// SGD, Adagrad, Adam and RMSprop: options, slots and the call into the CPU kernels.
+// SGD, Adagrad, Adam and RMSprop: options, slots and the call into the
+// backend's update kernels (which run where the variable lives).
 #include <cmath>
 
-#include "kernels/cpu/optimizer_update.hpp"
+#include "kernels/ops.hpp"
 #include "optim/optimizer.hpp"
 
 namespace drun::optim {
-
-namespace kc = drun::kernels::cpu;
 
 namespace {
 
@@ -49,10 +48,9 @@ void SGD::add_config(json& c) const {
 
 void SGD::update(size_t i, Tensor& w, const Tensor& g, float lr) {
   if (momentum_ > 0.f)
-    kc::sgd_momentum(w.f32(), g.f32(), slot(i, 0).f32(), w.numel(), lr, momentum_, nesterov_,
-                     decay_of(i));
+    kernels::sgd_momentum_update(g, w, slot(i, 0), lr, momentum_, nesterov_, decay_of(i));
   else
-    kc::sgd(w.f32(), g.f32(), w.numel(), lr, decay_of(i));
+    kernels::sgd_update(g, w, lr, decay_of(i));
 }
 
 // Adagrad -------------------------------------------------------------------
@@ -78,7 +76,7 @@ void Adagrad::add_config(json& c) const {
 }
 
 void Adagrad::update(size_t i, Tensor& w, const Tensor& g, float lr) {
-  kc::adagrad(w.f32(), g.f32(), slot(i, 0).f32(), w.numel(), lr, epsilon_, decay_of(i));
+  kernels::adagrad_update(g, w, slot(i, 0), lr, epsilon_, decay_of(i));
 }
 
 // Adam ----------------------------------------------------------------------
@@ -114,9 +112,8 @@ void Adam::update(size_t i, Tensor& w, const Tensor& g, float lr) {
   const double t = static_cast<double>(iterations() + 1);
   const double lr_t = lr * std::sqrt(1.0 - std::pow(static_cast<double>(beta_2_), t)) /
                       (1.0 - std::pow(static_cast<double>(beta_1_), t));
-  kc::adam(w.f32(), g.f32(), slot(i, 0).f32(), slot(i, 1).f32(),
-           amsgrad_ ? slot(i, 2).f32() : nullptr, w.numel(), static_cast<float>(lr_t), beta_1_,
-           beta_2_, epsilon_, decay_of(i));
+  kernels::adam_update(g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr,
+                       static_cast<float>(lr_t), beta_1_, beta_2_, epsilon_, decay_of(i));
 }
 
 // RMSprop -------------------------------------------------------------------
@@ -150,15 +147,13 @@ void RMSprop::add_config(json& c) const {
 }
 
 void RMSprop::update(size_t i, Tensor& w, const Tensor& g, float lr) {
-  float* rms = slot(i, 0).f32();
-  if (momentum_ > 0.f) {
-    float* mg = centered_ ? slot(i, 2).f32() : nullptr;
-    kc::rmsprop_momentum(w.f32(), g.f32(), rms, mg, slot(i, 1).f32(), w.numel(), lr, rho_,
-                         momentum_, epsilon_, decay_of(i));
-  } else {
-    float* mg = centered_ ? slot(i, 1).f32() : nullptr;
-    kc::rmsprop(w.f32(), g.f32(), rms, mg, w.numel(), lr, rho_, epsilon_, decay_of(i));
-  }
+  Tensor& rms = slot(i, 0);
+  if (momentum_ > 0.f)
+    kernels::rmsprop_momentum_update(g, w, rms, centered_ ? &slot(i, 2) : nullptr, slot(i, 1), lr,
+                                     rho_, momentum_, epsilon_, decay_of(i));
+  else
+    kernels::rmsprop_update(g, w, rms, centered_ ? &slot(i, 1) : nullptr, lr, rho_, epsilon_,
+                            decay_of(i));
 }
 
 }  // namespace drun::optim

@@ -4,6 +4,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "tensor/device_memory.hpp"
+
 namespace drun {
 
 size_t dtype_size(DType t) {
@@ -24,9 +26,11 @@ const char* device_name(Device d) {
 }
 
 Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
-  if (device != Device::cpu)
-    throw std::runtime_error("no allocator for device " + std::string(device_name(device)) +
-                             " in this build");
+  if (device != Device::cpu) {
+    bytes_ = bytes ? bytes : kAlign;
+    data_ = device_memory::allocate(device, bytes_);
+    return;
+  }
   // Rounded up so vector loops may read a full register past the end.
   size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   if (rounded == 0) rounded = kAlign;
@@ -38,7 +42,11 @@ Storage::Storage(void* borrowed, size_t bytes)
     : data_(borrowed), bytes_(bytes), owned_(false), device_(Device::cpu) {}
 
 Storage::~Storage() {
-  if (owned_) ::operator delete (data_, std::align_val_t{kAlign});
+  if (!owned_) return;
+  if (device_ == Device::cpu)
+    ::operator delete (data_, std::align_val_t{kAlign});
+  else
+    device_memory::release(device_, data_, bytes_);
 }
 
 Tensor::Tensor(Shape shape, DType dtype, Device device)
@@ -47,8 +55,8 @@ Tensor::Tensor(Shape shape, DType dtype, Device device)
       dtype_(dtype),
       device_(device) {}
 
-Tensor Tensor::zeros(Shape shape, DType dtype) {
-  Tensor t(shape, dtype);
+Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
+  Tensor t(shape, dtype, device);
   t.zero();
   return t;
 }
@@ -91,11 +99,12 @@ const int32_t* Tensor::i32() const {
   return static_cast<const int32_t*>(raw());
 }
 
-void Tensor::ensure(const Shape& shape, DType dtype) {
+void Tensor::ensure(const Shape& shape, DType dtype, Device device) {
   size_t need = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
-  if (!storage_ || capacity_bytes() < need) {
-    storage_ = std::make_shared<Storage>(need, device_);
+  if (!storage_ || capacity_bytes() < need || device_ != device) {
+    storage_ = std::make_shared<Storage>(need, device);
     offset_ = 0;
+    device_ = device;
   }
   shape_ = shape;
   dtype_ = dtype;
@@ -121,15 +130,32 @@ Tensor Tensor::rows(int64_t begin, int64_t end) const {
 
 Tensor Tensor::clone() const {
   Tensor t(shape_, dtype_, device_);
-  if (bytes()) std::memcpy(t.raw(), raw(), bytes());
+  t.copy_from(*this);
+  return t;
+}
+
+Tensor Tensor::to(Device device) const {
+  if (device == device_) return *this;
+  Tensor t(shape_, dtype_, device);
+  t.copy_from(*this);
   return t;
 }
 
 void Tensor::zero() {
-  if (bytes()) std::memset(raw(), 0, bytes());
+  if (!bytes()) return;
+  if (device_ == Device::cpu)
+    std::memset(raw(), 0, bytes());
+  else
+    device_memory::zero(device_, raw(), bytes());
 }
 
 void Tensor::fill(float v) {
+  if (device_ != Device::cpu) {  // rare (slot initial values): fill on the host, copy once
+    Tensor host(shape_, dtype_);
+    host.fill(v);
+    copy_from(host);
+    return;
+  }
   float* p = f32();
   for (int64_t i = 0, n = numel(); i < n; ++i) p[i] = v;
 }
@@ -137,7 +163,11 @@ void Tensor::fill(float v) {
 void Tensor::copy_from(const Tensor& src) {
   if (src.numel() != numel() || src.dtype() != dtype())
     throw std::invalid_argument("copy of " + src.shape().str() + " into " + shape_.str());
-  if (bytes()) std::memcpy(raw(), src.raw(), bytes());
+  if (!bytes()) return;
+  if (device_ == Device::cpu && src.device() == Device::cpu)
+    std::memcpy(raw(), src.raw(), bytes());
+  else
+    device_memory::copy(raw(), src.raw(), bytes());
 }
 
 }  // namespace drun

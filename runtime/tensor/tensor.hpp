@@ -20,7 +20,8 @@ size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 const char* device_name(Device d);
 
-// Owns one aligned allocation. Other devices plug in their own allocators here.
+// Owns one aligned allocation: host memory, or a GPU's from the backend's
+// pool (tensor/device_memory.hpp).
 class Storage {
  public:
   static constexpr size_t kAlign = 64;
@@ -47,7 +48,7 @@ class Tensor {
   Tensor() = default;
   Tensor(Shape shape, DType dtype = DType::f32, Device device = Device::cpu);
 
-  static Tensor zeros(Shape shape, DType dtype = DType::f32);
+  static Tensor zeros(Shape shape, DType dtype = DType::f32, Device device = Device::cpu);
   // A float tensor over memory it does not own; the memory must outlive it
   // and every copy of it.
   static Tensor borrowed(float* data, Shape shape);
@@ -68,16 +69,19 @@ class Tensor {
   std::span<float> span_f32() { return {f32(), static_cast<size_t>(numel())}; }
   std::span<const float> span_f32() const { return {f32(), static_cast<size_t>(numel())}; }
 
-  // Makes this tensor hold `shape`: reuses the storage when it is large enough,
-  // so the steady-state step never allocates.
-  void ensure(const Shape& shape, DType dtype = DType::f32);
+  // Makes this tensor hold `shape` on `device`: reuses the storage when it is
+  // on that device and large enough, so the steady-state step never allocates.
+  void ensure(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu);
   // Same storage, new shape with the same number of elements.
   Tensor reshaped(const Shape& shape) const;
   // Rows [begin, end) of the leading dimension, sharing storage.
   Tensor rows(int64_t begin, int64_t end) const;
   Tensor clone() const;
+  // This tensor where it already is on `device`, else a copy there.
+  Tensor to(Device device) const;
   void zero();
   void fill(float v);
+  // Copies src's elements in, between any two devices (blocking).
   void copy_from(const Tensor& src);
   size_t capacity_bytes() const { return storage_ ? storage_->bytes() - offset_ : 0; }
   const void* raw() const;

@@ -15,8 +15,9 @@ void BackgroundEval::start(nn::Model& model, const Compiled& compiled, data::Pip
   finish();
   if (!copy_) {
     copy_ = std::make_unique<nn::Model>(model.spec(), 0);
-    // One thread: the training threads keep the cores they were given.
-    evaluator_ = std::make_unique<Trainer>(*copy_, compiled, kernels::Exec{model.exec().device, 1});
+    // One CPU thread: the training threads keep the cores they were given,
+    // and a GPU's handles stay with the thread that trains on it.
+    evaluator_ = std::make_unique<Trainer>(*copy_, compiled, kernels::Exec{Device::cpu, 1});
   }
   auto from = model.params();
   auto to = copy_->params();

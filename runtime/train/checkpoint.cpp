@@ -89,7 +89,7 @@ TrainingState apply(const io::TensorFile& file, const std::string& path, nn::Mod
     if (found->second.numel() != into.numel())
       throw UsageError("checkpoint " + path + ": '" + name + "' has shape " +
                        found->second.shape().str() + ", the model's is " + into.shape().str());
-    std::copy(found->second.f32(), found->second.f32() + into.numel(), into.f32());
+    into.copy_from(found->second.reshaped(into.shape()));
   };
   const auto params = model.params();
   for (Param* p : params) take("model/" + p->name, p->value);

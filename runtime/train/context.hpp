@@ -1,6 +1,7 @@
 // Context: the runtime's one piece of process-wide state, owned by main and
 // handed to the Lua bindings: thread budget, data directory, output mode.
 #pragma once
+#include <memory>
 #include <string>
 
 #include "base/options.hpp"
@@ -22,6 +23,7 @@ struct Context {
   std::string role = "chief";             // chief, worker or ps (placement)
   int task_index = 0;
   int gpu = -1;    // this rank's GPU on its node (placement); -1: none
+  std::shared_ptr<kernels::cuda::Context> cuda;  // that GPU's context, when kernels run there
   json tf_config;  // this rank's TF_CONFIG, when placed by the launcher
   // Plan mode (the launcher's first look at a script, and --dry-run): fit and
   // the other heavy calls record what they would do and return at once; data

@@ -13,7 +13,7 @@ bool NanGuard::after_step(const StepResult& step) {
     const Tensor& out = node.layer->output();
     if (!out.defined()) continue;
     bool bad = false;
-    for (float v : out.span_f32()) bad = bad || !std::isfinite(v);
+    for (float v : out.to(Device::cpu).span_f32()) bad = bad || !std::isfinite(v);
     if (bad) {
       where = "first non-finite output: layer '" + node.layer->name() + "' (" + node.layer->kind() +
               ")";

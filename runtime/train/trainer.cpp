@@ -27,13 +27,20 @@ Trainer::Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec
       optimizer_(optim::make_optimizer(compiled.optimizer)),
       metrics_(nn::make_metrics(compiled.metrics, loss_.from_logits())),
       params_(model.params()),
-      exec_(exec) {
+      exec_(exec),
+      stage_x_(exec),
+      stage_y_(exec) {
   model_.set_exec(exec);
 }
 
 Trainer::~Trainer() = default;
 
 void Trainer::set_strategy(dist::Strategy* strategy) {
+  staged_.reset();
+  if (strategy && exec_.device != Device::cpu && !strategy->device_aware()) {
+    staged_ = std::make_unique<dist::HostStaged>(*strategy);
+    strategy = staged_.get();
+  }
   strategy_ = strategy;
   if (!strategy_) {
     model_.set_backward_listener(nullptr);
@@ -44,8 +51,9 @@ void Trainer::set_strategy(dist::Strategy* strategy) {
 }
 
 double Trainer::train_step(const data::Batch& batch) {
-  const Tensor& out = model_.forward(batch.x, true);
-  const double loss = loss_.compute(exec_, out, batch.y, dlogits_);
+  const Tensor& y = stage_y_.stage(batch.y);
+  const Tensor& out = model_.forward(stage_x_.stage(batch.x), true);
+  const double loss = loss_.compute(exec_, out, y, dlogits_);
   if (strategy_ && strategy_->gradient_scale() != 1.0f)
     kernels::scale(exec_, strategy_->gradient_scale(), dlogits_);
   model_.backward(dlogits_);
@@ -92,8 +100,8 @@ Evaluation Trainer::evaluate(data::Pipeline& input, int64_t max_steps) {
   data::Batch batch;
   input.start_epoch(0);
   for (int64_t step = 0; (max_steps < 0 || step < max_steps) && input.next(batch); ++step) {
-    const Tensor& out = model_.forward(batch.x, false);
-    const double loss = loss_.compute(exec_, out, batch.y, dlogits_);
+    const Tensor& out = model_.forward(stage_x_.stage(batch.x), false);
+    const double loss = loss_.compute(exec_, out, stage_y_.stage(batch.y), dlogits_);
     for (auto& m : metrics_) m.update(exec_, out, batch.y);
     loss_sum_ += loss * static_cast<double>(batch.size);
     loss_count_ += batch.size;
@@ -111,7 +119,7 @@ Tensor Trainer::predict(data::Pipeline& input) {
   Tensor result(model_.output_shape().with_batch(total));
   int64_t row = 0;
   while (input.next(batch)) {
-    const Tensor& out = model_.forward(batch.x, false);
+    const Tensor& out = model_.forward(stage_x_.stage(batch.x), false);
     result.rows(row, row + batch.size).copy_from(out);
     row += batch.size;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/pipeline.hpp"
+#include "dist/host_staged.hpp"
 #include "dist/strategy.hpp"
 #include "nn/loss.hpp"
 #include "nn/metrics.hpp"
@@ -113,6 +114,9 @@ class Trainer {
   std::vector<nn::Metric> metrics_;
   std::vector<Param*> params_;
   kernels::Exec exec_;
+  // Batches to the device the model runs on (nothing to do on the CPU).
+  kernels::InputStager stage_x_, stage_y_;
+  std::unique_ptr<dist::HostStaged> staged_;  // a host strategy's view of a GPU's variables
   dist::Strategy* strategy_ = nullptr;
   Tensor dlogits_;
   double loss_sum_ = 0.0;

@@ -23,14 +23,14 @@ int main(int argc, char** argv) {
       return 77;  // meson's "skipped"
     }
   kernels::cuda::set_device(comm.local_rank() % gpus);
-  dist::NcclCommunicator nccl(comm);
+  const auto nccl = dist::make_nccl_communicator(comm);
   const int64_t n = 1 << 20;
   std::vector<float> host(n);
   for (int64_t i = 0; i < n; ++i) host[i] = static_cast<float>((comm.rank() + 1) * ((i % 100) + 1));
   kernels::cuda::DevicePool pool;
   void* d = pool.allocate(n * sizeof(float));
   kernels::cuda::copy_to_device(d, host.data(), n * sizeof(float));
-  nccl.allreduce_sum(static_cast<float*>(d), n);
+  nccl->allreduce_sum(static_cast<float*>(d), n);
   kernels::cuda::copy_to_host(host.data(), d, n * sizeof(float));
   pool.release(d, n * sizeof(float));
   const float ranks = static_cast<float>(comm.size());

@@ -110,6 +110,7 @@ int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ct
   cmd.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
   if (!r.data_dir.empty()) cmd.insert(cmd.end(), {"--data-dir", r.data_dir});
   if (r.quiet) cmd.push_back("-q");
+  if (r.device != "auto") cmd.insert(cmd.end(), {"--device", r.device});
   cmd.push_back(r.script);
   cmd.insert(cmd.end(), r.script_args.begin(), r.script_args.end());
   std::vector<char*> argv;

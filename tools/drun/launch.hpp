@@ -22,6 +22,7 @@ struct Request {
   bool dry_run = false;
   std::string data_dir;
   bool quiet = false;
+  std::string device = "auto";  // auto (a GPU where this rank has one), cpu or cuda
 };
 
 // Whether this request needs more than one process (or a dry run).

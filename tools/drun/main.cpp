@@ -14,9 +14,6 @@
 #include "dist/cluster.hpp"
 #include "dist/comm.hpp"
 #include "export/keras_h5.hpp"
-#ifdef DRUN_HAVE_CUDA
-#include "kernels/cuda/device.hpp"
-#endif
 #include "kernels/cpu/gemm.hpp"
 #include "launch.hpp"
 #include "runner.hpp"
@@ -73,20 +70,31 @@ std::string hostname() {
 
 }  // namespace
 
-#ifdef DRUN_HAVE_CUDA
-int local_gpu_count() {
-  return drun::kernels::cuda::device_count();
+// Where this rank's kernels run: its GPU (placement's, or the one GPU of a
+// single process) unless --device says otherwise. The GPU context opens
+// here, once: it makes that GPU the process's device (cudaSetDevice).
+void choose_device(drun::train::Context& ctx, const std::string& device) {
+  const bool server = ctx.role == "ps" || ctx.role == "evaluator";
+  if (device == "cpu" || server) {
+    if (device == "cuda" && server)
+      throw drun::UsageError("--device cuda: a " + ctx.role + " runs on the CPU");
+    return;
+  }
+  const int gpus = drun::kernels::cuda_device_count();
+  if (ctx.gpu < 0 && !ctx.comm && gpus > 0) ctx.gpu = 0;
+  if (device == "cuda" && (ctx.gpu < 0 || ctx.gpu >= gpus))
+    throw drun::UsageError(
+        "--device cuda: " +
+        std::string(!drun::kernels::cuda_built() ? "this drun was built without CUDA"
+                    : gpus == 0                  ? "no GPU found"
+                                                 : "this rank was placed on no GPU (GPU " +
+                                        std::to_string(ctx.gpu) + " of " + std::to_string(gpus) +
+                                        ")"));
+  if (ctx.gpu < 0 || ctx.gpu >= gpus) return;
+  ctx.cuda = drun::kernels::make_cuda_context(ctx.gpu);
+  ctx.exec.device = drun::Device::cuda;
+  ctx.exec.gpu = ctx.cuda.get();
 }
-// Each worker works on the GPU placement gave it (cudaSetDevice).
-void use_gpu(int gpu) {
-  if (gpu >= 0 && gpu < drun::kernels::cuda::device_count()) drun::kernels::cuda::set_device(gpu);
-}
-#else
-int local_gpu_count() {
-  return 0;
-}
-void use_gpu(int) {}
-#endif
 
 // `drun inspect m.h5`: what a Keras HDF5 model file holds.
 int inspect(const std::string& path) {
@@ -115,6 +123,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--data-dir", req.data_dir, "where data sets are read from (or DRUN_DATA_DIR)");
   app.add_flag("-q,--quiet", req.quiet, "no progress output");
+  app.add_option("--device", req.device,
+                 "where workers compute: auto (each worker's GPU where it has one), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("-n,--np", req.ranks, "workers in all (-np N as with mpirun)")
       ->check(CLI::PositiveNumber);
   app.add_option("--hostfile", req.hostfile, "nodes to run on (Open MPI hostfile format)");
@@ -191,13 +202,13 @@ int main(int argc, char** argv) {
       ctx.exec.threads = req.threads > 0 ? req.threads : std::max(1, cores / comm->local_size());
       drun::launch::take_role(ctx, comm->rank(), comm->size());
       workers = comm->split(ctx.role == "ps" ? 1 : 0);
-      use_gpu(ctx.gpu);
       ctx.workers = workers.get();
       if (ctx.role != "chief") ctx.quiet = true;  // only the chief draws progress
     } else {
       const auto cluster = drun::dist::discover_cluster(
           drun::dist::Environment::from_process(),
-          {req.hostfile, req.gpus_per_node, cores, hostname(), local_gpu_count()});
+          {req.hostfile, req.gpus_per_node, cores, hostname(),
+           req.device == "cpu" ? 0 : drun::kernels::cuda_device_count()});
       if (drun::launch::needs_launch(req, cluster)) return drun::launch::launch(req, cluster, ctx);
       const char* env = std::getenv("DRUN_THREADS");
       ctx.exec.threads = req.threads > 0 ? req.threads : env ? std::atoi(env) : cores;
@@ -208,6 +219,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   ctx.exec.threads = std::max(1, ctx.exec.threads);
+  try {
+    choose_device(ctx, req.device);
+  } catch (const std::exception& e) {
+    std::cerr << "drun: " << (ctx.label.empty() ? "" : ctx.label + ": ") << e.what() << "\n";
+    if (comm && comm->size() > 1) comm->abort(1);
+    return 1;
+  }
 
   const int rc = drun::lua::run_script(ctx, req.script, req.script_args);
   // A failed rank ends the whole job at once rather than leave the others

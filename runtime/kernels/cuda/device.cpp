@@ -79,6 +79,11 @@ void DevicePool::trim() {
   free_.clear();
 }
 
+DevicePool& device_pool() {
+  static DevicePool pool;
+  return pool;
+}
+
 void copy_to_device(void* dst, const void* src, size_t bytes) {
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
 }

@@ -41,6 +41,28 @@ class DevicePool {
   int64_t driver_allocations_ = 0;
 };
 
+// The process's pool for its current device (one GPU per rank): the
+// runtime's device tensors and the kernels' scratch come from here. Like the
+// device itself it is process-wide; it lives until exit.
+DevicePool& device_pool();
+
+// Device scratch from device_pool() for the length of one kernel call. Its
+// release is safe while kernels that use it may still run: every kernel runs
+// on the one compute stream, so the next user of the block runs after them.
+class Scratch {
+ public:
+  explicit Scratch(size_t bytes) : bytes_(bytes), p_(device_pool().allocate(bytes)) {}
+  ~Scratch() { device_pool().release(p_, bytes_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* get() const { return p_; }
+  float* f32() const { return static_cast<float*>(p_); }
+
+ private:
+  size_t bytes_;
+  void* p_;
+};
+
 // Copies between host and device memory (blocking).
 void copy_to_device(void* dst, const void* src, size_t bytes);
 void copy_to_host(void* dst, const void* src, size_t bytes);

@@ -1,7 +1,7 @@
-// The CUDA backend's kernels, on device pointers, row-major like the CPU
-// kernels they mirror (kernels/cpu): cuBLAS SGEMM, and own kernels for bias,
-// ReLU, scaling, the fused softmax cross-entropy and the fused optimizer
-// updates. Each launches on the default stream and returns without waiting.
+// The CUDA backend's GEMM: cuBLAS SGEMM on device pointers, row-major like
+// kernels/cpu/gemm.hpp. drun's own kernels mirror their CPU namesakes in
+// elementwise.hpp, activation.hpp, loss.hpp and optimizer_update.hpp; the
+// cuDNN convolutions and their layout helpers are in conv.hpp.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -22,25 +22,5 @@ class Blas {
   struct Handle;
   std::unique_ptr<Handle> handle_;
 };
-
-// y[r, j] += bias[j] for rows of `cols`.
-void bias_add(float* y, const float* bias, int64_t rows, int64_t cols);
-// db[j] = sum over rows of dy[r, j].
-void bias_grad(const float* dy, float* db, int64_t rows, int64_t cols);
-void relu_forward(const float* x, float* y, int64_t n);
-// dx = dy where y > 0, else 0.
-void relu_backward(const float* y, const float* dy, float* dx, int64_t n);
-void scale(float* x, float s, int64_t n);
-// Softmax cross-entropy from logits (rows x classes) and int labels: writes
-// each row's loss and dlogits = (softmax - onehot) / rows.
-void softmax_cross_entropy(const float* logits, const int32_t* labels, float* row_loss,
-                           float* dlogits, int64_t rows, int64_t classes);
-// Keras SGD: v = momentum v - lr g; w += v (nesterov: w += momentum v - lr g);
-// momentum 0: w -= lr g.
-void sgd_update(float* w, const float* g, float* v, float lr, float momentum, bool nesterov,
-                int64_t n);
-// Keras Adam with the bias correction folded into lr_t.
-void adam_update(float* w, const float* g, float* m, float* v, float lr_t, float beta_1,
-                 float beta_2, float epsilon, int64_t n);
 
 }  // namespace drun::kernels::cuda

@@ -1,67 +1,85 @@
-// The cross-backend harness for the CUDA kernels: each against the CPU
-// reference on the same random inputs (GEMM in every transpose case, bias,
-// ReLU, scaling, the fused softmax cross-entropy, SGD with and without
-// (Nesterov) momentum, Adam, cuDNN convolutions forward and backward), and
-// the device pool's promise that a warm
+// The cross-backend harness for the CUDA kernels: each against its CPU
+// namesake (kernels/cpu) on the same random inputs: GEMM in every transpose
+// case, the elementwise ops and reductions, the activations forward and
+// backward, every fused loss, every optimizer rule and variant, and the cuDNN
+// convolutions forward and backward; and the device pool's promise that a warm
 // allocation does not reach the driver. Without a GPU the program prints why
 // and exits 77, which meson reports as skipped.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "base/rng.hpp"
+#include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/conv2d.hpp"
+#include "kernels/cpu/elementwise.hpp"
+#include "kernels/cpu/loss.hpp"
+#include "kernels/cpu/optimizer_update.hpp"
+#include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/device.hpp"
+#include "kernels/cuda/elementwise.hpp"
 #include "kernels/cuda/kernels.hpp"
+#include "kernels/cuda/loss.hpp"
+#include "kernels/cuda/optimizer_update.hpp"
 
+// Calls are qualified (cuda:: or cpu::): the two backends' functions share
+// names and signatures, and an Activation argument would bring both in by ADL.
 namespace drun::kernels::cuda {
 namespace {
 
 // A device copy of host data that frees itself.
+template <class T>
 class DeviceVector {
  public:
-  DeviceVector(DevicePool& pool, const std::vector<float>& host)
-      : pool_(pool), bytes_(host.size() * 4), p_(pool.allocate(bytes_)) {
-    copy_to_device(p_, host.data(), bytes_);
+  DeviceVector(DevicePool& pool, const std::vector<T>& host)
+      : pool_(pool), size_(host.size()), p_(pool.allocate(bytes())) {
+    copy_to_device(p_, host.data(), bytes());
   }
-  DeviceVector(DevicePool& pool, const std::vector<int32_t>& host)
-      : pool_(pool), bytes_(host.size() * 4), p_(pool.allocate(bytes_)) {
-    copy_to_device(p_, host.data(), bytes_);
-  }
-  ~DeviceVector() { pool_.release(p_, bytes_); }
+  ~DeviceVector() { pool_.release(p_, bytes()); }
   DeviceVector(const DeviceVector&) = delete;
   DeviceVector& operator=(const DeviceVector&) = delete;
-  float* f() { return static_cast<float*>(p_); }
-  const int32_t* i() const { return static_cast<const int32_t*>(p_); }
-  std::vector<float> host() const {
-    std::vector<float> out(bytes_ / 4);
+  T* get() const { return static_cast<T*>(p_); }
+  std::vector<T> host() const {
+    std::vector<T> out(size_);
     synchronize();
-    copy_to_host(out.data(), p_, bytes_);
+    copy_to_host(out.data(), p_, bytes());
     return out;
   }
 
  private:
+  size_t bytes() const { return size_ * sizeof(T); }
   DevicePool& pool_;
-  size_t bytes_;
+  size_t size_;
   void* p_;
 };
 
-std::vector<float> random(size_t n, uint64_t seed) {
+std::vector<float> random(size_t n, uint64_t seed, float lo = -1.f, float hi = 1.f) {
   Rng rng(seed);
   std::vector<float> v(n);
-  for (float& x : v) x = rng.uniform(-1.f, 1.f);
+  for (float& x : v) x = rng.uniform(lo, hi);
   return v;
 }
 
+// A matrix of `rows` rows of `cols` values.
+struct Shape {
+  int64_t rows, cols;
+};
+
+// |got - want| <= tol (|want| + the mean |want|): relative, yet not blind to
+// the entries near zero. tol 0 asks for equality.
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol,
                  const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
+  double mean = 0;
+  for (float w : want) mean += std::fabs(w);
+  mean /= std::max<size_t>(want.size(), 1);
   for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], tol * std::max(1.f, std::fabs(want[i])))
-        << what << "[" << i << "]";
+    ASSERT_NEAR(got[i], want[i], tol * (std::fabs(want[i]) + mean)) << what << "[" << i << "]";
 }
 
 TEST(CudaKernels, GemmEveryTranspose) {
@@ -83,96 +101,289 @@ TEST(CudaKernels, GemmEveryTranspose) {
           want[i * n + j] = static_cast<float>(0.5 * s + 0.25 * c[i * n + j]);
         }
       DeviceVector da(pool, a), db(pool, b), dc(pool, c);
-      blas.gemm(ta, tb, m, n, k, 0.5f, da.f(), db.f(), 0.25f, dc.f());
+      blas.gemm(ta, tb, m, n, k, 0.5f, da.get(), db.get(), 0.25f, dc.get());
       expect_near(dc.host(), want, 1e-4f,
                   ta ? (tb ? "gemm TT" : "gemm TN") : (tb ? "gemm NT" : "gemm NN"));
     }
 }
 
-TEST(CudaKernels, BiasReluScale) {
+TEST(CudaKernels, ElementwiseMatchTheCpu) {
   DevicePool pool;
-  const int64_t rows = 5, cols = 300;
-  const auto y0 = random(static_cast<size_t>(rows * cols), 4), bias = random(cols, 5);
-  DeviceVector y(pool, y0), b(pool, bias);
-  bias_add(y.f(), b.f(), rows, cols);
-  std::vector<float> want = y0;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < cols; ++j) want[r * cols + j] += bias[j];
-  expect_near(y.host(), want, 1e-6f, "bias_add");
+  const int64_t n = 1000;
+  const auto a = random(n, 4), b = random(n, 5);
+  DeviceVector da(pool, a), db(pool, b), dy(pool, std::vector<float>(n));
+  std::vector<float> y(n);
+  cuda::add(da.get(), db.get(), dy.get(), n);
+  cpu::add(a.data(), b.data(), y.data(), n);
+  expect_near(dy.host(), y, 0, "add");
+  cuda::axpy(0.3f, da.get(), dy.get(), n);
+  cpu::axpy(0.3f, a.data(), y.data(), n);
+  expect_near(dy.host(), y, 1e-6f, "axpy");
+  cuda::scale(-1.5f, dy.get(), n);
+  cpu::scale(-1.5f, y.data(), n);
+  expect_near(dy.host(), y, 1e-6f, "scale");
+  cuda::mul(da.get(), db.get(), dy.get(), n);
+  cpu::mul(a.data(), b.data(), y.data(), n);
+  expect_near(dy.host(), y, 0, "mul");
 
-  std::vector<float> db_want(cols, 0.f);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < cols; ++j) db_want[j] += y0[r * cols + j];
-  DeviceVector dy(pool, y0), db(pool, std::vector<float>(cols));
-  bias_grad(dy.f(), db.f(), rows, cols);
-  expect_near(db.host(), db_want, 1e-5f, "bias_grad");
-
-  DeviceVector out(pool, std::vector<float>(y0.size()));
-  DeviceVector x(pool, y0);
-  relu_forward(x.f(), out.f(), static_cast<int64_t>(y0.size()));
-  std::vector<float> relu(y0.size());
-  for (size_t i = 0; i < y0.size(); ++i) relu[i] = y0[i] > 0 ? y0[i] : 0;
-  expect_near(out.host(), relu, 0, "relu_forward");
-  const auto g = random(y0.size(), 6);
-  DeviceVector dyv(pool, g), dx(pool, std::vector<float>(y0.size()));
-  relu_backward(out.f(), dyv.f(), dx.f(), static_cast<int64_t>(y0.size()));
-  std::vector<float> dx_want(y0.size());
-  for (size_t i = 0; i < y0.size(); ++i) dx_want[i] = relu[i] > 0 ? g[i] : 0;
-  expect_near(dx.host(), dx_want, 0, "relu_backward");
-  scale(dx.f(), 0.5f, static_cast<int64_t>(y0.size()));
-  for (float& v : dx_want) v *= 0.5f;
-  expect_near(dx.host(), dx_want, 0, "scale");
-}
-
-TEST(CudaKernels, SoftmaxCrossEntropy) {
-  DevicePool pool;
-  const int64_t rows = 7, classes = 10;
-  const auto z = random(static_cast<size_t>(rows * classes), 7);
-  std::vector<int32_t> labels(rows);
-  for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 3) % classes);
-  std::vector<float> loss_want(rows), dz_want(z.size());
-  for (int64_t r = 0; r < rows; ++r) {
-    double m = -1e30, s = 0;
-    for (int64_t j = 0; j < classes; ++j) m = std::max(m, static_cast<double>(z[r * classes + j]));
-    for (int64_t j = 0; j < classes; ++j) s += std::exp(z[r * classes + j] - m);
-    loss_want[r] = static_cast<float>(std::log(s) + m - z[r * classes + labels[r]]);
-    for (int64_t j = 0; j < classes; ++j)
-      dz_want[r * classes + j] = static_cast<float>(
-          (std::exp(z[r * classes + j] - m) / s - (j == labels[r] ? 1 : 0)) / rows);
+  for (const Shape t : {Shape{5, 300}, Shape{1000, 16}, Shape{3, 1}}) {
+    const int64_t rows = t.rows, cols = t.cols;
+    auto y0 = random(static_cast<size_t>(rows * cols), 6);
+    const auto bias = random(static_cast<size_t>(cols), 7);
+    DeviceVector dy0(pool, y0), dbias(pool, bias);
+    cuda::bias_add(dy0.get(), dbias.get(), rows, cols);
+    cpu::bias_add(y0.data(), bias.data(), rows, cols);
+    expect_near(dy0.host(), y0, 0, "bias_add");
   }
-  DeviceVector dzl(pool, z), dl(pool, labels), loss(pool, std::vector<float>(rows)),
-      dz(pool, std::vector<float>(z.size()));
-  softmax_cross_entropy(dzl.f(), dl.i(), loss.f(), dz.f(), rows, classes);
-  expect_near(loss.host(), loss_want, 1e-5f, "loss");
-  expect_near(dz.host(), dz_want, 1e-5f, "dlogits");
 }
 
-TEST(CudaKernels, OptimizerUpdates) {
+// Multiples of 1/64 in [-1, 1]: every partial sum of up to 2^17 of them is
+// exact in float, so any order of summation gives the CPU's answer exactly.
+TEST(CudaKernels, ColumnSumsMatchTheCpu) {
   DevicePool pool;
-  const size_t n = 1000;
-  const auto w0 = random(n, 8), g = random(n, 9), v0 = random(n, 10), m0 = random(n, 11);
-  for (bool nesterov : {false, true}) {
-    DeviceVector w(pool, w0), dg(pool, g), v(pool, v0);
-    sgd_update(w.f(), dg.f(), v.f(), 0.1f, 0.9f, nesterov, static_cast<int64_t>(n));
-    std::vector<float> ww = w0, vv = v0;
-    for (size_t i = 0; i < n; ++i) {
-      vv[i] = 0.9f * v0[i] - 0.1f * g[i];
-      ww[i] += nesterov ? 0.9f * vv[i] - 0.1f * g[i] : vv[i];
+  for (const Shape t : {Shape{0, 7}, Shape{5, 300}, Shape{1000, 16}, Shape{100000, 16},
+                        Shape{20000, 513}, Shape{70000, 128}}) {
+    const int64_t rows = t.rows, cols = t.cols;
+    auto x = random(static_cast<size_t>(rows * cols), 8);
+    for (float& v : x) v = std::round(v * 64.f) / 64.f;
+    std::vector<float> s(static_cast<size_t>(cols));
+    cpu::column_sums(x.data(), rows, cols, s.data());
+    DeviceVector dx(pool, x), ds(pool, random(static_cast<size_t>(cols), 9));
+    cuda::column_sums(dx.get(), rows, cols, ds.get());
+    expect_near(ds.host(), s, 0, "column_sums");
+  }
+}
+
+TEST(CudaKernels, AllFinite) {
+  DevicePool pool;
+  const size_t n = 300001;
+  auto x = random(n, 10);
+  EXPECT_TRUE(cuda::all_finite(nullptr, 0));
+  {
+    DeviceVector dx(pool, x);
+    EXPECT_TRUE(cuda::all_finite(dx.get(), static_cast<int64_t>(n)));
+  }
+  for (const float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+        -std::numeric_limits<float>::infinity()})
+    for (const size_t at : {size_t{0}, size_t{77777}, n - 1}) {
+      auto y = x;
+      y[at] = bad;
+      DeviceVector dy(pool, y);
+      EXPECT_EQ(cuda::all_finite(dy.get(), static_cast<int64_t>(n)),
+                cpu::all_finite(y.data(), static_cast<int64_t>(n)))
+          << bad << " at " << at;
+      EXPECT_FALSE(cuda::all_finite(dy.get(), static_cast<int64_t>(n)));
     }
-    expect_near(w.host(), ww, 1e-6f, "sgd w");
-    expect_near(v.host(), vv, 1e-6f, "sgd v");
+}
+
+// Four levels make ties common, where the first maximum must win; NaNs go
+// where the CPU's left-to-right scan treats them differently (first column or not).
+TEST(CudaKernels, ArgmaxRowsMatchTheCpu) {
+  DevicePool pool;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const int64_t cols : {int64_t{1}, int64_t{10}, int64_t{100}}) {
+    const int64_t rows = 300;
+    auto x = random(static_cast<size_t>(rows * cols), 11, 0.f, 4.f);
+    for (float& v : x) v = std::floor(v);
+    x[0] = nan;
+    if (cols > 5) {
+      x[1 * cols + 5] = nan;
+      x[2 * cols + cols - 1] = nan;
+      x[2 * cols] = 7.f;
+      std::fill(x.begin() + 3 * cols, x.begin() + 4 * cols, -inf);
+      std::fill(x.begin() + 4 * cols, x.begin() + 5 * cols, nan);
+      x[4 * cols] = 0.5f;
+      x[4 * cols + 3] = 1.f;
+    }
+    std::vector<int32_t> want(rows), init(rows, -7);
+    cpu::argmax_rows(x.data(), rows, cols, want.data());
+    DeviceVector dx(pool, x);
+    DeviceVector out(pool, init);
+    cuda::argmax_rows(dx.get(), rows, cols, out.get());
+    EXPECT_EQ(out.host(), want) << "cols " << cols;
   }
-  std::vector<float> vpos(n);
-  for (size_t i = 0; i < n; ++i) vpos[i] = std::fabs(v0[i]);
-  DeviceVector w(pool, w0), dg(pool, g), m(pool, m0), v(pool, vpos);
-  adam_update(w.f(), dg.f(), m.f(), v.f(), 0.01f, 0.9f, 0.999f, 1e-7f, static_cast<int64_t>(n));
-  std::vector<float> ww = w0;
-  for (size_t i = 0; i < n; ++i) {
-    const float mi = 0.9f * m0[i] + 0.1f * g[i];
-    const float vi = 0.999f * vpos[i] + 0.001f * g[i] * g[i];
-    ww[i] -= 0.01f * mi / (std::sqrt(vi) + 1e-7f);
+}
+
+TEST(CudaKernels, ActivationsMatchTheCpu) {
+  DevicePool pool;
+  for (const Activation a : {Activation::linear, Activation::relu, Activation::sigmoid,
+                             Activation::tanh, Activation::softmax})
+    for (const int64_t cols : {int64_t{10}, int64_t{100}}) {
+      const int64_t rows = 37;
+      const size_t n = static_cast<size_t>(rows * cols);
+      const auto x = random(n, 12, -4.f, 4.f), dy = random(n, 13);
+      const float tol = a == Activation::linear || a == Activation::relu ? 0.f : 1e-5f;
+      std::vector<float> y(n), dx(n);
+      cpu::activation_forward(a, x.data(), y.data(), rows, cols);
+      cpu::activation_backward(a, y.data(), dy.data(), dx.data(), rows, cols);
+
+      DeviceVector dxv(pool, x), dyv(pool, std::vector<float>(n)), ddy(pool, dy),
+          ddx(pool, std::vector<float>(n));
+      cuda::activation_forward(a, dxv.get(), dyv.get(), rows, cols);
+      expect_near(dyv.host(), y, tol, "activation_forward");
+      // The backward pass on the CPU's y, so that only its own error shows.
+      DeviceVector yv(pool, y);
+      cuda::activation_backward(a, yv.get(), ddy.get(), ddx.get(), rows, cols);
+      expect_near(ddx.host(), dx, tol, "activation_backward");
+      // In place, as the headers allow.
+      cuda::activation_forward(a, dxv.get(), dxv.get(), rows, cols);
+      expect_near(dxv.host(), y, tol, "activation_forward in place");
+      cuda::activation_backward(a, yv.get(), ddy.get(), ddy.get(), rows, cols);
+      expect_near(ddy.host(), dx, tol, "activation_backward in place");
+    }
+}
+
+// Each loss's value and gradient against the CPU. The gradient buffers start
+// from the same noise, so rows a loss must leave alone (bad labels) are checked too.
+TEST(CudaKernels, LossesMatchTheCpu) {
+  DevicePool pool;
+  for (const Shape t : {Shape{7, 10}, Shape{1000, 10}, Shape{20000, 3}, Shape{64, 100}}) {
+    const int64_t rows = t.rows, cols = t.cols;
+    const size_t n = static_cast<size_t>(rows * cols);
+    const auto logits = random(n, 14, -5.f, 5.f), noise = random(n, 15);
+    std::vector<float> probs(n), targets = random(n, 16, 0.f, 1.f);
+    cpu::activation_forward(Activation::softmax, logits.data(), probs.data(), rows, cols);
+    // Probabilities at the clipping edges; row 0's label is 0, so one is a label's.
+    probs[0] = 0.f;
+    probs[1] = 1.f;
+    probs[n - 1] = 1e-8f;
+    std::vector<int32_t> labels(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 7) % cols);
+    std::vector<int32_t> bad_labels = labels;
+    bad_labels[rows - 1] = static_cast<int32_t>(cols);
+    bad_labels[rows / 2] = -1;
+    bad_labels[rows / 2 + 1] = static_cast<int32_t>(cols) + 5;
+
+    DeviceVector dlogits(pool, logits), dprobs(pool, probs), dtargets(pool, targets);
+    DeviceVector dlabels(pool, labels), dbad(pool, bad_labels);
+    const auto check = [&](const char* what, const auto& on_cpu, const auto& on_gpu) {
+      std::vector<float> grad = noise;
+      DeviceVector dgrad(pool, noise);
+      const double want = on_cpu(grad.data());
+      const double got = on_gpu(dgrad.get());
+      EXPECT_NEAR(got, want, 1e-5 * (std::fabs(want) + 1e-3)) << what << " rows " << rows;
+      expect_near(dgrad.host(), grad, 1e-5f, what);
+    };
+    for (const bool with_bad : {false, true}) {
+      const std::vector<int32_t>& lab = with_bad ? bad_labels : labels;
+      const int32_t* dlab = with_bad ? dbad.get() : dlabels.get();
+      const int64_t first_bad = with_bad ? rows / 2 : -1;
+      int64_t cpu_bad = -2, gpu_bad = -2;
+      check(
+          "softmax_xent_sparse",
+          [&](float* g) {
+            return cpu::softmax_xent_sparse(logits.data(), lab.data(), rows, cols, g, &cpu_bad);
+          },
+          [&](float* g) {
+            return cuda::softmax_xent_sparse(dlogits.get(), dlab, rows, cols, g, &gpu_bad);
+          });
+      EXPECT_EQ(cpu_bad, first_bad);
+      EXPECT_EQ(gpu_bad, cpu_bad) << "softmax_xent_sparse";
+      cpu_bad = gpu_bad = -2;
+      check(
+          "xent_sparse_probs",
+          [&](float* g) {
+            return cpu::xent_sparse_probs(probs.data(), lab.data(), rows, cols, g, &cpu_bad);
+          },
+          [&](float* g) {
+            return cuda::xent_sparse_probs(dprobs.get(), dlab, rows, cols, g, &gpu_bad);
+          });
+      EXPECT_EQ(gpu_bad, cpu_bad) << "xent_sparse_probs";
+    }
+    check(
+        "softmax_xent_dense",
+        [&](float* g) {
+          return cpu::softmax_xent_dense(logits.data(), targets.data(), rows, cols, g);
+        },
+        [&](float* g) {
+          return cuda::softmax_xent_dense(dlogits.get(), dtargets.get(), rows, cols, g);
+        });
+    check(
+        "xent_dense_probs",
+        [&](float* g) {
+          return cpu::xent_dense_probs(probs.data(), targets.data(), rows, cols, g);
+        },
+        [&](float* g) {
+          return cuda::xent_dense_probs(dprobs.get(), dtargets.get(), rows, cols, g);
+        });
+    const auto count = static_cast<int64_t>(n);
+    check(
+        "sigmoid_bce",
+        [&](float* g) { return cpu::sigmoid_bce(logits.data(), targets.data(), count, g); },
+        [&](float* g) { return cuda::sigmoid_bce(dlogits.get(), dtargets.get(), count, g); });
+    check(
+        "bce_probs",
+        [&](float* g) { return cpu::bce_probs(probs.data(), targets.data(), count, g); },
+        [&](float* g) { return cuda::bce_probs(dprobs.get(), dtargets.get(), count, g); });
+    check(
+        "mse", [&](float* g) { return cpu::mse(logits.data(), targets.data(), count, g); },
+        [&](float* g) { return cuda::mse(dlogits.get(), dtargets.get(), count, g); });
   }
-  expect_near(w.host(), ww, 1e-5f, "adam w");
+}
+
+// Three steps of every rule and variant, with and without weight decay; the
+// slots that feed a square root start positive, and the centered ones with
+// rms well above mg^2.
+TEST(CudaKernels, OptimizerUpdatesMatchTheCpu) {
+  DevicePool pool;
+  const int64_t n = 1000;
+  const size_t un = static_cast<size_t>(n);
+  const auto w0 = random(un, 17), a0 = random(un, 18, 1.f, 2.f), b0 = random(un, 19, -0.1f, 0.1f),
+             c0 = random(un, 20, 0.f, 0.01f), d0 = random(un, 21);
+  const std::vector<std::vector<float>> grads{random(un, 22), random(un, 23), random(un, 24)};
+  // Runs `step` on host copies (CPU) and device copies (GPU) of w and four
+  // slots, then compares all five.
+  const auto run = [&](const char* what, const auto& step) {
+    std::vector<std::vector<float>> h{w0, a0, b0, c0, d0};
+    DeviceVector dw(pool, w0), da(pool, a0), db(pool, b0), dc(pool, c0), dd(pool, d0);
+    for (const auto& g : grads) {
+      DeviceVector dg(pool, g);
+      step(false, h[0].data(), g.data(), h[1].data(), h[2].data(), h[3].data(), h[4].data());
+      step(true, dw.get(), dg.get(), da.get(), db.get(), dc.get(), dd.get());
+    }
+    expect_near(dw.host(), h[0], 1e-5f, what);
+    expect_near(da.host(), h[1], 1e-5f, what);
+    expect_near(db.host(), h[2], 1e-5f, what);
+    expect_near(dc.host(), h[3], 1e-5f, what);
+    expect_near(dd.host(), h[4], 1e-5f, what);
+  };
+  for (const float wd : {0.f, 0.01f}) {
+    run("sgd", [&](bool gpu, float* w, const float* g, float*, float*, float*, float*) {
+      gpu ? cuda::sgd(w, g, n, 0.1f, wd) : cpu::sgd(w, g, n, 0.1f, wd);
+    });
+    for (const bool nesterov : {false, true})
+      run("sgd_momentum",
+          [&](bool gpu, float* w, const float* g, float* v, float*, float*, float*) {
+            gpu ? cuda::sgd_momentum(w, g, v, n, 0.1f, 0.9f, nesterov, wd)
+                : cpu::sgd_momentum(w, g, v, n, 0.1f, 0.9f, nesterov, wd);
+          });
+    run("adagrad", [&](bool gpu, float* w, const float* g, float* acc, float*, float*, float*) {
+      gpu ? cuda::adagrad(w, g, acc, n, 0.1f, 1e-7f, wd)
+          : cpu::adagrad(w, g, acc, n, 0.1f, 1e-7f, wd);
+    });
+    for (const bool amsgrad : {false, true})
+      run("adam", [&](bool gpu, float* w, const float* g, float*, float* m, float* v, float* vhat) {
+        float* h = amsgrad ? vhat : nullptr;
+        gpu ? cuda::adam(w, g, m, v, h, n, 0.01f, 0.9f, 0.999f, 1e-7f, wd)
+            : cpu::adam(w, g, m, v, h, n, 0.01f, 0.9f, 0.999f, 1e-7f, wd);
+      });
+    for (const bool centered : {false, true}) {
+      run("rmsprop",
+          [&](bool gpu, float* w, const float* g, float* rms, float* mg, float*, float*) {
+            float* c = centered ? mg : nullptr;
+            gpu ? cuda::rmsprop(w, g, rms, c, n, 0.01f, 0.9f, 1e-7f, wd)
+                : cpu::rmsprop(w, g, rms, c, n, 0.01f, 0.9f, 1e-7f, wd);
+          });
+      run("rmsprop_momentum",
+          [&](bool gpu, float* w, const float* g, float* rms, float* mg, float*, float* mom) {
+            float* c = centered ? mg : nullptr;
+            gpu ? cuda::rmsprop_momentum(w, g, rms, c, mom, n, 0.01f, 0.9f, 0.5f, 1e-7f, wd)
+                : cpu::rmsprop_momentum(w, g, rms, c, mom, n, 0.01f, 0.9f, 0.5f, 1e-7f, wd);
+          });
+    }
+  }
 }
 
 // cuDNN convolutions against the CPU im2col path, in the geometries ResNet
@@ -206,11 +417,11 @@ TEST(CudaKernels, ConvolutionsMatchTheCpu) {
         dyv(pool, dy), y(pool, std::vector<float>(dy.size())),
         dxg(pool, std::vector<float>(x.size())), dwg_ohwi(pool, std::vector<float>(w.size())),
         dwg(pool, std::vector<float>(w.size()));
-    hwio_to_ohwi(dw_hwio.f(), dw_ohwi.f(), g.kh, g.kw, g.c, g.co);
-    conv.forward(dx_.f(), dw_ohwi.f(), y.f(), ws);
-    conv.backward_data(dyv.f(), dw_ohwi.f(), dxg.f(), ws);
-    conv.backward_filter(dx_.f(), dyv.f(), dwg_ohwi.f(), ws);
-    ohwi_to_hwio(dwg_ohwi.f(), dwg.f(), g.kh, g.kw, g.c, g.co);
+    hwio_to_ohwi(dw_hwio.get(), dw_ohwi.get(), g.kh, g.kw, g.c, g.co);
+    conv.forward(dx_.get(), dw_ohwi.get(), y.get(), ws);
+    conv.backward_data(dyv.get(), dw_ohwi.get(), dxg.get(), ws);
+    conv.backward_filter(dx_.get(), dyv.get(), dwg_ohwi.get(), ws);
+    ohwi_to_hwio(dwg_ohwi.get(), dwg.get(), g.kh, g.kw, g.c, g.co);
     expect_near(y.host(), y_want, 1e-4f, "conv forward");
     expect_near(dxg.host(), dx_want, 1e-4f, "conv backward data");
     expect_near(dwg.host(), dw_want, 1e-4f, "conv backward filter");

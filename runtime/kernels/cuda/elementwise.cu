@@ -1,0 +1,196 @@
+// The elementwise kernels of elementwise.hpp: grid-stride loops for the maps,
+// a two-stage column reduction for column_sums, one warp per row for argmax.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/elementwise.hpp"
+
+namespace drun::kernels::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr unsigned kAllLanes = 0xffffffffu;
+
+int blocks_for(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);
+}
+
+void check(cudaError_t rc, const char* what) {
+  if (rc != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
+}
+
+void check_launch(const char* what) {
+  check(cudaGetLastError(), what);
+}
+
+__device__ int64_t first_index() {
+  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+}
+__device__ int64_t grid_stride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+__global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = a[i] + b[i];
+}
+
+__global__ void axpy_kernel(float alpha, const float* x, float* y, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] += alpha * x[i];
+}
+
+__global__ void scale_kernel(float alpha, float* y, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] *= alpha;
+}
+
+__global__ void mul_kernel(const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = a[i] * b[i];
+}
+
+// Flat over rows * cols, so that narrow rows (cols of 16) still fill every warp.
+__global__ void bias_add_kernel(float* y, const float* b, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] += b[i % cols];
+}
+
+// column_sums runs blocks of kColTile x kRowGroups threads: the lanes of a
+// warp read consecutive columns of one row (coalesced), the row groups of a
+// block split its chunk of rows and meet in shared memory. Each chunk of rows
+// writes one partial row; a second pass adds the chunks' partials in order,
+// so the result does not depend on scheduling.
+constexpr int kColTile = 32;
+constexpr int kRowGroups = 8;
+
+__global__ void column_partials_kernel(const float* x, int64_t rows, int64_t cols,
+                                       int64_t rows_per_chunk, float* partial) {
+  __shared__ float part[kRowGroups][kColTile];
+  const int64_t j = blockIdx.x * static_cast<int64_t>(kColTile) + threadIdx.x;
+  const int64_t begin = blockIdx.y * rows_per_chunk;
+  const int64_t end = begin + rows_per_chunk < rows ? begin + rows_per_chunk : rows;
+  float s = 0.f;
+  if (j < cols)
+    for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) s += x[r * cols + j];
+  part[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < cols) {
+    for (int k = 1; k < kRowGroups; ++k) s += part[k][threadIdx.x];
+    partial[blockIdx.y * cols + j] = s;
+  }
+}
+
+__global__ void sum_partials_kernel(const float* partial, int64_t chunks, int64_t cols, float* s) {
+  for (int64_t j = first_index(); j < cols; j += grid_stride()) {
+    float t = 0.f;
+    for (int64_t c = 0; c < chunks; ++c) t += partial[c * cols + j];
+    s[j] = t;
+  }
+}
+
+__global__ void all_finite_kernel(const float* x, int64_t n, int* bad) {
+  bool ok = true;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) ok &= isfinite(x[i]);
+  if (__syncthreads_or(!ok) && threadIdx.x == 0) *bad = 1;
+}
+
+// One warp per row. The CPU scans left to right keeping the first strictly
+// larger value, so a NaN in column 0 wins (nothing compares greater) and any
+// other NaN is skipped: here lanes ignore NaNs, and column 0 is checked last.
+__global__ void argmax_rows_kernel(const float* x, int64_t rows, int64_t cols, int32_t* out) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = grid_stride() / 32;
+  for (int64_t r = first_index() / 32; r < rows; r += warps) {
+    const float* xr = x + r * cols;
+    float best = 0.f;
+    int64_t at = -1;  // none yet
+    for (int64_t j = lane; j < cols; j += 32) {
+      const float v = xr[j];
+      if (!isnan(v) && (at < 0 || v > best)) {
+        best = v;
+        at = j;
+      }
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const float other = __shfl_down_sync(kAllLanes, best, offset);
+      const int64_t other_at = __shfl_down_sync(kAllLanes, at, offset);
+      if (other_at >= 0 && (at < 0 || other > best || (other == best && other_at < at))) {
+        best = other;
+        at = other_at;
+      }
+    }
+    if (lane == 0) out[r] = (cols == 0 || at < 0 || isnan(xr[0])) ? 0 : static_cast<int32_t>(at);
+  }
+}
+
+}  // namespace
+
+void add(const float* a, const float* b, float* y, int64_t n) {
+  add_kernel<<<blocks_for(n), kThreads>>>(a, b, y, n);
+  check_launch("add");
+}
+
+void axpy(float alpha, const float* x, float* y, int64_t n) {
+  axpy_kernel<<<blocks_for(n), kThreads>>>(alpha, x, y, n);
+  check_launch("axpy");
+}
+
+void scale(float alpha, float* y, int64_t n) {
+  scale_kernel<<<blocks_for(n), kThreads>>>(alpha, y, n);
+  check_launch("scale");
+}
+
+void bias_add(float* y, const float* b, int64_t rows, int64_t cols) {
+  bias_add_kernel<<<blocks_for(rows * cols), kThreads>>>(y, b, rows, cols);
+  check_launch("bias_add");
+}
+
+void column_sums(const float* x, int64_t rows, int64_t cols, float* s) {
+  if (cols <= 0) return;
+  const int64_t tiles = (cols + kColTile - 1) / kColTile;
+  // Enough chunks of at least 256 rows to give the GPU about 512 blocks.
+  const int64_t chunks =
+      std::clamp<int64_t>((rows + 255) / 256, 1, std::max<int64_t>(1, 512 / tiles));
+  const int64_t per_chunk = (rows + chunks - 1) / chunks;
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks));
+  const dim3 block(kColTile, kRowGroups);
+  if (chunks == 1) {
+    column_partials_kernel<<<grid, block>>>(x, rows, cols, per_chunk, s);
+    check_launch("column_sums");
+    return;
+  }
+  Scratch partial(static_cast<size_t>(chunks * cols) * sizeof(float));
+  column_partials_kernel<<<grid, block>>>(x, rows, cols, per_chunk, partial.f32());
+  check_launch("column_sums");
+  sum_partials_kernel<<<blocks_for(cols), kThreads>>>(partial.f32(), chunks, cols, s);
+  check_launch("column_sums");
+}
+
+void mul(const float* a, const float* b, float* y, int64_t n) {
+  mul_kernel<<<blocks_for(n), kThreads>>>(a, b, y, n);
+  check_launch("mul");
+}
+
+bool all_finite(const float* x, int64_t n) {
+  if (n <= 0) return true;
+  Scratch flag(sizeof(int));
+  int* bad = static_cast<int*>(flag.get());
+  check(cudaMemsetAsync(bad, 0, sizeof(int), 0), "all_finite");
+  all_finite_kernel<<<blocks_for(n), kThreads>>>(x, n, bad);
+  check_launch("all_finite");
+  int host = 0;
+  copy_to_host(&host, bad, sizeof(int));
+  return host == 0;
+}
+
+void argmax_rows(const float* x, int64_t rows, int64_t cols, int32_t* out) {
+  if (rows <= 0) return;
+  argmax_rows_kernel<<<blocks_for(rows * 32), kThreads>>>(x, rows, cols, out);
+  check_launch("argmax_rows");
+}
+
+}  // namespace drun::kernels::cuda

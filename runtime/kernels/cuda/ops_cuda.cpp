@@ -1,0 +1,331 @@
+// The CUDA backend behind ops.hpp: cuBLAS for GEMM, cuDNN for convolutions
+// (kernels kept in Keras' HWIO and turned into cuDNN's OHWI at this edge),
+// drun's own kernels for the rest. Everything runs on the legacy default
+// stream, so ops are ordered among themselves without events; only input
+// copies use a stream of their own (InputStager).
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/activation.hpp"
+#include "kernels/cuda/batchnorm.hpp"
+#include "kernels/cuda/context.hpp"
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/elementwise.hpp"
+#include "kernels/cuda/loss.hpp"
+#include "kernels/cuda/optimizer_update.hpp"
+#include "kernels/cuda/pool.hpp"
+#include "kernels/gpu_backend.hpp"
+
+namespace drun::kernels {
+
+namespace {
+
+void check(cudaError_t rc, const char* what) {
+  if (rc != cudaSuccess)
+    throw std::runtime_error(std::string(what) + " failed: " + cudaGetErrorString(rc));
+}
+
+cuda::Context& context(const Exec& ex, const char* op) {
+  if (!ex.gpu)
+    throw std::logic_error(std::string(op) + " on the GPU needs its context (Exec::gpu)");
+  return *ex.gpu;
+}
+
+int64_t last_dim(const Tensor& t) {
+  return t.rank() ? t.dim(-1) : 1;
+}
+
+// Input batches through two pinned host buffers and two device buffers, used
+// in turn. The copy stream waits until the compute stream is done with a
+// device buffer before refilling it, and the compute stream waits for the
+// copy before using it; the host never waits for the GPU here.
+class CudaStager final : public GpuStager {
+ public:
+  explicit CudaStager(const Exec& ex) : stream_(static_cast<cudaStream_t>(ex.gpu->copy_stream())) {
+    for (Slot& s : slots_) {
+      check(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming), "cudaEventCreate");
+      check(cudaEventCreateWithFlags(&s.released, cudaEventDisableTiming), "cudaEventCreate");
+    }
+  }
+  ~CudaStager() override {
+    for (Slot& s : slots_) {
+      cudaEventDestroy(s.copied);
+      cudaEventDestroy(s.released);
+      if (s.pinned) cudaFreeHost(s.pinned);
+    }
+  }
+
+  const Tensor& stage(const Tensor& host) override {
+    if (host.device() != Device::cpu) return host;
+    // Every kernel of the previous batch's step is queued by now.
+    check(cudaEventRecord(slots_[current_].released, nullptr), "cudaEventRecord");
+    current_ ^= 1;
+    Slot& s = slots_[current_];
+    const size_t bytes = host.bytes();
+    check(cudaEventSynchronize(s.copied), "cudaEventSynchronize");  // its pinned buffer is free
+    if (s.capacity < bytes) {
+      if (s.pinned) check(cudaFreeHost(s.pinned), "cudaFreeHost");
+      s.pinned = nullptr;
+      check(cudaMallocHost(&s.pinned, bytes), "cudaMallocHost");
+      s.capacity = bytes;
+    }
+    std::memcpy(s.pinned, host.raw(), bytes);
+    s.device.ensure(host.shape(), host.dtype(), Device::cuda);
+    check(cudaStreamWaitEvent(stream_, s.released, 0), "cudaStreamWaitEvent");
+    check(cudaMemcpyAsync(s.device.raw(), s.pinned, bytes, cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync");
+    check(cudaEventRecord(s.copied, stream_), "cudaEventRecord");
+    check(cudaStreamWaitEvent(nullptr, s.copied, 0), "cudaStreamWaitEvent");
+    return s.device;
+  }
+
+ private:
+  struct Slot {
+    void* pinned = nullptr;
+    size_t capacity = 0;
+    Tensor device;
+    cudaEvent_t copied = nullptr, released = nullptr;
+  };
+  cudaStream_t stream_;
+  Slot slots_[2];
+  int current_ = 0;
+};
+
+class CudaBackend final : public GpuBackend {
+ public:
+  void synchronize(const Exec&) override { check(cudaDeviceSynchronize(), "synchronize"); }
+  std::unique_ptr<GpuStager> make_stager(const Exec& ex) override {
+    context(ex, "input staging");
+    return std::make_unique<CudaStager>(ex);
+  }
+
+  void matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+              const Tensor& a, const Tensor& b, float beta, Tensor& y) override {
+    context(ex, "matmul").blas().gemm(ta, tb, m, n, k, alpha, a.f32(), b.f32(), beta, y.f32());
+  }
+  void bias_add(Tensor& y, const Tensor& b) override {
+    cuda::bias_add(y.f32(), b.f32(), y.numel() / b.numel(), b.numel());
+  }
+  void column_sums(const Tensor& x, Tensor& s) override {
+    cuda::column_sums(x.f32(), x.numel() / s.numel(), s.numel(), s.f32());
+  }
+  void activation_forward(Activation a, const Tensor& x, Tensor& y) override {
+    const int64_t cols = last_dim(x);
+    cuda::activation_forward(a, x.f32(), y.f32(), x.numel() / cols, cols);
+  }
+  void activation_backward(Activation a, const Tensor& y, const Tensor& dy, Tensor& dx) override {
+    const int64_t cols = last_dim(y);
+    cuda::activation_backward(a, y.f32(), dy.f32(), dx.f32(), y.numel() / cols, cols);
+  }
+  void add(const Tensor& a, const Tensor& b, Tensor& y) override {
+    cuda::add(a.f32(), b.f32(), y.f32(), a.numel());
+  }
+  void axpy(float alpha, const Tensor& x, Tensor& y) override {
+    cuda::axpy(alpha, x.f32(), y.f32(), x.numel());
+  }
+  void scale(float alpha, Tensor& y) override { cuda::scale(alpha, y.f32(), y.numel()); }
+  void mul(const Tensor& a, const Tensor& b, Tensor& y) override {
+    cuda::mul(a.f32(), b.f32(), y.f32(), a.numel());
+  }
+  bool all_finite(const Tensor& x) override { return cuda::all_finite(x.f32(), x.numel()); }
+
+  int64_t conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) override {
+    const size_t bytes = context(ex, "conv2d").convolution(g).workspace_bytes();
+    return std::max<int64_t>(1, static_cast<int64_t>((bytes + 3) / 4));
+  }
+  void conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
+                      const Tensor& b, Tensor& y, bool relu, Tensor& ws) override {
+    cuda::Convolution& conv = context(ex, "conv2d").convolution(g);
+    cuda::Scratch w_ohwi(w.bytes());
+    cuda::hwio_to_ohwi(w.f32(), w_ohwi.f32(), g.kh, g.kw, g.c, g.co);
+    conv.forward(x.f32(), w_ohwi.f32(), y.f32(), ws.raw());
+    const int64_t rows = g.n * g.oh * g.ow;
+    cuda::bias_add(y.f32(), b.f32(), rows, g.co);
+    if (relu) cuda::activation_forward(Activation::relu, y.f32(), y.f32(), rows, g.co);
+  }
+  void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
+                              const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
+                              Tensor& ws) override {
+    cuda::Convolution& conv = context(ex, "conv2d_backward_filter").convolution(g);
+    const int64_t rows = g.n * g.oh * g.ow;
+    const float* d = dy.f32();
+    std::optional<cuda::Scratch> masked;
+    if (relu_y) {
+      masked.emplace(dy.bytes());
+      cuda::activation_backward(Activation::relu, relu_y->f32(), dy.f32(), masked->f32(), rows,
+                                g.co);
+      d = masked->f32();
+    }
+    cuda::column_sums(d, rows, g.co, db.f32());
+    cuda::Scratch dw_ohwi(dw.bytes());
+    conv.backward_filter(x.f32(), d, dw_ohwi.f32(), ws.raw());
+    cuda::ohwi_to_hwio(dw_ohwi.f32(), dw.f32(), g.kh, g.kw, g.c, g.co);
+  }
+  void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
+                            const Tensor& w, Tensor& dx, Tensor& ws) override {
+    cuda::Convolution& conv = context(ex, "conv2d_backward_data").convolution(g);
+    cuda::Scratch w_ohwi(w.bytes());
+    cuda::hwio_to_ohwi(w.f32(), w_ohwi.f32(), g.kh, g.kw, g.c, g.co);
+    conv.backward_data(dy.f32(), w_ohwi.f32(), dx.f32(), ws.raw());
+  }
+
+  void max_pool_forward(const PoolGeometry& g, const Tensor& x, Tensor& y,
+                        Tensor& argmax) override {
+    cuda::max_pool_forward(g, x.f32(), y.f32(), argmax.i32());
+  }
+  void max_pool_backward(const PoolGeometry& g, const Tensor& dy, const Tensor& argmax,
+                         Tensor& dx) override {
+    cuda::max_pool_backward(g, dy.f32(), argmax.i32(), dx.f32());
+  }
+  void avg_pool_forward(const PoolGeometry& g, const Tensor& x, Tensor& y) override {
+    cuda::avg_pool_forward(g, x.f32(), y.f32());
+  }
+  void avg_pool_backward(const PoolGeometry& g, const Tensor& dy, Tensor& dx) override {
+    cuda::avg_pool_backward(g, dy.f32(), dx.f32());
+  }
+  void global_avg_pool_forward(const Tensor& x, Tensor& y) override {
+    const int64_t n = x.dim(0), c = x.dim(-1);
+    cuda::global_avg_pool_forward(n, x.numel() / (n * c), c, x.f32(), y.f32());
+  }
+  void global_avg_pool_backward(const Tensor& dy, Tensor& dx) override {
+    const int64_t n = dx.dim(0), c = dx.dim(-1);
+    cuda::global_avg_pool_backward(n, dx.numel() / (n * c), c, dy.f32(), dx.f32());
+  }
+
+  void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                               float momentum, Tensor& moving_mean, Tensor& moving_var,
+                               Tensor& mean, Tensor& inv_std, Tensor& y) override {
+    const int64_t c = gamma.numel();
+    cuda::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps,
+                                  momentum, moving_mean.f32(), moving_var.f32(), mean.f32(),
+                                  inv_std.f32(), y.f32());
+  }
+  void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                               const Tensor& moving_mean, const Tensor& moving_var,
+                               Tensor& y) override {
+    const int64_t c = gamma.numel();
+    cuda::batchnorm_forward_infer(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps,
+                                  moving_mean.f32(), moving_var.f32(), y.f32());
+  }
+  void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                          const Tensor& mean, const Tensor& inv_std, bool batch_statistics,
+                          Tensor& dx, Tensor& dgamma, Tensor& dbeta) override {
+    const int64_t c = gamma.numel();
+    cuda::batchnorm_backward(x.f32(), dy.f32(), x.numel() / c, c, gamma.f32(), mean.f32(),
+                             inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(),
+                             dbeta.f32());
+  }
+
+  double loss_forward_backward(LossKind kind, const Tensor& pred, const Tensor& target,
+                               Tensor& grad, int64_t* bad_row) override {
+    const int64_t rows = pred.dim(0), cols = pred.numel() / rows;
+    switch (kind) {
+      case LossKind::softmax_xent_sparse:
+        return cuda::softmax_xent_sparse(pred.f32(), target.i32(), rows, cols, grad.f32(),
+                                         bad_row);
+      case LossKind::xent_sparse:
+        return cuda::xent_sparse_probs(pred.f32(), target.i32(), rows, cols, grad.f32(), bad_row);
+      case LossKind::softmax_xent:
+        return cuda::softmax_xent_dense(pred.f32(), target.f32(), rows, cols, grad.f32());
+      case LossKind::xent:
+        return cuda::xent_dense_probs(pred.f32(), target.f32(), rows, cols, grad.f32());
+      case LossKind::sigmoid_bce:
+        return cuda::sigmoid_bce(pred.f32(), target.f32(), pred.numel(), grad.f32());
+      case LossKind::bce:
+        return cuda::bce_probs(pred.f32(), target.f32(), pred.numel(), grad.f32());
+      case LossKind::mse:
+        return cuda::mse(pred.f32(), target.f32(), pred.numel(), grad.f32());
+    }
+    return 0.0;
+  }
+  void argmax_rows(const Tensor& x, Tensor& out) override {
+    const int64_t rows = x.dim(0);
+    cuda::argmax_rows(x.f32(), rows, x.numel() / rows, out.i32());
+  }
+
+  void sgd_update(const Tensor& g, Tensor& w, float lr, float wd) override {
+    cuda::sgd(w.f32(), g.f32(), w.numel(), lr, wd);
+  }
+  void sgd_momentum_update(const Tensor& g, Tensor& w, Tensor& v, float lr, float momentum,
+                           bool nesterov, float wd) override {
+    cuda::sgd_momentum(w.f32(), g.f32(), v.f32(), w.numel(), lr, momentum, nesterov, wd);
+  }
+  void adagrad_update(const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon,
+                      float wd) override {
+    cuda::adagrad(w.f32(), g.f32(), acc.f32(), w.numel(), lr, epsilon, wd);
+  }
+  void adam_update(const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat, float lr_t,
+                   float beta_1, float beta_2, float epsilon, float wd) override {
+    cuda::adam(w.f32(), g.f32(), m.f32(), v.f32(), vhat ? vhat->f32() : nullptr, w.numel(), lr_t,
+               beta_1, beta_2, epsilon, wd);
+  }
+  void rmsprop_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr, float rho,
+                      float epsilon, float wd) override {
+    cuda::rmsprop(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, w.numel(), lr, rho,
+                  epsilon, wd);
+  }
+  void rmsprop_momentum_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom,
+                               float lr, float rho, float momentum, float epsilon,
+                               float wd) override {
+    cuda::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(),
+                           w.numel(), lr, rho, momentum, epsilon, wd);
+  }
+};
+
+}  // namespace
+
+GpuBackend* gpu_backend() {
+  static CudaBackend backend;  // stateless: the state is in each Exec's context
+  return &backend;
+}
+
+bool cuda_built() {
+  return true;
+}
+
+int cuda_device_count() {
+  return cuda::device_count();
+}
+
+std::string cuda_device_name(int index) {
+  return cuda::device_name(index);
+}
+
+std::shared_ptr<cuda::Context> make_cuda_context(int index) {
+  const int n = cuda::device_count();
+  if (index < 0 || index >= n)
+    throw std::runtime_error("GPU " + std::to_string(index) + " does not exist (" +
+                             (n ? std::to_string(n) + " found" : cuda::no_device_reason()) + ")");
+  return std::make_shared<cuda::Context>(index);
+}
+
+namespace cuda {
+
+Context::Context(int device) : device_(device) {
+  set_device(device);
+  blas_ = std::make_unique<Blas>();
+  dnn_ = std::make_unique<Dnn>();
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  copy_stream_ = s;
+}
+
+Context::~Context() {
+  plans_.clear();
+  if (copy_stream_) cudaStreamDestroy(static_cast<cudaStream_t>(copy_stream_));
+}
+
+Convolution& Context::convolution(const cpu::ConvGeometry& g) {
+  const Key key{g.n, g.h, g.w, g.c, g.kh, g.kw, g.co, g.sh, g.sw, g.pad_top, g.pad_left, g.oh, g.ow};
+  auto it = plans_.find(key);
+  if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<Convolution>(*dnn_, g)).first;
+  return *it->second;
+}
+
+}  // namespace cuda
+
+}  // namespace drun::kernels

@@ -1,0 +1,176 @@
+// The optimizer updates of optimizer_update.hpp: one grid-stride pass each,
+// with the expressions written in the CPU's order so that the results agree
+// to rounding. The variants (Nesterov, AMSGrad, centered) are template
+// arguments, so no branch sits in the loop.
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/optimizer_update.hpp"
+
+namespace drun::kernels::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocks_for(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);
+}
+
+void check_launch(const char* what) {
+  const cudaError_t rc = cudaGetLastError();
+  if (rc != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
+}
+
+__device__ int64_t first_index() {
+  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+}
+__device__ int64_t grid_stride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+__global__ void sgd_kernel(float* w, const float* g, int64_t n, float lr, float wd) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const float gi = g[i] + wd * w[i];
+    w[i] -= lr * gi;
+  }
+}
+
+template <bool kNesterov>
+__global__ void sgd_momentum_kernel(float* w, const float* g, float* v, int64_t n, float lr,
+                                    float momentum, float wd) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const float gi = g[i] + wd * w[i];
+    const float vi = v[i] * momentum - gi * lr;
+    v[i] = vi;
+    w[i] += kNesterov ? vi * momentum - gi * lr : vi;
+  }
+}
+
+__global__ void adagrad_kernel(float* w, const float* g, float* acc, int64_t n, float lr,
+                               float epsilon, float wd) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const float gi = g[i] + wd * w[i];
+    const float ai = acc[i] + gi * gi;
+    acc[i] = ai;
+    w[i] -= gi * lr / (sqrtf(ai) + epsilon);
+  }
+}
+
+template <bool kAmsgrad>
+__global__ void adam_kernel(float* w, const float* g, float* m, float* v, float* vhat, int64_t n,
+                            float lr_t, float one_minus_b1, float one_minus_b2, float epsilon,
+                            float wd) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const float gi = g[i] + wd * w[i];
+    const float mi = m[i] + (gi - m[i]) * one_minus_b1;
+    const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
+    m[i] = mi;
+    v[i] = vi;
+    float denom = vi;
+    if constexpr (kAmsgrad) {
+      denom = vhat[i] < vi ? vi : vhat[i];
+      vhat[i] = denom;
+    }
+    w[i] -= mi * lr_t / (sqrtf(denom) + epsilon);
+  }
+}
+
+template <bool kCentered>
+__global__ void rmsprop_kernel(float* w, const float* g, float* rms, float* mg, int64_t n, float lr,
+                               float rho, float one_minus_rho, float epsilon, float wd) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const float gi = g[i] + wd * w[i];
+    const float ri = rho * rms[i] + one_minus_rho * gi * gi;
+    rms[i] = ri;
+    float denom = ri;
+    if constexpr (kCentered) {
+      const float mgi = rho * mg[i] + one_minus_rho * gi;
+      mg[i] = mgi;
+      denom = ri - mgi * mgi;
+    }
+    w[i] -= lr * gi / (sqrtf(denom) + epsilon);
+  }
+}
+
+template <bool kCentered>
+__global__ void rmsprop_momentum_kernel(float* w, const float* g, float* rms, float* mg, float* mom,
+                                        int64_t n, float lr, float one_minus_rho, float momentum,
+                                        float epsilon, float wd) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const float gi = g[i] + wd * w[i];
+    const float ri = rms[i] + (gi * gi - rms[i]) * one_minus_rho;
+    rms[i] = ri;
+    float denom = ri;
+    if constexpr (kCentered) {
+      const float mgi = mg[i] + (gi - mg[i]) * one_minus_rho;
+      mg[i] = mgi;
+      denom = ri - mgi * mgi;
+    }
+    const float mi = mom[i] * momentum + gi * lr / sqrtf(denom + epsilon);
+    mom[i] = mi;
+    w[i] -= mi;
+  }
+}
+
+}  // namespace
+
+void sgd(float* w, const float* g, int64_t n, float lr, float weight_decay) {
+  sgd_kernel<<<blocks_for(n), kThreads>>>(w, g, n, lr, weight_decay);
+  check_launch("sgd");
+}
+
+void sgd_momentum(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+                  bool nesterov, float weight_decay) {
+  if (nesterov)
+    sgd_momentum_kernel<true><<<blocks_for(n), kThreads>>>(w, g, v, n, lr, momentum, weight_decay);
+  else
+    sgd_momentum_kernel<false><<<blocks_for(n), kThreads>>>(w, g, v, n, lr, momentum, weight_decay);
+  check_launch("sgd_momentum");
+}
+
+void adagrad(float* w, const float* g, float* acc, int64_t n, float lr, float epsilon,
+             float weight_decay) {
+  adagrad_kernel<<<blocks_for(n), kThreads>>>(w, g, acc, n, lr, epsilon, weight_decay);
+  check_launch("adagrad");
+}
+
+void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n, float lr_t,
+          float beta_1, float beta_2, float epsilon, float weight_decay) {
+  const float one_minus_b1 = 1.f - beta_1, one_minus_b2 = 1.f - beta_2;
+  if (vhat)
+    adam_kernel<true><<<blocks_for(n), kThreads>>>(w, g, m, v, vhat, n, lr_t, one_minus_b1,
+                                                   one_minus_b2, epsilon, weight_decay);
+  else
+    adam_kernel<false><<<blocks_for(n), kThreads>>>(w, g, m, v, vhat, n, lr_t, one_minus_b1,
+                                                    one_minus_b2, epsilon, weight_decay);
+  check_launch("adam");
+}
+
+void rmsprop(float* w, const float* g, float* rms, float* mg, int64_t n, float lr, float rho,
+             float epsilon, float weight_decay) {
+  if (mg)
+    rmsprop_kernel<true>
+        <<<blocks_for(n), kThreads>>>(w, g, rms, mg, n, lr, rho, 1.f - rho, epsilon, weight_decay);
+  else
+    rmsprop_kernel<false>
+        <<<blocks_for(n), kThreads>>>(w, g, rms, mg, n, lr, rho, 1.f - rho, epsilon, weight_decay);
+  check_launch("rmsprop");
+}
+
+void rmsprop_momentum(float* w, const float* g, float* rms, float* mg, float* mom, int64_t n,
+                      float lr, float rho, float momentum, float epsilon, float weight_decay) {
+  if (mg)
+    rmsprop_momentum_kernel<true><<<blocks_for(n), kThreads>>>(w, g, rms, mg, mom, n, lr, 1.f - rho,
+                                                               momentum, epsilon, weight_decay);
+  else
+    rmsprop_momentum_kernel<false><<<blocks_for(n), kThreads>>>(
+        w, g, rms, mg, mom, n, lr, 1.f - rho, momentum, epsilon, weight_decay);
+  check_launch("rmsprop_momentum");
+}
+
+}  // namespace drun::kernels::cuda

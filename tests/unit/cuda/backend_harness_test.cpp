@@ -1,0 +1,939 @@
+// The cross-backend harness (docs: DESIGN.md, "Tests"): every op of the
+// backend interface (kernels/ops.hpp) runs on the CPU, the reference, and on
+// the GPU with the same random inputs, and the GPU's outputs must match the
+// CPU's within a float tolerance, forward and backward.
+//
+// Table-driven, in the manner of ggml's test-backend-ops: each TEST walks a
+// table of cases (shapes, geometries, options) and, for each case,
+//   1. makes its tensors on the host from a fixed seed (drun::Rng) and copies
+//      each to both backends (`both`); outputs too are preset to the same
+//      random values on both, so a backend that leaves an element unwritten,
+//      or adds into what it should overwrite, differs from the other;
+//   2. runs the op once per backend (`on_both`), the CPU with
+//      Exec{Device::cpu} and the GPU with Exec{Device::cuda, 1, context};
+//   3. reads the GPU's outputs back and compares them elementwise with the
+//      CPU's (`matches`): |gpu - cpu| <= rel * |cpu| + abs * max |cpu|, with
+//      rel and abs by the kind of arithmetic (`Tol`). A failure names the
+//      op, the case and the worst element with both values.
+// A backward pass gets the same upstream tensors on both backends (the CPU's
+// forward outputs where it needs them), so each comparison checks one op.
+//
+// Without a CUDA build or a visible GPU the program says so and exits 77,
+// which meson reports as skipped.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <iomanip>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/rng.hpp"
+#include "kernels/cpu/conv2d.hpp"
+#include "kernels/cpu/pool.hpp"
+#include "kernels/ops.hpp"
+#include "tensor/tensor.hpp"
+
+namespace drun::kernels {
+namespace {
+
+// ---------------------------------------------------------------------------
+// The two backends
+
+// The GPU's handles, opened once in main before any test runs.
+cuda::Context* g_context = nullptr;
+
+Exec cpu_exec() {
+  return Exec{Device::cpu, 1, nullptr};
+}
+Exec gpu_exec() {
+  return Exec{Device::cuda, 1, g_context};
+}
+
+// One value per backend: a tensor (the same values on the CPU and on the
+// GPU), or an op's scalar result.
+template <typename T>
+struct PerBackend {
+  T cpu{}, gpu{};
+  T& on(const Exec& ex) { return ex.device == Device::cpu ? cpu : gpu; }
+  const T& on(const Exec& ex) const { return ex.device == Device::cpu ? cpu : gpu; }
+};
+using Both = PerBackend<Tensor>;
+
+// A host tensor on both backends (each side its own copy).
+Both both(const Tensor& host) {
+  return {host.clone(), host.to(Device::cuda)};
+}
+
+// Runs `op(ex)` on the CPU, then on the GPU, and waits for the GPU.
+void on_both(const std::function<void(const Exec&)>& op) {
+  op(cpu_exec());
+  op(gpu_exec());
+  synchronize(gpu_exec());
+}
+
+// ---------------------------------------------------------------------------
+// Inputs
+
+Tensor uniform(Rng& rng, const Shape& shape, float lo = -1.0f, float hi = 1.0f) {
+  Tensor t(shape);
+  for (float& v : t.span_f32()) v = rng.uniform(lo, hi);
+  return t;
+}
+
+// Sparse class labels in [0, classes).
+Tensor labels(Rng& rng, int64_t rows, int64_t classes) {
+  Tensor t(Shape{rows}, DType::i32);
+  for (int64_t r = 0; r < rows; ++r)
+    t.i32()[r] = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(classes));
+  return t;
+}
+
+// An output tensor preset to the same values on both backends (random
+// floats; for int outputs negative numbers, never a valid index): an op must
+// overwrite it, or where it accumulates, start from the same values.
+Both output(Rng& rng, const Shape& shape, DType dtype = DType::f32) {
+  if (dtype == DType::f32) return both(uniform(rng, shape, -5.0f, 5.0f));
+  Tensor t(shape, DType::i32);
+  for (int64_t i = 0; i < t.numel(); ++i) t.i32()[i] = -1000 - static_cast<int32_t>(i % 77);
+  return both(t);
+}
+
+// Rows of probabilities (softmax of random logits), as the probability losses
+// receive them.
+Tensor probabilities(Rng& rng, int64_t rows, int64_t cols) {
+  const Tensor logits = uniform(rng, Shape{rows, cols}, -3.0f, 3.0f);
+  Tensor p(Shape{rows, cols});
+  activation_forward(cpu_exec(), Activation::softmax, logits, p);
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+// Comparison
+
+// Per element, |gpu - cpu| <= rel * |cpu| + abs * scale, where scale is the
+// largest |cpu| of the tensor: a float sum errs relative to the size of its
+// terms, so an element that cancels to near zero is held to what its
+// neighbours allow, and a tensor of small values (a loss gradient scaled by
+// 1/batch) gets a bound its own size, not a fixed 1e-6 that would pass
+// anything. A scalar result uses its own magnitude as scale.
+struct Tol {
+  double rel, abs;
+};
+// Selections and copies (ReLU, max pooling's forward, argmax, int outputs):
+// bit-exact.
+constexpr Tol kExact{0.0, 0.0};
+// One or two roundings per element, where the GPU may contract a * b + c
+// into one FMA and the CPU not (add, axpy, scale, mul, bias, masks).
+constexpr Tol kElementwise{1e-6, 1e-7};
+// exp/log/tanh/sqrt/division from two math libraries, and short sums (a
+// pooling window, a softmax row, an optimizer rule, a loss's mean).
+constexpr Tol kMath{1e-5, 1e-6};
+// Long sums in another order (cuBLAS and cuDNN against OpenBLAS and
+// im2col): GEMM, convolutions, column sums, batch statistics.
+constexpr Tol kSum{1e-4, 2e-5};
+
+// "[n, h, w, c]" of a flat index in a row-major shape.
+std::string index_str(const Shape& shape, int64_t flat) {
+  std::vector<int64_t> idx(static_cast<size_t>(shape.rank()));
+  for (int d = shape.rank() - 1; d >= 0; --d) {
+    idx[static_cast<size_t>(d)] = flat % shape[d];
+    flat /= shape[d];
+  }
+  std::ostringstream out;
+  out << "[";
+  for (size_t d = 0; d < idx.size(); ++d) out << (d ? ", " : "") << idx[d];
+  out << "]";
+  return out.str();
+}
+
+// Whether t's GPU copy matches its CPU copy within `tol`. NaN matches only
+// NaN and an infinity only itself. On failure: what, how many elements
+// differ, and the worst (by how far past its tolerance it is).
+::testing::AssertionResult matches(const std::string& what, const Both& t, Tol tol) {
+  if (t.gpu.device() != Device::cuda)
+    return ::testing::AssertionFailure()
+           << what << ": the GPU output is on the " << device_name(t.gpu.device());
+  const Tensor want = t.cpu;
+  const Tensor got = t.gpu.to(Device::cpu);
+  if (got.shape() != want.shape() || got.dtype() != want.dtype())
+    return ::testing::AssertionFailure()
+           << what << ": GPU gives " << dtype_name(got.dtype()) << got.shape().str() << ", CPU "
+           << dtype_name(want.dtype()) << want.shape().str();
+  const int64_t n = want.numel();
+  double scale = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double c = want.dtype() == DType::f32 ? want.f32()[i] : want.i32()[i];
+    if (std::isfinite(c)) scale = std::max(scale, std::fabs(c));
+  }
+  int64_t bad = 0, worst = -1;
+  double worst_excess = 0.0;  // |diff| / allowed of the worst element
+  for (int64_t i = 0; i < n; ++i) {
+    const double c = want.dtype() == DType::f32 ? want.f32()[i] : want.i32()[i];
+    const double g = got.dtype() == DType::f32 ? got.f32()[i] : got.i32()[i];
+    if (c == g || (std::isnan(c) && std::isnan(g))) continue;
+    const double diff = std::fabs(g - c), allowed = tol.rel * std::fabs(c) + tol.abs * scale;
+    if (diff <= allowed) continue;  // false for NaN or an infinity against a number
+    ++bad;
+    const double excess = allowed > 0 && std::isfinite(diff)
+                              ? diff / allowed
+                              : std::numeric_limits<double>::infinity();
+    if (worst < 0 || excess > worst_excess) worst = i, worst_excess = excess;
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  const double c = want.dtype() == DType::f32 ? want.f32()[worst] : want.i32()[worst];
+  const double g = got.dtype() == DType::f32 ? got.f32()[worst] : got.i32()[worst];
+  // Built here: gtest's own stream would print the tolerances with 17 digits.
+  std::ostringstream out;
+  out << what << " " << want.shape().str() << ": " << bad << " of " << n
+      << " elements differ by more than " << tol.rel << " |cpu| + " << tol.abs << " * "
+      << std::setprecision(3) << scale << " (max |cpu|); worst at "
+      << index_str(want.shape(), worst) << std::setprecision(9) << ": cpu " << c << ", gpu " << g
+      << " (diff " << std::setprecision(3) << std::fabs(g - c) << ")";
+  return ::testing::AssertionFailure() << out.str();
+}
+
+// The same for a scalar result (a loss).
+::testing::AssertionResult matches(const std::string& what, const PerBackend<double>& v, Tol tol) {
+  const double diff = std::fabs(v.gpu - v.cpu);
+  if (diff <= (tol.rel + tol.abs) * std::fabs(v.cpu)) return ::testing::AssertionSuccess();
+  std::ostringstream out;
+  out << what << ": cpu " << std::setprecision(12) << v.cpu << ", gpu " << v.gpu << " (diff "
+      << std::setprecision(3) << diff << ", allowed " << tol.rel + tol.abs << " |cpu|)";
+  return ::testing::AssertionFailure() << out.str();
+}
+
+const char* name(Activation a) {
+  switch (a) {
+    case Activation::linear:
+      return "linear";
+    case Activation::relu:
+      return "relu";
+    case Activation::sigmoid:
+      return "sigmoid";
+    case Activation::tanh:
+      return "tanh";
+    case Activation::softmax:
+      return "softmax";
+  }
+  return "?";
+}
+
+const char* name(LossKind k) {
+  switch (k) {
+    case LossKind::softmax_xent_sparse:
+      return "softmax_xent_sparse";
+    case LossKind::xent_sparse:
+      return "xent_sparse";
+    case LossKind::softmax_xent:
+      return "softmax_xent";
+    case LossKind::xent:
+      return "xent";
+    case LossKind::sigmoid_bce:
+      return "sigmoid_bce";
+    case LossKind::bce:
+      return "bce";
+    case LossKind::mse:
+      return "mse";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------
+// GEMM and the dense layer's helpers
+
+TEST(BackendHarness, MatmulEveryTransposeAndScaling) {
+  struct Case {
+    int64_t m, n, k;
+    float alpha, beta;
+  };
+  const Case cases[] = {
+      {37, 23, 41, 1.0f, 0.0f},    // odd sizes, plain product
+      {37, 23, 41, 0.5f, 0.25f},   // both scalings
+      {1, 10, 64, 1.0f, 0.0f},     // one row (batch-1 inference)
+      {64, 1, 33, -1.0f, 0.5f},    // one column, negative alpha
+      {128, 96, 200, 1.0f, 1.0f},  // beta 1: accumulating gradients
+  };
+  int seed = 100;
+  for (const Case& c : cases)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        Rng rng(static_cast<uint64_t>(++seed));
+        std::ostringstream label;
+        label << "matmul " << (ta ? "T" : "N") << (tb ? "T" : "N") << " m=" << c.m << " n=" << c.n
+              << " k=" << c.k << " alpha=" << c.alpha << " beta=" << c.beta;
+        const Both a = both(uniform(rng, ta ? Shape{c.k, c.m} : Shape{c.m, c.k}));
+        const Both b = both(uniform(rng, tb ? Shape{c.n, c.k} : Shape{c.k, c.n}));
+        // With beta 0 y is not read (BLAS): the layers' reused buffers may
+        // hold anything, NaN included.
+        Tensor y0 = uniform(rng, Shape{c.m, c.n});
+        if (c.beta == 0.0f) y0.fill(std::numeric_limits<float>::quiet_NaN());
+        Both y = both(y0);
+        on_both([&](const Exec& ex) {
+          matmul(ex, ta, tb, c.m, c.n, c.k, c.alpha, a.on(ex), b.on(ex), c.beta, y.on(ex));
+        });
+        EXPECT_TRUE(matches(label.str() + ": y", y, kSum));
+        // NaN matches NaN above; the reference itself must not have read y.
+        EXPECT_TRUE(all_finite(cpu_exec(), y.cpu)) << label.str() << " (cpu)";
+      }
+}
+
+TEST(BackendHarness, BiasAddAndColumnSums) {
+  const Shape shapes[] = {Shape{1, 1}, Shape{5, 300}, Shape{64, 10}, Shape{2, 7, 7, 16}};
+  int seed = 200;
+  for (const Shape& s : shapes) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const int64_t cols = s[-1];
+    Both y = both(uniform(rng, s));
+    const Both b = both(uniform(rng, Shape{cols}));
+    on_both([&](const Exec& ex) { bias_add(ex, y.on(ex), b.on(ex)); });
+    EXPECT_TRUE(matches("bias_add " + s.str() + ": y", y, kElementwise));
+
+    const Both x = both(uniform(rng, s));
+    Both sums = output(rng, Shape{cols});
+    on_both([&](const Exec& ex) { column_sums(ex, x.on(ex), sums.on(ex)); });
+    EXPECT_TRUE(matches("column_sums " + s.str() + ": s", sums, kSum));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Activations
+
+TEST(BackendHarness, ActivationsForwardAndBackward) {
+  // Softmax works over the last dimension: a 1000-wide row needs the GPU's
+  // row reduction to span several threads.
+  const Shape shapes[] = {Shape{4, 10}, Shape{3, 1000}, Shape{2, 5, 5, 8}, Shape{1, 1}};
+  const Activation acts[] = {Activation::linear, Activation::relu, Activation::sigmoid,
+                             Activation::tanh, Activation::softmax};
+  int seed = 300;
+  for (const Activation act : acts)
+    for (const Shape& s : shapes) {
+      Rng rng(static_cast<uint64_t>(++seed));
+      const std::string label = std::string("activation ") + name(act) + " " + s.str();
+      const bool selects = act == Activation::linear || act == Activation::relu;
+
+      const Tensor x_host = uniform(rng, s, -4.0f, 4.0f);
+      const Both x = both(x_host);
+      Both y = output(rng, s);
+      on_both([&](const Exec& ex) { activation_forward(ex, act, x.on(ex), y.on(ex)); });
+      EXPECT_TRUE(matches(label + " forward: y", y, selects ? kExact : kMath));
+
+      // In place, as the dense and conv layers call it.
+      Both inplace = both(x_host);
+      on_both([&](const Exec& ex) { activation_forward(ex, act, inplace.on(ex), inplace.on(ex)); });
+      EXPECT_TRUE(matches(label + " forward in place: y", inplace, selects ? kExact : kMath));
+
+      // Backward from the CPU's forward output, on both.
+      const Both y_ref = both(y.cpu);
+      const Both dy = both(uniform(rng, s));
+      Both dx = output(rng, s);
+      on_both([&](const Exec& ex) {
+        activation_backward(ex, act, y_ref.on(ex), dy.on(ex), dx.on(ex));
+      });
+      const Tol tol = selects ? kExact : act == Activation::softmax ? kMath : kElementwise;
+      EXPECT_TRUE(matches(label + " backward: dx", dx, tol));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Elementwise ops and the finiteness check
+
+TEST(BackendHarness, ElementwiseOps) {
+  // Odd lengths leave tails past any vector width; 65537 spans many blocks.
+  const int64_t sizes[] = {1, 7, 1000, 65537};
+  int seed = 400;
+  for (const int64_t n : sizes) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const std::string len = " n=" + std::to_string(n);
+    const Both a = both(uniform(rng, Shape{n})), b = both(uniform(rng, Shape{n}));
+
+    Both sum = output(rng, Shape{n});
+    on_both([&](const Exec& ex) { add(ex, a.on(ex), b.on(ex), sum.on(ex)); });
+    EXPECT_TRUE(matches("add" + len + ": y", sum, kElementwise));
+
+    Both acc = both(uniform(rng, Shape{n}));
+    on_both([&](const Exec& ex) { axpy(ex, -0.7f, a.on(ex), acc.on(ex)); });
+    EXPECT_TRUE(matches("axpy" + len + ": y", acc, kElementwise));
+
+    Both scaled = both(uniform(rng, Shape{n}));
+    on_both([&](const Exec& ex) { scale(ex, 1.5f, scaled.on(ex)); });
+    EXPECT_TRUE(matches("scale" + len + ": y", scaled, kElementwise));
+
+    Both prod = output(rng, Shape{n});
+    on_both([&](const Exec& ex) { mul(ex, a.on(ex), b.on(ex), prod.on(ex)); });
+    EXPECT_TRUE(matches("mul" + len + ": y", prod, kElementwise));
+  }
+}
+
+TEST(BackendHarness, AllFinite) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    int64_t n;
+    int64_t at;  // where the bad value goes; -1: nowhere
+    float value;
+  };
+  // Finite values, then the bad value first, in the middle and last: a
+  // reduction's first block, an inner one and its tail.
+  const Case cases[] = {
+      {1, -1, 0.0f},          // one finite value
+      {1000, -1, 0.0f},       // one block
+      {100003, -1, 0.0f},     // many blocks and a tail
+      {1, 0, nan},            // a lone NaN
+      {1000, 0, nan},         // NaN first
+      {100003, 50001, nan},   // NaN inside
+      {100003, 100002, nan},  // NaN in the tail
+      {1000, 999, inf},       // +Inf last of one block
+      {100003, 7, -inf},      // -Inf in the first block
+      {100003, 100002, inf},  // +Inf in the tail
+  };
+  int seed = 500;
+  for (const Case& c : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    Tensor host = uniform(rng, Shape{c.n}, -1e30f, 1e30f);  // large but finite
+    if (c.at >= 0) host.f32()[c.at] = c.value;
+    const Both x = both(host);
+    PerBackend<bool> finite;
+    on_both([&](const Exec& ex) { finite.on(ex) = all_finite(ex, x.on(ex)); });
+    const bool want = c.at < 0;
+    std::ostringstream label;
+    label << "all_finite n=" << c.n;
+    if (c.at >= 0) label << " with " << c.value << " at " << c.at;
+    EXPECT_EQ(finite.cpu, want) << label.str() << " (cpu)";
+    EXPECT_EQ(finite.gpu, want) << label.str() << " (gpu)";
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Convolutions
+
+TEST(BackendHarness, Conv2dForwardAndBackward) {
+  struct Case {
+    int64_t n, h, w, c, k, co, stride;
+    bool same;
+  };
+  // TensorFlow's 'same' puts an odd padding pixel at the bottom/right; the
+  // comments give each case's total padding (top + bottom, left + right).
+  const Case cases[] = {
+      {2, 8, 8, 3, 3, 4, 1, true},      // 3x3 same, pad 1+1
+      {2, 8, 8, 4, 3, 6, 2, true},      // 3x3 same stride 2, pad 0+1 (odd)
+      {2, 11, 8, 3, 3, 5, 2, true},     // non-square: pad 1+1 by 0+1
+      {1, 10, 10, 3, 5, 2, 2, true},    // 5x5 same stride 2, pad 1+2 (odd)
+      {2, 9, 9, 3, 5, 4, 1, true},      // 5x5 same, pad 2+2
+      {2, 12, 12, 1, 3, 8, 1, false},   // 3x3 valid, one input channel
+      {2, 7, 7, 3, 5, 4, 2, false},     // 5x5 valid stride 2
+      {3, 7, 9, 2, 1, 5, 2, false},     // 1x1 stride 2 (subsampling)
+      {2, 6, 6, 8, 1, 16, 1, false},    // 1x1 stride 1 (the CPU's pointwise path)
+      {4, 16, 16, 16, 3, 32, 1, true},  // a ResNet-sized block
+  };
+  int seed = 600;
+  for (const Case& t : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const ConvGeometry g =
+        cpu::conv_geometry(t.n, t.h, t.w, t.c, t.k, t.k, t.co, t.stride, t.stride, t.same);
+    std::ostringstream os;
+    os << "conv2d x=(" << t.n << ", " << t.h << ", " << t.w << ", " << t.c << ") " << t.k << "x"
+       << t.k << "x" << t.co << " stride " << t.stride << (t.same ? " same" : " valid");
+    const std::string label = os.str();
+    const Shape xs{g.n, g.h, g.w, g.c}, ws{g.kh, g.kw, g.c, g.co}, ys{g.n, g.oh, g.ow, g.co};
+
+    // Each backend sizes its own workspace.
+    Both workspace;
+    for (const Exec ex : {cpu_exec(), gpu_exec()})
+      workspace.on(ex) = Tensor(Shape{std::max<int64_t>(1, conv2d_workspace_floats(ex, g))},
+                                DType::f32, ex.device);
+
+    const Both x = both(uniform(rng, xs)), w = both(uniform(rng, ws));
+    const Both b = both(uniform(rng, Shape{g.co}));
+    Tensor relu_y;  // the CPU's fused-ReLU output, for the masked filter gradient
+    for (const bool relu : {false, true}) {
+      Both y = output(rng, ys);
+      on_both([&](const Exec& ex) {
+        conv2d_forward(ex, g, x.on(ex), w.on(ex), b.on(ex), y.on(ex), relu, workspace.on(ex));
+      });
+      EXPECT_TRUE(matches(label + (relu ? " relu" : "") + " forward: y", y, kSum));
+      if (relu) relu_y = y.cpu.clone();
+    }
+
+    const Both dy = both(uniform(rng, ys));
+    const Both mask = both(relu_y);
+    for (const bool masked : {false, true}) {
+      Both dw = output(rng, ws), db = output(rng, Shape{g.co});
+      on_both([&](const Exec& ex) {
+        conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), masked ? &mask.on(ex) : nullptr,
+                               dw.on(ex), db.on(ex), workspace.on(ex));
+      });
+      const std::string what = label + " backward filter" + (masked ? " relu_y" : "");
+      EXPECT_TRUE(matches(what + ": dw", dw, kSum));
+      EXPECT_TRUE(matches(what + ": db", db, kSum));
+    }
+
+    Both dx = output(rng, xs);
+    on_both([&](const Exec& ex) {
+      conv2d_backward_data(ex, g, dy.on(ex), w.on(ex), dx.on(ex), workspace.on(ex));
+    });
+    EXPECT_TRUE(matches(label + " backward data: dx", dx, kSum));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Pooling
+
+TEST(BackendHarness, PoolingForwardAndBackward) {
+  struct Case {
+    int64_t n, h, w, c, window, stride;
+    bool same;
+  };
+  const Case cases[] = {
+      {2, 8, 8, 3, 2, 2, false},    // windows that tile the input (the CPU's fast path)
+      {2, 9, 9, 4, 3, 2, false},    // overlapping 3x3 stride 2
+      {2, 8, 8, 4, 3, 2, true},     // overlapping and 'same', pad 0+1 (odd)
+      {1, 7, 10, 5, 3, 2, true},    // non-square 'same': pad 1+1 by 0+1
+      {2, 7, 7, 3, 2, 2, true},     // 2x2 'same' on an odd size, pad 0+1
+      {2, 6, 6, 3, 3, 1, true},     // 3x3 stride 1 'same', pad 1+1
+      {1, 5, 5, 2, 5, 1, false},    // one window over the whole image
+      {4, 16, 16, 32, 3, 2, true},  // a ResNet stem's pool
+  };
+  int seed = 700;
+  for (const Case& t : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const PoolGeometry g =
+        cpu::pool_geometry(t.n, t.h, t.w, t.c, t.window, t.window, t.stride, t.stride, t.same);
+    std::ostringstream os;
+    os << "x=(" << t.n << ", " << t.h << ", " << t.w << ", " << t.c << ") " << t.window << "x"
+       << t.window << " stride " << t.stride << (t.same ? " same" : " valid");
+    const std::string label = os.str();
+    const Shape xs{g.n, g.h, g.w, g.c}, ys{g.n, g.oh, g.ow, g.c};
+    const Both x = both(uniform(rng, xs));
+    const Both dy = both(uniform(rng, ys));
+
+    // Max pooling: the winners (argmax holds iy * W + ix, pool.hpp) must be
+    // the same pixels. Backward scatters dy through the CPU's winners on both
+    // backends, so its comparison checks the backward alone.
+    Both y = output(rng, ys), argmax = output(rng, ys, DType::i32);
+    on_both([&](const Exec& ex) { max_pool_forward(ex, g, x.on(ex), y.on(ex), argmax.on(ex)); });
+    EXPECT_TRUE(matches("max_pool " + label + " forward: y", y, kExact));
+    EXPECT_TRUE(matches("max_pool " + label + " forward: argmax", argmax, kExact));
+    const Both winners = both(argmax.cpu);
+    Both dx = output(rng, xs);
+    on_both(
+        [&](const Exec& ex) { max_pool_backward(ex, g, dy.on(ex), winners.on(ex), dx.on(ex)); });
+    // A pixel that wins several overlapping windows sums their dy, perhaps
+    // in another order.
+    EXPECT_TRUE(matches("max_pool " + label + " backward: dx", dx, kMath));
+
+    // Average pooling leaves padding out of the count, as Keras does.
+    Both avg = output(rng, ys);
+    on_both([&](const Exec& ex) { avg_pool_forward(ex, g, x.on(ex), avg.on(ex)); });
+    EXPECT_TRUE(matches("avg_pool " + label + " forward: y", avg, kMath));
+    Both avg_dx = output(rng, xs);
+    on_both([&](const Exec& ex) { avg_pool_backward(ex, g, dy.on(ex), avg_dx.on(ex)); });
+    EXPECT_TRUE(matches("avg_pool " + label + " backward: dx", avg_dx, kMath));
+  }
+}
+
+TEST(BackendHarness, GlobalAvgPoolForwardAndBackward) {
+  const Shape shapes[] = {Shape{2, 7, 7, 16}, Shape{3, 1, 1, 5}, Shape{2, 8, 8, 64},
+                          Shape{1, 32, 32, 3}};
+  int seed = 800;
+  for (const Shape& s : shapes) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const std::string label = "global_avg_pool " + s.str();
+    const Shape ys{s[0], s[3]};
+    const Both x = both(uniform(rng, s));
+    Both y = output(rng, ys);
+    on_both([&](const Exec& ex) { global_avg_pool_forward(ex, x.on(ex), y.on(ex)); });
+    EXPECT_TRUE(matches(label + " forward: y", y, kMath));
+
+    const Both dy = both(uniform(rng, ys));
+    Both dx = output(rng, s);
+    on_both([&](const Exec& ex) { global_avg_pool_backward(ex, dy.on(ex), dx.on(ex)); });
+    EXPECT_TRUE(matches(label + " backward: dx", dx, kElementwise));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Batch normalisation
+
+TEST(BackendHarness, BatchNormTrainInferBackward) {
+  // Over the last axis: (rows, c) after a dense layer, NHWC after a conv.
+  const Shape shapes[] = {Shape{64, 8}, Shape{4, 5, 5, 16}, Shape{2, 3, 3, 3}, Shape{256, 1}};
+  const float eps = 1e-3f, momentum = 0.99f;
+  int seed = 900;
+  for (const Shape& s : shapes) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const std::string label = "batchnorm " + s.str();
+    const int64_t c = s[-1];
+    const Shape cs{c};
+    // A mean away from zero, so the variance is not the mean square.
+    const Both x = both(uniform(rng, s, -2.0f, 3.0f));
+    const Both gamma = both(uniform(rng, cs, 0.5f, 1.5f)), beta = both(uniform(rng, cs));
+    const Tensor moving_mean0 = uniform(rng, cs), moving_var0 = uniform(rng, cs, 0.5f, 2.0f);
+
+    Both moving_mean = both(moving_mean0), moving_var = both(moving_var0);
+    Both mean = output(rng, cs), inv_std = output(rng, cs), y = output(rng, s);
+    on_both([&](const Exec& ex) {
+      batchnorm_forward_train(ex, x.on(ex), gamma.on(ex), beta.on(ex), eps, momentum,
+                              moving_mean.on(ex), moving_var.on(ex), mean.on(ex), inv_std.on(ex),
+                              y.on(ex));
+    });
+    EXPECT_TRUE(matches(label + " train: y", y, kSum));
+    EXPECT_TRUE(matches(label + " train: mean", mean, kSum));
+    EXPECT_TRUE(matches(label + " train: inv_std", inv_std, kSum));
+    EXPECT_TRUE(matches(label + " train: moving_mean", moving_mean, kSum));
+    EXPECT_TRUE(matches(label + " train: moving_var", moving_var, kSum));
+
+    const Both mm = both(moving_mean0), mv = both(moving_var0);
+    Both y_infer = output(rng, s);
+    on_both([&](const Exec& ex) {
+      batchnorm_forward_infer(ex, x.on(ex), gamma.on(ex), beta.on(ex), eps, mm.on(ex), mv.on(ex),
+                              y_infer.on(ex));
+    });
+    EXPECT_TRUE(matches(label + " infer: y", y_infer, kMath));
+
+    // Backward with the batch's statistics (training; the CPU's from above)
+    // and with constant ones (the moving statistics, frozen layers).
+    Tensor frozen_inv_std(cs);
+    for (int64_t j = 0; j < c; ++j)
+      frozen_inv_std.f32()[j] = 1.0f / std::sqrt(moving_var0.f32()[j] + eps);
+    const Both dy = both(uniform(rng, s));
+    for (const bool batch_statistics : {true, false}) {
+      const Both m = both(batch_statistics ? mean.cpu : moving_mean0);
+      const Both is = both(batch_statistics ? inv_std.cpu : frozen_inv_std);
+      Both dx = output(rng, s), dgamma = output(rng, cs), dbeta = output(rng, cs);
+      on_both([&](const Exec& ex) {
+        batchnorm_backward(ex, x.on(ex), dy.on(ex), gamma.on(ex), m.on(ex), is.on(ex),
+                           batch_statistics, dx.on(ex), dgamma.on(ex), dbeta.on(ex));
+      });
+      const std::string what =
+          label + " backward" + (batch_statistics ? " batch statistics" : " moving statistics");
+      EXPECT_TRUE(matches(what + ": dx", dx, kSum));
+      EXPECT_TRUE(matches(what + ": dgamma", dgamma, kSum));
+      EXPECT_TRUE(matches(what + ": dbeta", dbeta, kSum));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Losses and accuracy
+
+bool sparse(LossKind k) {
+  return k == LossKind::softmax_xent_sparse || k == LossKind::xent_sparse;
+}
+
+// pred and target for one loss kind: logits or probabilities as the kind
+// takes them, and probabilities at exactly 0 and 1 where the kind clips them
+// (Keras' epsilon), whose gradient the CPU sets to 0.
+struct LossInputs {
+  Tensor pred, target;
+};
+LossInputs loss_inputs(Rng& rng, LossKind kind, int64_t rows, int64_t cols) {
+  const Shape s{rows, cols};
+  LossInputs in;
+  switch (kind) {
+    case LossKind::softmax_xent_sparse:
+      in.pred = uniform(rng, s, -4.0f, 4.0f);
+      in.target = labels(rng, rows, cols);
+      break;
+    case LossKind::xent_sparse:
+      in.pred = probabilities(rng, rows, cols);
+      in.target = labels(rng, rows, cols);
+      in.pred.f32()[in.target.i32()[0]] = 0.0f;  // row 0's true class clipped
+      break;
+    case LossKind::softmax_xent:
+      in.pred = uniform(rng, s, -4.0f, 4.0f);
+      in.target = probabilities(rng, rows, cols);  // soft targets; rows sum to 1
+      break;
+    case LossKind::xent:
+      in.pred = probabilities(rng, rows, cols);
+      in.target = probabilities(rng, rows, cols);
+      in.pred.f32()[0] = 0.0f;
+      break;
+    case LossKind::sigmoid_bce:
+      in.pred = uniform(rng, s, -6.0f, 6.0f);
+      in.target = uniform(rng, s, 0.0f, 1.0f);
+      break;
+    case LossKind::bce:
+      in.pred = uniform(rng, s, 0.02f, 0.98f);
+      in.target = uniform(rng, s, 0.0f, 1.0f);
+      in.pred.f32()[0] = 0.0f;
+      if (in.pred.numel() > 1) in.pred.f32()[1] = 1.0f;
+      break;
+    case LossKind::mse:
+      in.pred = uniform(rng, s, -2.0f, 2.0f);
+      in.target = uniform(rng, s, -2.0f, 2.0f);
+      break;
+  }
+  return in;
+}
+
+TEST(BackendHarness, LossesForwardAndBackward) {
+  const LossKind kinds[] = {
+      LossKind::softmax_xent_sparse, LossKind::xent_sparse, LossKind::softmax_xent, LossKind::xent,
+      LossKind::sigmoid_bce,         LossKind::bce,         LossKind::mse};
+  struct Size {
+    int64_t rows, cols;
+  };
+  // One column: a binary classifier's output (sparse kinds need two classes).
+  const Size sizes[] = {{8, 10}, {64, 1000}, {1, 2}, {5, 1}};
+  int seed = 1000;
+  for (const LossKind kind : kinds)
+    for (const Size sz : sizes) {
+      if (sparse(kind) && sz.cols < 2) continue;
+      Rng rng(static_cast<uint64_t>(++seed));
+      const std::string label = std::string("loss ") + name(kind) + " (" + std::to_string(sz.rows) +
+                                ", " + std::to_string(sz.cols) + ")";
+      const LossInputs in = loss_inputs(rng, kind, sz.rows, sz.cols);
+      const Both pred = both(in.pred), target = both(in.target);
+      Both grad = output(rng, in.pred.shape());
+      PerBackend<double> loss;
+      PerBackend<int64_t> bad_row{-7, -7};
+      on_both([&](const Exec& ex) {
+        loss.on(ex) = loss_forward_backward(ex, kind, pred.on(ex), target.on(ex), grad.on(ex),
+                                            &bad_row.on(ex));
+      });
+      EXPECT_TRUE(std::isfinite(loss.cpu)) << label;
+      EXPECT_TRUE(matches(label + ": loss", loss, kMath));
+      EXPECT_TRUE(matches(label + ": grad", grad, kMath));
+      EXPECT_EQ(bad_row.cpu, -1) << label << " (cpu)";
+      EXPECT_EQ(bad_row.gpu, -1) << label << " (gpu)";
+    }
+}
+
+// A label outside [0, classes) must come back as its row, not be read out of
+// bounds: one too large, and one negative in the last row.
+TEST(BackendHarness, SparseLossReportsABadLabel) {
+  struct Case {
+    LossKind kind;
+    int64_t row;
+    int32_t label;
+  };
+  const int64_t rows = 16, classes = 10;
+  const Case cases[] = {{LossKind::softmax_xent_sparse, 2, 10},
+                        {LossKind::softmax_xent_sparse, 15, -1},
+                        {LossKind::xent_sparse, 2, 10},
+                        {LossKind::xent_sparse, 15, -1}};
+  int seed = 1100;
+  for (const Case& c : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    LossInputs in = loss_inputs(rng, c.kind, rows, classes);
+    in.target.i32()[c.row] = c.label;
+    const Both pred = both(in.pred), target = both(in.target);
+    Both grad = output(rng, in.pred.shape());
+    PerBackend<int64_t> bad_row{-7, -7};
+    on_both([&](const Exec& ex) {
+      loss_forward_backward(ex, c.kind, pred.on(ex), target.on(ex), grad.on(ex), &bad_row.on(ex));
+    });
+    const std::string label = std::string("loss ") + name(c.kind) + " label " +
+                              std::to_string(c.label) + " in row " + std::to_string(c.row);
+    EXPECT_EQ(bad_row.cpu, c.row) << label << " (cpu)";
+    EXPECT_EQ(bad_row.gpu, c.row) << label << " (gpu)";
+  }
+}
+
+TEST(BackendHarness, ArgmaxRows) {
+  struct Size {
+    int64_t rows, cols;
+  };
+  const Size sizes[] = {{8, 10}, {3, 1000}, {64, 1}, {1, 7}};
+  int seed = 1200;
+  for (const Size sz : sizes) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const Both x = both(uniform(rng, Shape{sz.rows, sz.cols}));
+    Both out = output(rng, Shape{sz.rows}, DType::i32);
+    on_both([&](const Exec& ex) { argmax_rows(ex, x.on(ex), out.on(ex)); });
+    EXPECT_TRUE(
+        matches("argmax_rows (" + std::to_string(sz.rows) + ", " + std::to_string(sz.cols) + ")",
+                out, kExact));
+  }
+
+  // Ties go to the first maximum (as NumPy and Keras' accuracy): an all-zero
+  // row (a dead ReLU layer's logits) and a row with its maximum twice.
+  Tensor ties = Tensor::zeros(Shape{3, 6});
+  const float row1[] = {0.1f, 0.5f, 0.9f, 0.2f, 0.9f, -1.0f};
+  const float row2[] = {-3.0f, -2.0f, -1.0f, -1.0f, -2.0f, -1.0f};
+  for (int j = 0; j < 6; ++j) ties.f32()[6 + j] = row1[j], ties.f32()[12 + j] = row2[j];
+  const Both x = both(ties);
+  Rng rng(1299);
+  Both out = output(rng, Shape{3}, DType::i32);
+  on_both([&](const Exec& ex) { argmax_rows(ex, x.on(ex), out.on(ex)); });
+  EXPECT_TRUE(matches("argmax_rows ties", out, kExact));
+  const Tensor gpu_out = out.gpu.to(Device::cpu);
+  const int32_t want[] = {0, 2, 2};
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(out.cpu.i32()[r], want[r]) << "argmax_rows ties, row " << r << " (cpu)";
+    EXPECT_EQ(gpu_out.i32()[r], want[r]) << "argmax_rows ties, row " << r << " (gpu)";
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Optimizer updates
+//
+// Each rule runs where w lives (no Exec). A case names its slot tensors (with
+// the range their values start in: accumulators of squares start positive),
+// and `step` applies the rule to w and the slots; every case runs twice, the
+// second step reading the slots the first one wrote, with and without weight
+// decay, and w and every slot are compared after it.
+
+struct Slot {
+  const char* name;
+  float lo, hi;
+};
+struct OptimizerCase {
+  std::string name;
+  std::vector<Slot> slots;
+  // (g, w, slots, weight_decay)
+  std::function<void(const Tensor&, Tensor&, std::vector<Tensor>&, float)> step;
+};
+
+std::vector<OptimizerCase> optimizer_cases() {
+  using Slots = std::vector<Tensor>;
+  const float lr = 0.05f, eps = 1e-7f;
+  std::vector<OptimizerCase> cases;
+  cases.push_back(
+      {"sgd", {}, [=](const Tensor& g, Tensor& w, Slots&, float wd) { sgd_update(g, w, lr, wd); }});
+  for (const bool nesterov : {false, true})
+    cases.push_back({nesterov ? "sgd momentum nesterov" : "sgd momentum",
+                     {{"v", -0.1f, 0.1f}},
+                     [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
+                       sgd_momentum_update(g, w, s[0], lr, 0.9f, nesterov, wd);
+                     }});
+  cases.push_back(
+      {"adagrad", {{"acc", 0.1f, 1.0f}}, [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
+         adagrad_update(g, w, s[0], lr, eps, wd);
+       }});
+  cases.push_back({"adam",
+                   {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}},
+                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     adam_update(g, w, s[0], s[1], nullptr, lr, 0.9f, 0.999f, eps, wd);
+                   }});
+  cases.push_back({"adam amsgrad",
+                   {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}, {"vhat", 1e-4f, 1e-2f}},
+                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     adam_update(g, w, s[0], s[1], &s[2], lr, 0.9f, 0.999f, eps, wd);
+                   }});
+  // Centered RMSprop divides by sqrt(rms - mg^2): the slots start with
+  // rms >= mg^2 + 0.1 (fixed below), which each step keeps (rms - mg^2 is a
+  // variance), so the denominator stays away from 0.
+  cases.push_back(
+      {"rmsprop", {{"rms", 0.1f, 1.0f}}, [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
+         rmsprop_update(g, w, s[0], nullptr, lr, 0.9f, eps, wd);
+       }});
+  cases.push_back({"rmsprop centered",
+                   {{"rms", 0.1f, 1.0f}, {"mg", -0.5f, 0.5f}},
+                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     rmsprop_update(g, w, s[0], &s[1], lr, 0.9f, eps, wd);
+                   }});
+  cases.push_back({"rmsprop momentum",
+                   {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}},
+                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     rmsprop_momentum_update(g, w, s[0], nullptr, s[1], lr, 0.9f, 0.9f, eps, wd);
+                   }});
+  cases.push_back({"rmsprop momentum centered",
+                   {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}, {"mg", -0.5f, 0.5f}},
+                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     rmsprop_momentum_update(g, w, s[0], &s[2], s[1], lr, 0.9f, 0.9f, eps, wd);
+                   }});
+  return cases;
+}
+
+TEST(BackendHarness, OptimizerUpdates) {
+  const int64_t sizes[] = {7, 4099};
+  int seed = 1300;
+  for (const OptimizerCase& oc : optimizer_cases())
+    for (const float weight_decay : {0.0f, 0.1f})
+      for (const int64_t n : sizes) {
+        Rng rng(static_cast<uint64_t>(++seed));
+        const std::string label = oc.name + " n=" + std::to_string(n) +
+                                  " weight_decay=" + std::to_string(weight_decay).substr(0, 3);
+        const Shape s{n};
+        Both w = both(uniform(rng, s));
+        std::vector<Tensor> host_slots;
+        for (const Slot& slot : oc.slots) host_slots.push_back(uniform(rng, s, slot.lo, slot.hi));
+        // Centered rules: rms = mg^2 + (0.1 .. 1).
+        for (size_t i = 0; i < oc.slots.size(); ++i)
+          if (std::string(oc.slots[i].name) == "mg")
+            for (int64_t j = 0; j < n; ++j) {
+              const float mg = host_slots[i].f32()[j];
+              host_slots[0].f32()[j] += mg * mg;
+            }
+        PerBackend<std::vector<Tensor>> slots;
+        for (const Tensor& h : host_slots) {
+          const Both b = both(h);
+          slots.cpu.push_back(b.cpu);
+          slots.gpu.push_back(b.gpu);
+        }
+        for (int step = 0; step < 2; ++step) {
+          const Both g = both(uniform(rng, s));
+          on_both([&](const Exec& ex) { oc.step(g.on(ex), w.on(ex), slots.on(ex), weight_decay); });
+        }
+        EXPECT_TRUE(matches(label + ": w", w, kMath));
+        for (size_t i = 0; i < oc.slots.size(); ++i)
+          EXPECT_TRUE(
+              matches(label + ": " + oc.slots[i].name, Both{slots.cpu[i], slots.gpu[i]}, kMath));
+      }
+}
+
+// ---------------------------------------------------------------------------
+// Input staging
+
+// Batches staged to the GPU arrive intact, one after another while the
+// previous one is still in use (the copy overlaps the step), a smaller last
+// batch included; on the CPU stage() hands back the host tensor itself.
+TEST(BackendHarness, InputStagerDeliversEachBatch) {
+  const Shape shapes[] = {Shape{32, 28, 28, 1}, Shape{32, 28, 28, 1}, Shape{32, 28, 28, 1},
+                          Shape{7, 28, 28, 1}};
+  InputStager on_cpu(cpu_exec()), on_gpu(gpu_exec());
+  Rng rng(1400);
+  int batch = 0;
+  for (const Shape& s : shapes) {
+    const Tensor host = uniform(rng, s);
+    const Tensor& staged_cpu = on_cpu.stage(host);
+    EXPECT_EQ(staged_cpu.raw(), host.raw()) << "batch " << batch << ": the CPU stager copied";
+
+    // Use the staged batch on the GPU (y = batch + 0) as a step would, then
+    // read the result back.
+    const Tensor& staged = on_gpu.stage(host);
+    EXPECT_EQ(staged.device(), Device::cuda) << "batch " << batch;
+    EXPECT_EQ(staged.shape().str(), s.str()) << "batch " << batch;
+    Both zeros{Tensor::zeros(s), Tensor::zeros(s, DType::f32, Device::cuda)};
+    Both y{Tensor(s), Tensor(s, DType::f32, Device::cuda)};
+    add(gpu_exec(), staged, zeros.gpu, y.gpu);
+    y.cpu.copy_from(host);
+    synchronize(gpu_exec());
+    EXPECT_TRUE(matches("staged batch " + std::to_string(batch), y, kExact));
+    ++batch;
+  }
+}
+
+}  // namespace
+}  // namespace drun::kernels
+
+int main(int argc, char** argv) {
+  using namespace drun::kernels;
+  if (!cuda_built() || cuda_device_count() == 0) {
+    std::printf("backend harness: no GPU found (%s); the CUDA column cannot run here\n",
+                cuda_built() ? "this build has the CUDA backend but sees no device"
+                             : "this build has no CUDA backend");
+    return 77;  // meson's "skipped"
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  // Opened here, closed after the tests and before static destructors run.
+  std::shared_ptr<cuda::Context> context;
+  try {
+    context = make_cuda_context(0);
+  } catch (const std::exception& e) {
+    std::printf("backend harness: cannot open GPU 0: %s\n", e.what());
+    return 1;
+  }
+  g_context = context.get();
+  std::printf("backend harness: CPU reference against GPU 0, %s\n", cuda_device_name(0).c_str());
+  return RUN_ALL_TESTS();
+}
