@@ -448,7 +448,12 @@ int core_context(lua_State* L) {
               {"role", ctx.role},
               {"task_index", ctx.task_index},
               {"tf_config", ctx.tf_config},
-              {"plan", ctx.plan}};
+              {"plan", ctx.plan},
+              {"device", device_name(ctx.exec.device)}};
+    if (ctx.exec.device != Device::cpu) {
+      j["gpu"] = ctx.gpu;
+      j["gpu_name"] = kernels::cuda_device_name(ctx.gpu);
+    }
     push_json(L, j);
     return 1;
   });

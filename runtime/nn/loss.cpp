@@ -74,7 +74,9 @@ double Loss::compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& 
   int64_t bad = -1;
   const double loss = kernels::loss_forward_backward(ex, kind_, pred, target, grad, &bad);
   if (bad >= 0)
-    throw UsageError(class_name_ + ": label " + std::to_string(target.i32()[bad]) + " of example " +
+    throw UsageError(class_name_ + ": label " +
+                     std::to_string(target.rows(bad, bad + 1).to(Device::cpu).i32()[0]) +
+                     " of example " +
                      std::to_string(bad) + " is outside [0, " +
                      std::to_string(pred.numel() / rows) + ")");
   return loss;

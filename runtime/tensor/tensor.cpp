@@ -61,10 +61,12 @@ Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
   return t;
 }
 
-Tensor Tensor::borrowed(float* data, Shape shape) {
+Tensor Tensor::borrowed(void* data, Shape shape, DType dtype) {
   Tensor t;
-  t.storage_ = std::make_shared<Storage>(data, static_cast<size_t>(shape.numel()) * 4);
+  t.storage_ =
+      std::make_shared<Storage>(data, static_cast<size_t>(shape.numel()) * dtype_size(dtype));
   t.shape_ = shape;
+  t.dtype_ = dtype;
   return t;
 }
 

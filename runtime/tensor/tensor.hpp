@@ -49,9 +49,9 @@ class Tensor {
   Tensor(Shape shape, DType dtype = DType::f32, Device device = Device::cpu);
 
   static Tensor zeros(Shape shape, DType dtype = DType::f32, Device device = Device::cpu);
-  // A float tensor over memory it does not own; the memory must outlive it
+  // A host tensor over memory it does not own; the memory must outlive it
   // and every copy of it.
-  static Tensor borrowed(float* data, Shape shape);
+  static Tensor borrowed(void* data, Shape shape, DType dtype = DType::f32);
 
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }

@@ -3,12 +3,15 @@
 // of each global batch of N*b examples, against a local single-worker run on
 // the whole global batch. Run under mpirun with 2 and 4 ranks; every rank
 // computes the single-worker reference itself and compares, once summing
-// through node-shared memory and once through MPI_Iallreduce.
+// through node-shared memory and once through MPI_Iallreduce. With
+// `--device cuda` the workers train on GPUs (buckets in device memory,
+// summed by NCCL or through the host) against the same CPU reference.
 #include <cmath>
 #include <cstdio>
 
 #include "base/rng.hpp"
 #include "data/batch.hpp"
+#include "device_option.hpp"
 #include "dist/all_reduce.hpp"
 #include "nn/model.hpp"
 #include "small_cnn.hpp"
@@ -32,16 +35,20 @@ void global_batch(int64_t step, int64_t n, data::Batch& b) {
 
 // 20 steps of this rank's part of each global batch under AllReduce; returns
 // the largest difference from the single-worker reference.
-double worst_difference(dist::Communicator& comm, bool shared_memory, nn::Model& ref_model) {
+double worst_difference(dist::Communicator& comm, bool shared_memory, nn::Model& ref_model,
+                        const kernels::Exec& ex) {
   const int workers = comm.size(), rank = comm.rank();
   constexpr int64_t kPerWorker = 8, kSteps = 20;
   // The model starts from another seed on every rank but the chief, so the
   // initial broadcast is tested too.
   nn::Model model(small_cnn(), rank == 0 ? 7 : 100 + static_cast<uint64_t>(rank));
-  train::Trainer trainer(model, compiled(), kernels::Exec{Device::cpu, 1});
+  train::Trainer trainer(model, compiled(), ex);
   dist::AllReduce strategy(comm, /*bucket_bytes=*/2048, shared_memory);  // several buckets
   trainer.set_strategy(&strategy);
   if (strategy.bucket_count() < 2 || strategy.uses_shared_memory() != shared_memory) return 1e9;
+  if (ex.device != Device::cpu)
+    std::printf("rank %d: device buckets summed %s\n", rank,
+                strategy.uses_nccl() ? "by NCCL" : "through host memory");
   data::Batch global, mine;
   for (int64_t step = 0; step < kSteps; ++step) {
     global_batch(step, kPerWorker * workers, global);
@@ -52,10 +59,11 @@ double worst_difference(dist::Communicator& comm, bool shared_memory, nn::Model&
   }
   double worst = 0.0;
   auto a = ref_model.params(), b = model.params();
-  for (size_t i = 0; i < a.size(); ++i)
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Tensor w = b[i]->value.to(Device::cpu);
     for (int64_t j = 0; j < a[i]->value.numel(); ++j)
-      worst = std::max(worst,
-                       static_cast<double>(std::fabs(a[i]->value.f32()[j] - b[i]->value.f32()[j])));
+      worst = std::max(worst, static_cast<double>(std::fabs(a[i]->value.f32()[j] - w.f32()[j])));
+  }
   return worst;
 }
 
@@ -64,6 +72,8 @@ double worst_difference(dist::Communicator& comm, bool shared_memory, nn::Model&
 int main(int argc, char** argv) {
   dist::Communicator comm(&argc, &argv);
   const int workers = comm.size(), rank = comm.rank();
+  const auto device = testing::device_option(argc, argv, comm);
+  if (device.missing) return 77;
   constexpr int64_t kPerWorker = 8, kSteps = 20;
 
   // The reference: one worker, global batch. Same seed as the distributed chief.
@@ -83,11 +93,14 @@ int main(int argc, char** argv) {
                        static_cast<double>(std::fabs(a[i]->value.f32()[j] - f[i]->value.f32()[j])));
 
   int ok = moved > 1e-3 ? 1 : 0;
-  // Both exchanges: node-shared memory (all ranks on this machine) and MPI's allreduce.
+  // Both exchanges on the CPU: node-shared memory (all ranks on this
+  // machine) and MPI's allreduce; GPUs have their own (device buckets).
   for (const bool shm : {true, false}) {
-    const double worst = worst_difference(comm, shm, ref_model);
+    if (shm && device.gpu) continue;
+    const double worst = worst_difference(comm, shm, ref_model, device.exec);
     std::printf("rank %d of %d, %s: max |w_allreduce - w_single| = %.3e (weights moved %.3e)\n",
-                rank, workers, shm ? "shared memory" : "MPI_Iallreduce", worst, moved);
+                rank, workers, device.gpu ? "GPU" : shm ? "shared memory" : "MPI_Iallreduce",
+                worst, moved);
     ok = ok && worst <= 1e-5;
   }
   double all = ok;

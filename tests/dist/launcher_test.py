@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """drun -np N starts the ranks itself through mpirun: a short AllReduce run
 writes summary.json with "workers": 2 from the chief; an error on one rank
-ends the whole job quickly, naming the rank. Usage: launcher_test.py DRUN SOURCE_ROOT"""
+ends the whole job quickly, naming the rank; --device picks where a worker
+computes, and asking for a GPU that is not there is a clear error. Usage: launcher_test.py DRUN SOURCE_ROOT"""
 import json
 import os
 import subprocess
@@ -51,7 +52,29 @@ def main():
         check("[rank 1, worker 0]" in run.stderr and "fail_on_worker_1.lua:2:" in run.stderr
               and "worker one fails" in run.stderr,
               "the message names the rank, the script line and the error")
-    print(f"{3 + 3 - len(failures)} passed, {len(failures)} failed")
+
+        script = os.path.join(tmp, "device.lua")
+        with open(script, "w") as f:
+            f.write("print('device=' .. require('drun').context().device)\n")
+        run = subprocess.run([drun, "--device", "cpu", script], capture_output=True, text=True,
+                             timeout=60)
+        check(run.returncode == 0 and "device=cpu" in run.stdout,
+              f"--device cpu computes on the CPU ({run.returncode}: {run.stdout}{run.stderr})")
+        run = subprocess.run([drun, "--device", "cuda", script], capture_output=True, text=True,
+                             timeout=60)
+        no_gpu = "no GPU found" in run.stderr or "built without CUDA" in run.stderr
+        if no_gpu:  # CI: the request fails before the script runs, and says why
+            check(run.returncode == 1 and "device=" not in run.stdout
+                  and run.stderr.startswith("drun: --device cuda: "),
+                  f"--device cuda without a GPU: exit 1 and the reason ({run.stderr.strip()})")
+        else:
+            check(run.returncode == 0 and "device=cuda" in run.stdout,
+                  f"--device cuda computes on the GPU ({run.returncode}: {run.stderr[-300:]})")
+        run = subprocess.run([drun, "--device", "tpu", script], capture_output=True, text=True,
+                             timeout=60)
+        check(run.returncode != 0 and "tpu" in run.stderr,
+              f"an unknown --device is refused, naming it ({run.stderr.strip()})")
+    print(f"{3 + 3 + 3 - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 

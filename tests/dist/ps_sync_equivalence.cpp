@@ -3,12 +3,15 @@
 // per-worker batch b, once through ParameterServer{mode='sync'} and once
 // through AllReduce with the same data. Run under mpirun: the first
 // size - 2 ranks are parameter servers (1 with -np 3, 2 with -np 4), the
-// last two are the workers; the workers compare.
+// last two are the workers; the workers compare. With `--device cuda` the
+// workers train on GPUs: the servers see host copies (HostStaged) and
+// AllReduce sums device buckets.
 #include <cmath>
 #include <cstdio>
 
 #include "base/rng.hpp"
 #include "data/batch.hpp"
+#include "device_option.hpp"
 #include "dist/all_reduce.hpp"
 #include "dist/ps_server.hpp"
 #include "dist/ps_worker.hpp"
@@ -35,19 +38,22 @@ void batch_of(int64_t step, int k, int64_t n, data::Batch& b) {
 constexpr int64_t kPerWorker = 8, kSteps = 20;
 
 // 20 steps of worker `k` under `strategy`; returns the final weights.
-std::vector<std::vector<float>> train_under(dist::Strategy& strategy, int k, uint64_t seed) {
+std::vector<std::vector<float>> train_under(dist::Strategy& strategy, int k, uint64_t seed,
+                                            const kernels::Exec& ex) {
   nn::Model model(small_cnn(), seed);
-  train::Trainer trainer(model, compiled(), kernels::Exec{Device::cpu, 1});
+  train::Trainer trainer(model, compiled(), ex);
   trainer.set_strategy(&strategy);
   data::Batch b;
   for (int64_t step = 0; step < kSteps; ++step) {
     batch_of(step, k, kPerWorker, b);
     trainer.train_step(b);
   }
-  strategy.finish(model.params(), "");
+  trainer.strategy()->finish(model.params(), "");
   std::vector<std::vector<float>> w;
-  for (const Param* p : model.params())
-    w.emplace_back(p->value.f32(), p->value.f32() + p->value.numel());
+  for (const Param* p : model.params()) {
+    const Tensor v = p->value.to(Device::cpu);
+    w.emplace_back(v.f32(), v.f32() + v.numel());
+  }
   return w;
 }
 
@@ -74,13 +80,18 @@ int main(int argc, char** argv) {
     return stats.value("version", 0) == kSteps ? 0 : 1;
   }
 
+  const auto device = testing::device_option(argc, argv, *workers);
+  if (device.missing) {
+    world.abort(77);  // the servers wait for workers that will not come
+    return 77;
+  }
   const int k = workers->rank();
   // Other seeds off the chief: both strategies must start from the chief's weights.
   const uint64_t seed = k == 0 ? 7 : 99;
   dist::PsWorker ps(world, *workers, spec, compiled().optimizer);
-  const auto w_ps = train_under(ps, k, seed);
+  const auto w_ps = train_under(ps, k, seed, device.exec);
   dist::AllReduce all_reduce(*workers);
-  const auto w_ar = train_under(all_reduce, k, seed);
+  const auto w_ar = train_under(all_reduce, k, seed, device.exec);
   nn::Model fresh(small_cnn(), 7);
 
   double worst = 0, moved = 0;

@@ -143,7 +143,7 @@ median() {  # numbers as arguments
 run_one() {  # $1 = drun|pytorch, $2 = threads; prints images/s
   local which="$1" t="$2" out ips
   if [[ "$which" == drun ]]; then
-    if ! out="$("$DRUN" --threads "$t" "$DRUN_SCRIPT" "${DRUN_ARGS[@]}" --steps "$STEPS" --warmup "$WARMUP" 2>"$ERRLOG")"; then
+    if ! out="$("$DRUN" --device cpu --threads "$t" "$DRUN_SCRIPT" "${DRUN_ARGS[@]}" --steps "$STEPS" --warmup "$WARMUP" 2>"$ERRLOG")"; then
       echo "error: drun failed (threads $t):" >&2; tail -n 20 "$ERRLOG" >&2; return 1
     fi
   else

@@ -1,11 +1,13 @@
 -- Benchmark: trains ResNet-20 (models/resnet_cifar.lua, shortcut option B) at
--- batch 128 with SGD lr 0.1, momentum 0.9, weight decay 2e-4 for a fixed
--- number of steps after a warm-up, and prints one JSON line with images/s.
+-- batch 128 (--batch-size) with SGD lr 0.1, momentum 0.9, weight decay 2e-4
+-- for a fixed number of steps after a warm-up, and prints one JSON line with
+-- images/s, the mean step time and where it ran (device, gpu_name).
 -- The data: a CIFAR-10 directory (data_batch_*.bin), by default one of
 -- random images that tools/bench/resnet20.sh writes with
 -- tests/data/make_cifar10.py; pixels scaled to [0, 1], shuffled, no
 -- augmentation (the PyTorch peer, tools/bench/resnet20_torch.py, has none).
 --   drun --threads N tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --steps 50 --warmup 5
+--   drun --device cuda tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --steps 200 --warmup 20
 local drun = require 'drun'
 local resnet = require 'resnet_cifar'
 
@@ -27,7 +29,18 @@ end
 
 if opt.warmup > 0 then model:fit{x = input(opt.warmup), epochs = 1} end
 local r = model:fit{x = input(opt.steps), epochs = 1}
+
+-- A JSON string literal (the GPU's name is the only free text here).
+local function json_string(s)
+  if s == nil then return 'null' end
+  return '"' .. tostring(s):gsub('[%c"\\]', function(c) return string.format('\\u%04x', c:byte()) end) .. '"'
+end
+local ctx = drun.context()
 print(string.format('{"framework": "drun", "model": "resnet%d", "threads": %d, "batch": %d, "steps": %d, '
-                    .. '"images_per_sec": %.1f, "final_loss": %.4f, "params": %d}',
-                    6 * opt.n + 2, drun.context().threads, opt.batch_size, opt.steps,
-                    r.train.images_per_sec, r.train.loss, model:count_params()))
+                    .. '"images_per_sec": %.1f, "step_ms": %.4f, "final_loss": %.4f, "params": %d, '
+                    .. '"device": %s, "gpu_name": %s}',
+                    6 * opt.n + 2, ctx.threads, opt.batch_size, opt.steps,
+                    r.train.images_per_sec,
+                    r.train.images_per_sec > 0 and 1000 * opt.batch_size / r.train.images_per_sec or 0,
+                    r.train.loss, model:count_params(),
+                    json_string(ctx.device or 'cpu'), json_string(ctx.gpu_name)))

@@ -18,11 +18,13 @@ epoch would (the gather is timed, as drun's input pipeline is).
 
 Run in PyTorch's best configuration on this machine (see torch_timing.py, the
 timing harness shared with seed_cnn_torch.py; tools/bench/resnet20.sh sets it).
+--device cuda (tools/bench/gpu.sh) trains on GPU 0, the image pool built there.
 
 Prints one JSON line:
   {"framework":"pytorch","model":"resnet20","threads":N,"batch":128,"steps":S,
-   "images_per_sec":...,"seconds":...,"final_loss":...,"params":274042,
-   "trainable_params":272474}
+   "images_per_sec":...,"seconds":...,"step_ms":...,"step_ms_median":...,
+   "final_loss":...,"params":274042,"trainable_params":272474,"device":"cpu"}
+(on cuda also gpu_name, torch, cuda, cudnn, tf32, cudnn_benchmark)
 """
 import os
 import sys
@@ -69,15 +71,17 @@ def main():
         ap.add_argument("--pool", type=int, default=2560, help="random images to draw batches from")
         ap.add_argument("--n", type=int, default=3, help="blocks per stage (3: ResNet-20)")
     args = torch_timing.parse_args(steps=50, warmup=5, batch=128, add_options=model_options)
-    torch = torch_timing.setup_torch(args.threads, args.seed)
+    torch = torch_timing.setup_torch(args.threads, args.seed, args.device,
+                                     args.tf32, bool(args.cudnn_benchmark))
     import torch.nn as nn
 
     B = args.batch
     pool = max(args.pool, B)
-    x_all = torch.rand(pool, 3, 32, 32)
-    y_all = torch.randint(0, 10, (pool,))
+    # Drawn on the CPU whatever the device, so that the pool is the same.
+    x_all = torch.rand(pool, 3, 32, 32).to(args.device)
+    y_all = torch.randint(0, 10, (pool,)).to(args.device)
 
-    model = resnet_cifar(args.n)
+    model = resnet_cifar(args.n).to(args.device)
     model.train()
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     # Keras' count (drun's): weights plus the batch-norm moving means and variances.
@@ -86,11 +90,12 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=2e-4)
     loss_fn = nn.CrossEntropyLoss()
 
-    dt, loss = torch_timing.time_training(torch, model, opt, loss_fn, x_all, y_all, B,
-                                          args.warmup, args.steps)
+    dt, loss, step_median = torch_timing.time_training(torch, model, opt, loss_fn, x_all, y_all, B,
+                                                       args.warmup, args.steps)
     torch_timing.print_result(args.threads, B, args.steps, dt, loss,
-                              model="resnet%d" % (6 * args.n + 2),
-                              params=params, trainable_params=trainable)
+                              model="resnet%d" % (6 * args.n + 2), step_median=step_median,
+                              params=params, trainable_params=trainable,
+                              **torch_timing.device_info(torch, args.device))
 
 
 if __name__ == "__main__":

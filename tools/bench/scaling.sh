@@ -69,7 +69,7 @@ median() {
 
 run_one() {  # $1 = workers, $2 = exchange (shm or mpi); prints images/s
   local w="$1" exchange="${2:-shm}" out ips
-  local cmd=("$DRUN")
+  local cmd=("$DRUN" --device cpu)
   (( w > 1 )) && cmd+=(-np "$w")
   cmd+=(--threads 1 -q "$SCRIPT" --steps "$STEPS" --warmup "$WARMUP")
   [[ "$exchange" == mpi ]] && cmd+=(--shared-memory=false)
@@ -87,7 +87,7 @@ run_independent() {  # N 1-worker processes at once; prints the sum of their ima
   local pids=() files=() i f ips sum=0
   for ((i = 0; i < NP; i++)); do
     f="$(mktemp)"; files+=("$f")
-    "$DRUN" --threads 1 -q "$SCRIPT" --steps "$STEPS" --warmup "$WARMUP" > "$f" 2>>"$ERRLOG" &
+    "$DRUN" --device cpu --threads 1 -q "$SCRIPT" --steps "$STEPS" --warmup "$WARMUP" > "$f" 2>>"$ERRLOG" &
     pids+=($!)
   done
   for i in "${!pids[@]}"; do

@@ -7,9 +7,13 @@ Fashion-MNIST train set (pixels / 255), read with numpy + gzip.
 
 Run in PyTorch's best configuration on this machine (see torch_timing.py, the
 timing harness shared with resnet20_torch.py; tools/bench/seed_cnn.sh sets it).
+--device cuda (tools/bench/gpu.sh) trains on GPU 0 with the whole training set
+copied to the GPU once; batches are gathered there.
 
 Prints one JSON line:
-  {"framework":"pytorch","threads":N,"batch":64,"steps":S,"images_per_sec":...}
+  {"framework":"pytorch","threads":N,"batch":64,"steps":S,"images_per_sec":...,
+   "seconds":...,"step_ms":...,"step_ms_median":...,"final_loss":...,"device":"cpu"}
+(on cuda also gpu_name, torch, cuda, cudnn, tf32, cudnn_benchmark)
 """
 import gzip
 import os
@@ -36,23 +40,25 @@ def main():
     args = torch_timing.parse_args(
         steps=300, warmup=20, batch=64,
         add_options=lambda ap: ap.add_argument("--data", default=DATA))
-    torch = torch_timing.setup_torch(args.threads, args.seed)
+    torch = torch_timing.setup_torch(args.threads, args.seed, args.device,
+                                     args.tf32, bool(args.cudnn_benchmark))
     import torch.nn as nn
 
     x_np, y_np = load(args.data)
-    x_all = torch.from_numpy(x_np)
-    y_all = torch.from_numpy(y_np)
+    x_all = torch.from_numpy(x_np).to(args.device)
+    y_all = torch.from_numpy(y_np).to(args.device)
     B = args.batch
 
     model = nn.Sequential(
         nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(32 * 13 * 13, 64), nn.ReLU(), nn.Linear(64, 10))
+        nn.Linear(32 * 13 * 13, 64), nn.ReLU(), nn.Linear(64, 10)).to(args.device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
 
-    dt, loss = torch_timing.time_training(torch, model, opt, loss_fn, x_all, y_all, B,
-                                          args.warmup, args.steps)
-    torch_timing.print_result(args.threads, B, args.steps, dt, loss)
+    dt, loss, step_median = torch_timing.time_training(torch, model, opt, loss_fn, x_all, y_all, B,
+                                                       args.warmup, args.steps)
+    torch_timing.print_result(args.threads, B, args.steps, dt, loss, step_median=step_median,
+                              **torch_timing.device_info(torch, args.device))
 
 
 if __name__ == "__main__":

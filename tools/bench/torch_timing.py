@@ -2,15 +2,25 @@
 resnet20_torch.py): command-line options, the best-configuration check,
 torch set-up, the timed training loop and the one JSON line of results.
 
-Best configuration on this machine (see /work/shared/REFERENCE.md): the caller
-must set, before the process starts,
+--device cpu (the default). Best configuration on this machine (see
+/work/shared/REFERENCE.md): the caller must set, before the process starts,
   OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=1
   GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295
 (tools/bench/peer.sh does); setup_torch calls torch.set_num_threads(N).
+
+--device cuda (tools/bench/gpu.sh): model and data on GPU 0; the CPU thread
+and malloc settings do not apply and are neither checked nor set. The
+arithmetic is full float32 by default, as drun's CUDA kernels do theirs
+(cuDNN CUDNN_FMA_MATH, no TF32): TF32 is off for cuDNN and cuBLAS unless
+--tf32. cudnn.benchmark is on (PyTorch's best for fixed shapes) unless
+--cudnn-benchmark 0. The clock is read after torch.cuda.synchronize() at
+both ends of the timed region; per-step times come from CUDA events, so the
+loop never waits for the GPU inside the timed region.
 """
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -18,12 +28,18 @@ WANT_GLIBC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4
 
 
 def parse_args(steps, warmup, batch, add_options=None):
-    """--threads --steps --warmup --batch, the model's own options, --seed."""
+    """--threads --steps --warmup --batch --device --tf32 --cudnn-benchmark,
+    the model's own options, --seed."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="intra-op threads (--device cpu)")
     ap.add_argument("--steps", type=int, default=steps, help="timed steps")
     ap.add_argument("--warmup", type=int, default=warmup, help="untimed steps first")
     ap.add_argument("--batch", type=int, default=batch)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--tf32", action="store_true",
+                    help="--device cuda: allow TF32 in cuDNN and cuBLAS (default: full float32, as drun)")
+    ap.add_argument("--cudnn-benchmark", type=int, choices=(0, 1), default=1,
+                    help="--device cuda: torch.backends.cudnn.benchmark (default 1)")
     if add_options is not None:
         add_options(ap)
     ap.add_argument("--seed", type=int, default=0)
@@ -40,28 +56,54 @@ def check_env(threads):
                   % (k, got, v), file=sys.stderr)
 
 
-def setup_torch(threads, seed):
-    """Warns about a configuration other than the best, then imports torch
-    with `threads` intra-op threads and seeded; returns the torch module."""
-    check_env(threads)
+def setup_torch(threads, seed, device="cpu", tf32=False, cudnn_benchmark=True):
+    """Imports torch, seeded, and returns the module. On the CPU: warns about
+    a configuration other than the best and uses `threads` intra-op threads.
+    On cuda: exits with an error unless a GPU is usable, then sets the TF32
+    and cudnn.benchmark switches."""
+    if device == "cpu":
+        check_env(threads)
     import torch
-    torch.set_num_threads(threads)
+    if device == "cpu":
+        torch.set_num_threads(threads)
+    else:
+        if not torch.cuda.is_available():
+            sys.exit("error: --device cuda: torch %s sees no usable GPU (torch.version.cuda=%s)"
+                     % (torch.__version__, torch.version.cuda))
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.backends.cudnn.benchmark = cudnn_benchmark
     torch.manual_seed(seed)
     return torch
+
+
+def device_info(torch, device):
+    """The JSON fields that say where the benchmark ran."""
+    info = {"device": device}
+    if device == "cuda":
+        info.update(gpu_name=torch.cuda.get_device_name(0), torch=torch.__version__,
+                    cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
+                    tf32=torch.backends.cudnn.allow_tf32,
+                    cudnn_benchmark=torch.backends.cudnn.benchmark)
+    return info
 
 
 def time_training(torch, model, opt, loss_fn, x_all, y_all, batch_size, warmup, steps):
     """Runs `warmup` untimed then `steps` timed SGD steps on batches gathered
     from a fresh random permutation of (x_all, y_all), reshuffled when it runs
-    out; returns (seconds, final loss as a float)."""
+    out, all on the device of x_all; returns (seconds, final loss as a float,
+    median step time in seconds)."""
     n = x_all.shape[0]
     B = batch_size
-    perm = torch.randperm(n)
+    dev = x_all.device
+    cuda = dev.type == "cuda"
+    # The permutation lives with the data, so a GPU gather needs no copy.
+    perm = torch.randperm(n, device=dev)
     pos = [0]
 
     def batch():
         if pos[0] + B > n:
-            perm.copy_(torch.randperm(n))
+            perm.copy_(torch.randperm(n, device=dev))
             pos[0] = 0
         idx = perm[pos[0]:pos[0] + B]
         pos[0] += B
@@ -76,24 +118,52 @@ def time_training(torch, model, opt, loss_fn, x_all, y_all, batch_size, warmup, 
 
     for _ in range(warmup):
         step(*batch())
+    # On the GPU the host only queues work: the clock means something only
+    # once the queue is drained, at both ends. Per-step marks are CUDA events
+    # (recorded in the stream, read after the loop) so that measuring a step
+    # does not make the host wait for it; on the CPU, the clock itself.
+    if cuda:
+        marks = [torch.cuda.Event(enable_timing=True) for _ in range(steps + 1)]
+        torch.cuda.synchronize()
+    else:
+        marks = [0.0] * (steps + 1)
     # Batch gathering counts in the timed loop, as in a real epoch.
     t0 = time.perf_counter()
-    loss = torch.zeros(())
-    for _ in range(steps):
+    loss = torch.zeros((), device=dev)
+    for i in range(steps):
+        if cuda:
+            marks[i].record()
+        else:
+            marks[i] = time.perf_counter()
         loss = step(*batch())
+    if cuda:
+        marks[steps].record()
+        torch.cuda.synchronize()
+    else:
+        marks[steps] = time.perf_counter()
     loss = float(loss)
     dt = time.perf_counter() - t0
-    return dt, loss
+    if cuda:
+        step_times = [marks[i].elapsed_time(marks[i + 1]) / 1000 for i in range(steps)]
+    else:
+        step_times = [marks[i + 1] - marks[i] for i in range(steps)]
+    step_median = statistics.median(step_times) if step_times else 0.0
+    return dt, loss, step_median
 
 
-def print_result(threads, batch, steps, seconds, loss, model=None, **extra):
+def print_result(threads, batch, steps, seconds, loss, model=None, step_median=None, **extra):
     """Prints the one JSON line: framework, model (if given), threads, batch,
-    steps, images_per_sec, seconds, final_loss, then `extra` in order."""
+    steps, images_per_sec, seconds, step_ms (mean), step_ms_median (if
+    given), final_loss, then `extra` in order."""
     result = {"framework": "pytorch"}
     if model is not None:
         result["model"] = model
     result.update(threads=threads, batch=batch, steps=steps,
                   images_per_sec=round(steps * batch / seconds, 1) if seconds > 0 else 0,
-                  seconds=round(seconds, 4), final_loss=round(loss, 4))
+                  seconds=round(seconds, 4),
+                  step_ms=round(seconds * 1000 / steps, 4) if steps > 0 else 0)
+    if step_median is not None:
+        result["step_ms_median"] = round(step_median * 1000, 4)
+    result["final_loss"] = round(loss, 4)
     result.update(extra)
     print(json.dumps(result, separators=(",", ":")))

@@ -45,7 +45,8 @@ std::string module_root() {
 bool takes_value(const std::string& a) {
   for (const char* o :
        {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np", "--mpirun",
-        "--mpi-arg", "--hostfile", "--workers-per-node", "--gpus-per-node", "--ps-per-node"})
+        "--mpi-arg", "--hostfile", "--workers-per-node", "--gpus-per-node", "--ps-per-node",
+        "--device"})
     if (a == o) return true;
   return false;
 }

@@ -2,51 +2,14 @@
 // ones, one warp per row for softmax (the row's max and sums by shuffles).
 #include <cuda_runtime.h>
 
-#include <stdexcept>
-#include <string>
-
 #include "kernels/cuda/activation.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace drun::kernels::cuda {
 
+using namespace launch;
+
 namespace {
-
-constexpr int kThreads = 256;
-constexpr unsigned kAllLanes = 0xffffffffu;
-
-int blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);
-}
-
-void check(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
-
-void check_launch(const char* what) {
-  check(cudaGetLastError(), what);
-}
-
-__device__ int64_t first_index() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ int64_t grid_stride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
-
-// Butterfly reductions: every lane ends with the same value (each step adds
-// the same two operands on both sides, so even the rounding agrees).
-__device__ float warp_max(float v) {
-  for (int offset = 16; offset > 0; offset /= 2)
-    v = fmaxf(v, __shfl_xor_sync(kAllLanes, v, offset));
-  return v;
-}
-
-__device__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kAllLanes, v, offset);
-  return v;
-}
 
 // relu as std::max(0, x) does it: NaN gives 0.
 template <Activation kA>

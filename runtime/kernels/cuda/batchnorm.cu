@@ -7,39 +7,20 @@
 // evaluated exactly as written, as on the CPU, without nvcc's FMA fusion.
 #include <cuda_runtime.h>
 
-#include <stdexcept>
-#include <string>
-
 #include "kernels/cuda/batchnorm.hpp"
 #include "kernels/cuda/device.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace drun::kernels::cuda {
 
+using namespace launch;
+
 namespace {
 
-constexpr int kThreads = 256;
 // Enough resident blocks of kThreads to fill the largest GPUs (132 SMs x 8).
 constexpr int64_t kTargetBlocks = 1024;
 // Rows each thread should sum at least before a further split pays off.
 constexpr int64_t kMinRowsPerThread = 16;
-
-int blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);
-}
-
-void check_launch(const char* what) {
-  const cudaError_t rc = cudaGetLastError();
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
-
-__device__ int64_t grid_start() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ int64_t grid_step() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
 
 // How the per-channel sums split the work: blocks of tx channels x ty row
 // groups (tx a power of two up to a warp, so that a warp reads 128 contiguous
@@ -193,7 +174,7 @@ __global__ void normalize_kernel(const float* x, int64_t total, int64_t c,
                                  const float* __restrict__ gamma, const float* __restrict__ beta,
                                  const float* __restrict__ mean, const float* __restrict__ inv_std,
                                  float* y) {
-  for (int64_t i = grid_start(); i < total; i += grid_step()) {
+  for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t j = i % c;
     const float xhat = __fmul_rn(__fsub_rn(x[i], mean[j]), inv_std[j]);
     y[i] = __fadd_rn(__fmul_rn(xhat, gamma[j]), beta[j]);
@@ -204,7 +185,7 @@ __global__ void infer_kernel(const float* x, int64_t total, int64_t c,
                              const float* __restrict__ gamma, const float* __restrict__ beta,
                              float eps, const float* __restrict__ moving_mean,
                              const float* __restrict__ moving_var, float* y) {
-  for (int64_t i = grid_start(); i < total; i += grid_step()) {
+  for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t j = i % c;
     const float xhat =
         __fdiv_rn(__fsub_rn(x[i], moving_mean[j]), __fsqrt_rn(__fadd_rn(moving_var[j], eps)));
@@ -218,7 +199,7 @@ __global__ void backward_dx_kernel(const float* x, const float* dy, int64_t tota
                                    const float* __restrict__ inv_std,
                                    const float* __restrict__ dgamma,
                                    const float* __restrict__ dbeta, float inv_rows, float* dx) {
-  for (int64_t i = grid_start(); i < total; i += grid_step()) {
+  for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t j = i % c;
     const float xhat = __fmul_rn(__fsub_rn(x[i], mean[j]), inv_std[j]);
     const float shift = __fmul_rn(__fadd_rn(dbeta[j], __fmul_rn(xhat, dgamma[j])), inv_rows);

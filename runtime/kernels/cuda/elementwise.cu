@@ -3,39 +3,16 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/elementwise.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace drun::kernels::cuda {
 
+using namespace launch;
+
 namespace {
-
-constexpr int kThreads = 256;
-constexpr unsigned kAllLanes = 0xffffffffu;
-
-int blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);
-}
-
-void check(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
-
-void check_launch(const char* what) {
-  check(cudaGetLastError(), what);
-}
-
-__device__ int64_t first_index() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ int64_t grid_stride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
 
 __global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = a[i] + b[i];

@@ -2,27 +2,14 @@
 // grid-stride loops, one output element per index.
 #include <cuda_runtime.h>
 
-#include <stdexcept>
-#include <string>
-
 #include "kernels/cuda/conv.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace drun::kernels::cuda {
 
+using namespace launch;
+
 namespace {
-
-constexpr int kThreads = 256;
-
-int blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);
-}
-
-void check_launch(const char* what) {
-  const cudaError_t rc = cudaGetLastError();
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
 
 __global__ void hwio_to_ohwi_kernel(const float* hwio, float* ohwi, int64_t spatial, int64_t c,
                                     int64_t co) {

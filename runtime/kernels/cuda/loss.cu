@@ -6,41 +6,27 @@
 #include <cuda_runtime.h>
 
 #include <climits>
-#include <stdexcept>
-#include <string>
 
 #include "kernels/cuda/device.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/loss.hpp"
 
 namespace drun::kernels::cuda {
 
+using namespace launch;
+
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 // Blocks of a reduction: enough to fill a GPU, few enough for one block to finish.
 constexpr int64_t kMaxBlocks = 1024;
-constexpr unsigned kAllLanes = 0xffffffffu;
 constexpr long long kNoRow = LLONG_MAX;
 // Keras clips probabilities to [eps, 1 - eps] before taking logs.
 constexpr float kEps = 1e-7f;
 
-void check_launch(const char* what) {
-  const cudaError_t rc = cudaGetLastError();
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
-
+// blocks_for with the reductions' smaller cap.
 int reduce_blocks(int64_t threads) {
-  const int64_t b = (threads + kThreads - 1) / kThreads;
-  return static_cast<int>(b < kMaxBlocks ? (b > 0 ? b : 1) : kMaxBlocks);
-}
-
-__device__ int64_t first_index() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ int64_t grid_stride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+  return blocks_for(threads, kMaxBlocks);
 }
 
 // std::clamp's comparisons, so that a NaN stays NaN (fminf/fmaxf would drop it).
@@ -49,19 +35,6 @@ __device__ float clamp_eps(float p) {
 }
 __device__ bool inside_eps(float p) {
   return p > kEps && p < 1.0f - kEps;
-}
-
-// Butterfly reductions: every lane ends with the same value (each step adds
-// the same two operands on both sides, so even the rounding agrees).
-__device__ float warp_max(float v) {
-  for (int offset = 16; offset > 0; offset /= 2)
-    v = fmaxf(v, __shfl_xor_sync(kAllLanes, v, offset));
-  return v;
-}
-
-__device__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kAllLanes, v, offset);
-  return v;
 }
 
 // The block's total in thread 0 (each is called at most once per kernel).

@@ -4,34 +4,14 @@
 // arguments, so no branch sits in the loop.
 #include <cuda_runtime.h>
 
-#include <stdexcept>
-#include <string>
-
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/optimizer_update.hpp"
 
 namespace drun::kernels::cuda {
 
+using namespace launch;
+
 namespace {
-
-constexpr int kThreads = 256;
-
-int blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);
-}
-
-void check_launch(const char* what) {
-  const cudaError_t rc = cudaGetLastError();
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
-
-__device__ int64_t first_index() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ int64_t grid_stride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
 
 __global__ void sgd_kernel(float* w, const float* g, int64_t n, float lr, float wd) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) {

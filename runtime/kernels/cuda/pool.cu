@@ -7,34 +7,15 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
-#include <stdexcept>
-#include <string>
 
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/pool.hpp"
 
 namespace drun::kernels::cuda {
 
+using namespace launch;
+
 namespace {
-
-constexpr int kThreads = 256;
-
-int blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);
-}
-
-void check_launch(const char* what) {
-  const cudaError_t rc = cudaGetLastError();
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
-
-__device__ int64_t grid_start() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ int64_t grid_step() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
 
 // The windows (first, last inclusive) along one axis that contain input
 // coordinate i; empty when last < first.
@@ -61,7 +42,7 @@ __device__ int64_t window_count(const PoolGeometry& g, int64_t oy, int64_t ox) {
 __global__ void max_pool_forward_kernel(PoolGeometry g, const float* __restrict__ x,
                                         float* __restrict__ y, int32_t* __restrict__ argmax) {
   const int64_t c = g.c, total = g.n * g.oh * g.ow * c;
-  for (int64_t i = grid_start(); i < total; i += grid_step()) {
+  for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t ci = i % c, p = i / c, ox = p % g.ow, oy = (p / g.ow) % g.oh,
                   n = p / (g.ow * g.oh);
     const float* xn = x + n * g.h * g.w * c + ci;
@@ -94,7 +75,7 @@ __global__ void max_pool_backward_kernel(PoolGeometry g, const float* __restrict
                                          const int32_t* __restrict__ argmax, float* __restrict__ dx,
                                          bool tiles) {
   const int64_t c = g.c, total = g.n * g.h * g.w * c;
-  for (int64_t i = grid_start(); i < total; i += grid_step()) {
+  for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t ci = i % c, p = i / c, ix = p % g.w, iy = (p / g.w) % g.h, n = p / (g.w * g.h);
     const int32_t pix = static_cast<int32_t>(iy * g.w + ix);
     const Span ys = covering(iy, g.pad_top, g.ph, g.sh, g.oh);
@@ -118,7 +99,7 @@ __global__ void max_pool_backward_kernel(PoolGeometry g, const float* __restrict
 __global__ void max_pool_stray_kernel(PoolGeometry g, const float* __restrict__ dy,
                                       const int32_t* __restrict__ argmax, float* dx) {
   const int64_t c = g.c, total = g.n * g.oh * g.ow * c;
-  for (int64_t i = grid_start(); i < total; i += grid_step()) {
+  for (int64_t i = first_index(); i < total; i += grid_stride()) {
     if (argmax[i] != 0) continue;
     const int64_t ci = i % c, p = i / c, ox = p % g.ow, oy = (p / g.ow) % g.oh,
                   n = p / (g.ow * g.oh);
@@ -131,7 +112,7 @@ __global__ void max_pool_stray_kernel(PoolGeometry g, const float* __restrict__ 
 __global__ void avg_pool_forward_kernel(PoolGeometry g, const float* __restrict__ x,
                                         float* __restrict__ y) {
   const int64_t c = g.c, total = g.n * g.oh * g.ow * c;
-  for (int64_t i = grid_start(); i < total; i += grid_step()) {
+  for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t ci = i % c, p = i / c, ox = p % g.ow, oy = (p / g.ow) % g.oh,
                   n = p / (g.ow * g.oh);
     const float* xn = x + n * g.h * g.w * c + ci;
@@ -152,7 +133,7 @@ __global__ void avg_pool_forward_kernel(PoolGeometry g, const float* __restrict_
 __global__ void avg_pool_backward_kernel(PoolGeometry g, const float* __restrict__ dy,
                                          float* __restrict__ dx) {
   const int64_t c = g.c, total = g.n * g.h * g.w * c;
-  for (int64_t i = grid_start(); i < total; i += grid_step()) {
+  for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t ci = i % c, p = i / c, ix = p % g.w, iy = (p / g.w) % g.h, n = p / (g.w * g.h);
     const Span ys = covering(iy, g.pad_top, g.ph, g.sh, g.oh);
     const Span xs = covering(ix, g.pad_left, g.pw, g.sw, g.ow);
@@ -173,7 +154,7 @@ __global__ void global_avg_pool_forward_kernel(int64_t n, int64_t hw, int64_t c,
                                                const float* __restrict__ x, float* __restrict__ y,
                                                float inv) {
   const int64_t total = n * c;
-  for (int64_t i = grid_start(); i < total; i += grid_step()) {
+  for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t ci = i % c, img = i / c;
     const float* xp = x + img * hw * c + ci;
     float acc = 0.0f;
@@ -185,7 +166,7 @@ __global__ void global_avg_pool_forward_kernel(int64_t n, int64_t hw, int64_t c,
 __global__ void global_avg_pool_backward_kernel(int64_t hw, int64_t c, int64_t total,
                                                 const float* __restrict__ dy,
                                                 float* __restrict__ dx, float inv) {
-  for (int64_t i = grid_start(); i < total; i += grid_step())
+  for (int64_t i = first_index(); i < total; i += grid_stride())
     dx[i] = dy[(i / (hw * c)) * c + i % c] * inv;
 }
 
