@@ -50,7 +50,7 @@ class AllReduce final : public Strategy {
   };
   struct Bucket {
     Tensor buffer;
-    Tensor host;  // GPU gradients without NCCL: the bucket's copy that MPI sums
+    Tensor host;      // GPU gradients without NCCL: the bucket's copy that MPI sums
     int pending = 0;  // gradients not yet copied in this step
     int total = 0;
     Communicator::Request request = -1;

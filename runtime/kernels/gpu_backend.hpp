@@ -24,8 +24,7 @@ class GpuBackend {
   virtual void bias_add(Tensor& y, const Tensor& b) = 0;
   virtual void column_sums(const Tensor& x, Tensor& s) = 0;
   virtual void activation_forward(Activation a, const Tensor& x, Tensor& y) = 0;
-  virtual void activation_backward(Activation a, const Tensor& y, const Tensor& dy,
-                                   Tensor& dx) = 0;
+  virtual void activation_backward(Activation a, const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
   virtual void add(const Tensor& a, const Tensor& b, Tensor& y) = 0;
   virtual void axpy(float alpha, const Tensor& x, Tensor& y) = 0;
   virtual void scale(float alpha, Tensor& y) = 0;

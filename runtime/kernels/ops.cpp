@@ -173,8 +173,7 @@ void avg_pool_backward(const Exec& ex, const PoolGeometry& g, const Tensor& dy, 
 }
 
 void global_avg_pool_forward(const Exec& ex, const Tensor& x, Tensor& y) {
-  if (GpuBackend* g = gpu(ex, "global_avg_pool", {&x, &y}))
-    return g->global_avg_pool_forward(x, y);
+  if (GpuBackend* g = gpu(ex, "global_avg_pool", {&x, &y})) return g->global_avg_pool_forward(x, y);
   const int64_t n = x.dim(0), c = x.dim(-1);
   cpu::global_avg_pool_forward(n, x.numel() / (n * c), c, x.f32(), y.f32());
 }
@@ -189,7 +188,8 @@ void global_avg_pool_backward(const Exec& ex, const Tensor& dy, Tensor& dx) {
 void batchnorm_forward_train(const Exec& ex, const Tensor& x, const Tensor& gamma,
                              const Tensor& beta, float eps, float momentum, Tensor& moving_mean,
                              Tensor& moving_var, Tensor& mean, Tensor& inv_std, Tensor& y) {
-  if (GpuBackend* g = gpu(ex, "batchnorm", {&x, &gamma, &beta, &moving_mean, &moving_var, &mean, &inv_std, &y}))
+  if (GpuBackend* g =
+          gpu(ex, "batchnorm", {&x, &gamma, &beta, &moving_mean, &moving_var, &mean, &inv_std, &y}))
     return g->batchnorm_forward_train(x, gamma, beta, eps, momentum, moving_mean, moving_var, mean,
                                       inv_std, y);
   const int64_t c = gamma.numel();
@@ -211,7 +211,8 @@ void batchnorm_forward_infer(const Exec& ex, const Tensor& x, const Tensor& gamm
 void batchnorm_backward(const Exec& ex, const Tensor& x, const Tensor& dy, const Tensor& gamma,
                         const Tensor& mean, const Tensor& inv_std, bool batch_statistics,
                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
-  if (GpuBackend* g = gpu(ex, "batchnorm_backward", {&x, &dy, &gamma, &mean, &inv_std, &dx, &dgamma, &dbeta}))
+  if (GpuBackend* g =
+          gpu(ex, "batchnorm_backward", {&x, &dy, &gamma, &mean, &inv_std, &dx, &dgamma, &dbeta}))
     return g->batchnorm_backward(x, dy, gamma, mean, inv_std, batch_statistics, dx, dgamma, dbeta);
   const int64_t c = gamma.numel();
   cpu::batchnorm_backward(x.f32(), dy.f32(), x.numel() / c, c, gamma.f32(), mean.f32(),
@@ -299,8 +300,8 @@ void rmsprop_momentum_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg
   if (GpuBackend* gb = gpu(where(w), "rmsprop", {&g, &rms, mg, &mom}))
     return gb->rmsprop_momentum_update(g, w, rms, mg, mom, lr, rho, momentum, epsilon,
                                        weight_decay);
-  cpu::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(),
-                        w.numel(), lr, rho, momentum, epsilon, weight_decay);
+  cpu::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(), w.numel(),
+                        lr, rho, momentum, epsilon, weight_decay);
 }
 
 void synchronize(const Exec& ex) {

@@ -76,8 +76,7 @@ double Loss::compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& 
   if (bad >= 0)
     throw UsageError(class_name_ + ": label " +
                      std::to_string(target.rows(bad, bad + 1).to(Device::cpu).i32()[0]) +
-                     " of example " +
-                     std::to_string(bad) + " is outside [0, " +
+                     " of example " + std::to_string(bad) + " is outside [0, " +
                      std::to_string(pred.numel() / rows) + ")");
   return loss;
 }

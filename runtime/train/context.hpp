@@ -22,7 +22,7 @@ struct Context {
   std::string label;                      // "worker 1" on a rank other than the chief, for messages
   std::string role = "chief";             // chief, worker or ps (placement)
   int task_index = 0;
-  int gpu = -1;    // this rank's GPU on its node (placement); -1: none
+  int gpu = -1;  // this rank's GPU on its node (placement); -1: none
   std::shared_ptr<kernels::cuda::Context> cuda;  // that GPU's context, when kernels run there
   json tf_config;  // this rank's TF_CONFIG, when placed by the launcher
   // Plan mode (the launcher's first look at a script, and --dry-run): fit and

@@ -124,7 +124,7 @@ class Trainer {
   int64_t global_step_ = 0;
   BackgroundEval background_eval_;
   std::optional<TrainingState> resume_;
-  StepResult step_result_;  // what hooks see after each step
+  StepResult step_result_;                        // what hooks see after each step
   std::unique_ptr<io::EventWriter> eval_events_;  // model_dir/eval, during fit
   int64_t eval_step_ = 0;                         // the global step being evaluated
 };

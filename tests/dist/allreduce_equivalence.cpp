@@ -99,7 +99,10 @@ int main(int argc, char** argv) {
     if (shm && device.gpu) continue;
     const double worst = worst_difference(comm, shm, ref_model, device.exec);
     std::printf("rank %d of %d, %s: max |w_allreduce - w_single| = %.3e (weights moved %.3e)\n",
-                rank, workers, device.gpu ? "GPU" : shm ? "shared memory" : "MPI_Iallreduce",
+                rank, workers,
+                device.gpu ? "GPU"
+                : shm      ? "shared memory"
+                           : "MPI_Iallreduce",
                 worst, moved);
     ok = ok && worst <= 1e-5;
   }

@@ -43,10 +43,9 @@ std::string module_root() {
 
 // drun's options that take a separate value.
 bool takes_value(const std::string& a) {
-  for (const char* o :
-       {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np", "--mpirun",
-        "--mpi-arg", "--hostfile", "--workers-per-node", "--gpus-per-node", "--ps-per-node",
-        "--device"})
+  for (const char* o : {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np",
+                        "--mpirun", "--mpi-arg", "--hostfile", "--workers-per-node",
+                        "--gpus-per-node", "--ps-per-node", "--device"})
     if (a == o) return true;
   return false;
 }
@@ -88,9 +87,8 @@ void choose_device(drun::train::Context& ctx, const std::string& device) {
         "--device cuda: " +
         std::string(!drun::kernels::cuda_built() ? "this drun was built without CUDA"
                     : gpus == 0                  ? "no GPU found"
-                                                 : "this rank was placed on no GPU (GPU " +
-                                        std::to_string(ctx.gpu) + " of " + std::to_string(gpus) +
-                                        ")"));
+                                : "this rank was placed on no GPU (GPU " + std::to_string(ctx.gpu) +
+                                      " of " + std::to_string(gpus) + ")"));
   if (ctx.gpu < 0 || ctx.gpu >= gpus) return;
   ctx.cuda = drun::kernels::make_cuda_context(ctx.gpu);
   ctx.exec.device = drun::Device::cuda;

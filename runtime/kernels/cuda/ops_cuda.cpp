@@ -200,9 +200,9 @@ class CudaBackend final : public GpuBackend {
                                float momentum, Tensor& moving_mean, Tensor& moving_var,
                                Tensor& mean, Tensor& inv_std, Tensor& y) override {
     const int64_t c = gamma.numel();
-    cuda::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps,
-                                  momentum, moving_mean.f32(), moving_var.f32(), mean.f32(),
-                                  inv_std.f32(), y.f32());
+    cuda::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
+                                  moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),
+                                  y.f32());
   }
   void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
                                const Tensor& moving_mean, const Tensor& moving_var,
@@ -216,8 +216,7 @@ class CudaBackend final : public GpuBackend {
                           Tensor& dx, Tensor& dgamma, Tensor& dbeta) override {
     const int64_t c = gamma.numel();
     cuda::batchnorm_backward(x.f32(), dy.f32(), x.numel() / c, c, gamma.f32(), mean.f32(),
-                             inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(),
-                             dbeta.f32());
+                             inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32());
   }
 
   double loss_forward_backward(LossKind kind, const Tensor& pred, const Tensor& target,
@@ -225,8 +224,7 @@ class CudaBackend final : public GpuBackend {
     const int64_t rows = pred.dim(0), cols = pred.numel() / rows;
     switch (kind) {
       case LossKind::softmax_xent_sparse:
-        return cuda::softmax_xent_sparse(pred.f32(), target.i32(), rows, cols, grad.f32(),
-                                         bad_row);
+        return cuda::softmax_xent_sparse(pred.f32(), target.i32(), rows, cols, grad.f32(), bad_row);
       case LossKind::xent_sparse:
         return cuda::xent_sparse_probs(pred.f32(), target.i32(), rows, cols, grad.f32(), bad_row);
       case LossKind::softmax_xent:
@@ -320,7 +318,8 @@ Context::~Context() {
 }
 
 Convolution& Context::convolution(const cpu::ConvGeometry& g) {
-  const Key key{g.n, g.h, g.w, g.c, g.kh, g.kw, g.co, g.sh, g.sw, g.pad_top, g.pad_left, g.oh, g.ow};
+  const Key key{g.n,  g.h,  g.w,       g.c,        g.kh, g.kw, g.co,
+                g.sh, g.sw, g.pad_top, g.pad_left, g.oh, g.ow};
   auto it = plans_.find(key);
   if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<Convolution>(*dnn_, g)).first;
   return *it->second;

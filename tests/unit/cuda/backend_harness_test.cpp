@@ -39,6 +39,7 @@
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/pool.hpp"
 #include "kernels/ops.hpp"
+#include "nn/layers.hpp"
 #include "tensor/tensor.hpp"
 
 namespace drun::kernels {
@@ -211,19 +212,7 @@ std::string index_str(const Shape& shape, int64_t flat) {
 }
 
 const char* name(Activation a) {
-  switch (a) {
-    case Activation::linear:
-      return "linear";
-    case Activation::relu:
-      return "relu";
-    case Activation::sigmoid:
-      return "sigmoid";
-    case Activation::tanh:
-      return "tanh";
-    case Activation::softmax:
-      return "softmax";
-  }
-  return "?";
+  return nn::activation_name(a);
 }
 
 const char* name(LossKind k) {

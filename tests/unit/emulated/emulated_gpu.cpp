@@ -16,10 +16,10 @@
 namespace drun::device_memory {
 
 void* allocate(Device, size_t bytes) {
-  return ::operator new(bytes, std::align_val_t{Storage::kAlign});
+  return ::operator new (bytes, std::align_val_t{Storage::kAlign});
 }
 void release(Device, void* p, size_t) {
-  ::operator delete(p, std::align_val_t{Storage::kAlign});
+  ::operator delete (p, std::align_val_t{Storage::kAlign});
 }
 void copy(void* dst, const void* src, size_t bytes) {
   std::memcpy(dst, src, bytes);
@@ -111,9 +111,8 @@ class EmulatedGpu final : public GpuBackend {
     Tensor hy = host(y), hws = host(ws);
     kernels::conv2d_forward(kHost, g, host(x), host(w), host(b), hy, relu, hws);
   }
-  void conv2d_backward_filter(const Exec&, const ConvGeometry& g, const Tensor& x,
-                              const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
-                              Tensor& ws) override {
+  void conv2d_backward_filter(const Exec&, const ConvGeometry& g, const Tensor& x, const Tensor& dy,
+                              const Tensor* relu_y, Tensor& dw, Tensor& db, Tensor& ws) override {
     Tensor hdw = host(dw), hdb = host(db), hws = host(ws);
     const Tensor hrelu = relu_y ? host(*relu_y) : Tensor();
     kernels::conv2d_backward_filter(kHost, g, host(x), host(dy), relu_y ? &hrelu : nullptr, hdw,
@@ -157,8 +156,8 @@ class EmulatedGpu final : public GpuBackend {
                                Tensor& mean, Tensor& inv_std, Tensor& y) override {
     Tensor mm = host(moving_mean), mv = host(moving_var), m = host(mean), is = host(inv_std),
            hy = host(y);
-    kernels::batchnorm_forward_train(kHost, host(x), host(gamma), host(beta), eps, momentum, mm,
-                                     mv, m, is, hy);
+    kernels::batchnorm_forward_train(kHost, host(x), host(gamma), host(beta), eps, momentum, mm, mv,
+                                     m, is, hy);
   }
   void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
                                const Tensor& moving_mean, const Tensor& moving_var,
@@ -217,8 +216,8 @@ class EmulatedGpu final : public GpuBackend {
                                float wd) override {
     Tensor hw = host(w), hr = host(rms), hmom = host(mom);
     Tensor hmg = mg ? host(*mg) : Tensor();
-    kernels::rmsprop_momentum_update(host(g), hw, hr, mg ? &hmg : nullptr, hmom, lr, rho,
-                                     momentum, epsilon, wd);
+    kernels::rmsprop_momentum_update(host(g), hw, hr, mg ? &hmg : nullptr, hmom, lr, rho, momentum,
+                                     epsilon, wd);
   }
 };
 

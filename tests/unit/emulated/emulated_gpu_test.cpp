@@ -133,8 +133,7 @@ TEST_P(EmulatedFit, ResidualModelFitsEvaluatesAndCheckpointsAsOnTheCpu) {
   // The GPU run's last checkpoint, loaded into a CPU model, is the CPU run's model.
   nn::Model restored(residual_spec(), 1);
   const auto opt = optim::make_optimizer(json::parse(GetParam()));
-  const TrainingState state =
-      Checkpoints((dir / "0").string(), 5).load(12, restored, *opt);
+  const TrainingState state = Checkpoints((dir / "0").string(), 5).load(12, restored, *opt);
   EXPECT_EQ(state.global_step, 12);
   auto r = restored.params(), c = models[1]->params();
   for (size_t i = 0; i < r.size(); ++i)
