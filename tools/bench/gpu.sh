@@ -15,7 +15,8 @@
 # drun:    $DRUN (default build/drun) --device cuda tools/bench/MODEL_bench.lua
 #          --batch-size B --steps S --warmup W [--dir D]
 # PyTorch: PY tools/bench/MODEL_torch.py --device cuda --batch B --steps S --warmup W,
-#          where PY is $PYTHON, else the first of /usr/bin/python3 and
+#          where PY is $PYTHON, else the first of /usr/bin/python3,
+#          /opt/torch/.venv/bin/python3 (the lent GPU machines' image) and
 #          build/venv/bin/python whose torch sees a GPU. Its defaults: full
 #          float32 (TF32 off, as drun's cuDNN/cuBLAS calls), cudnn.benchmark on,
 #          data already on the GPU (drun's input pipeline runs on the host).
@@ -86,7 +87,7 @@ print("torch %s, CUDA %s, %s" % (torch.__version__, torch.version.cuda, torch.cu
 '
 TORCH_PY=""
 TORCH_WHY=()
-if [[ -n "${PYTHON:-}" ]]; then candidates=("$PYTHON"); else candidates=(/usr/bin/python3 build/venv/bin/python); fi
+if [[ -n "${PYTHON:-}" ]]; then candidates=("$PYTHON"); else candidates=(/usr/bin/python3 /opt/torch/.venv/bin/python3 build/venv/bin/python); fi
 for py in "${candidates[@]}"; do
   if [[ ! -x "$py" ]]; then TORCH_WHY+=("$py: not found"); continue; fi
   if msg="$(timeout 120 "$py" -c "$PROBE" 2>&1)"; then
