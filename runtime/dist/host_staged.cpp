@@ -18,11 +18,12 @@ void HostStaged::setup(std::span<Param* const> params) {
   to_device(params);  // e.g. the chief's initial values
 }
 
-void HostStaged::to_host(std::span<Param* const> device, bool with_gradients) {
-  for (size_t i = 0; i < host_.size(); ++i) {
-    host_[i].value.copy_from(device[i]->value);
-    if (with_gradients && host_[i].grad.defined()) host_[i].grad.copy_from(device[i]->grad);
-  }
+void HostStaged::to_host(std::span<Param* const> device) {
+  for (size_t i = 0; i < host_.size(); ++i)
+    if (host_[i].trainable)
+      host_[i].grad.copy_from(device[i]->grad);
+    else
+      host_[i].value.copy_from(device[i]->value);
 }
 
 void HostStaged::to_device(std::span<Param* const> device) const {
@@ -30,19 +31,19 @@ void HostStaged::to_device(std::span<Param* const> device) const {
 }
 
 void HostStaged::apply(optim::Optimizer& optimizer, std::span<Param* const> params) {
-  to_host(params, true);
+  to_host(params);
   inner_.apply(optimizer, host_ptrs_);
   to_device(params);
 }
 
 void HostStaged::finish(std::span<Param* const> params, const std::string& model_dir) {
-  to_host(params, false);
+  to_host(params);
   inner_.finish(host_ptrs_, model_dir);
   to_device(params);
 }
 
 std::optional<int64_t> HostStaged::shared_global_step(std::span<Param* const> params) {
-  to_host(params, false);
+  to_host(params);
   auto step = inner_.shared_global_step(host_ptrs_);
   to_device(params);
   return step;

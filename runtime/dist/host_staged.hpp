@@ -1,9 +1,11 @@
 // A strategy that works on host memory (parameter servers, Hogwild, the
 // elastic-averaging family), run by a worker whose variables live on a GPU:
-// the strategy sees host copies of the variables. Before each of its calls
-// the GPU's values and gradients are copied into them, and after it the
-// values go back, so the servers and the node-shared memory stay on the CPU
-// as the issue asks ("workers stage gradients through host memory").
+// the strategy sees host copies of the variables. The host copies of the
+// trainable variables are the strategy's: only it changes them (Hogwild's
+// live in node-shared memory, where other workers write too), so before each
+// of its calls only the GPU's gradients, and the values that the forward
+// pass changes (batch-norm statistics), are copied in; after it the values
+// go back to the GPU. Servers and shared memory stay on the CPU.
 #pragma once
 #include <memory>
 #include <vector>
@@ -31,7 +33,7 @@ class HostStaged final : public Strategy {
   }
 
  private:
-  void to_host(std::span<Param* const> device, bool with_gradients);
+  void to_host(std::span<Param* const> device);
   void to_device(std::span<Param* const> device) const;
   Strategy& inner_;
   std::vector<Param> host_;

@@ -309,6 +309,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       train_seconds > 0 ? static_cast<double>(train_images) * workers / train_seconds : 0;
   result.wall_seconds = seconds_since(start);
   result.workers = workers;
+  result.device = device_name(exec_.device);
   json summary = result.to_json();
   for (Hook* h : config.hooks) h->end(*this, summary);
   if (!config.model_dir.empty() && chief && !result.preempted) {
@@ -363,6 +364,7 @@ json FitResult::to_json() const {
   json j = {{"global_step", global_step},
             {"epochs", epochs},
             {"workers", workers},
+            {"device", device},
             {"train", t},
             {"wall_seconds", wall_seconds}};
   if (!strategy.empty()) j["strategy"] = strategy;

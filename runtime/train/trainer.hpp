@@ -55,6 +55,7 @@ struct FitResult {
   std::optional<Evaluation> eval;
   double wall_seconds = 0.0;
   int workers = 1;
+  std::string device = "cpu";  // where the chief computed: cpu or cuda
   bool preempted = false;  // stopped by SIGTERM/SIGUSR1 after a checkpoint
   bool stopped_by_hook = false;
   json strategy = json::object();  // what the strategy measured in the last epoch

@@ -6,7 +6,10 @@ rank exits 0, the servers write their shards and no drun process is left.
 CI uses a subset: 12,000 training images, 1 epoch. The bar, 0.60 test
 accuracy, sits below the lowest of the subset runs measured here (Downpour,
 0.67); tools/bench/strategies.sh measures the full 3-epoch runs (>= 0.84,
-docs/strategies.md). Usage: strategies_test.py DRUN SOURCE_ROOT [NAME...]"""
+docs/strategies.md). With --device cuda the workers compute on their GPUs
+(CI: a drun built with the emulated GPU of tests/unit/emulated) and
+summary.json must say so. Usage: strategies_test.py DRUN SOURCE_ROOT
+[--device cpu|cuda] [NAME...]"""
 import json
 import os
 import subprocess
@@ -36,11 +39,12 @@ def drun_processes(drun):
     return found
 
 
-def run(drun, root, name, tmp):
+def run(drun, root, name, tmp, device):
     model_dir = os.path.join(tmp, name)
     start = time.time()
     p = subprocess.run(
-        [drun, "-q", "-np", "2", os.path.join(root, "scripts/strategies", name + ".lua"),
+        [drun, "-q", "--device", device, "-np", "2",
+         os.path.join(root, "scripts/strategies", name + ".lua"),
          "--train-limit", "12000", "--epochs", "1", "--model-dir", model_dir],
         capture_output=True, text=True, timeout=300)
     took = time.time() - start
@@ -53,6 +57,8 @@ def run(drun, root, name, tmp):
     accuracy = summary.get("eval", {}).get("accuracy", 0)
     if summary.get("workers") != 2:
         problems.append(f"summary.json says workers {summary.get('workers')}, expected 2")
+    if summary.get("device") != device:
+        problems.append(f"summary.json says device {summary.get('device')}, expected {device}")
     if accuracy < BAR:
         problems.append(f"test accuracy {accuracy:.4f} < {BAR}")
     if not os.path.exists(os.path.join(model_dir, "ps-0.h5")):
@@ -65,12 +71,15 @@ def run(drun, root, name, tmp):
 
 
 def main():
-    drun, root = sys.argv[1], sys.argv[2]
-    names = sys.argv[3:] or STRATEGIES
+    drun, root, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+    device = "cpu"
+    if rest[:1] == ["--device"]:
+        device, rest = rest[1], rest[2:]
+    names = rest or STRATEGIES
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            problems, took, summary = run(drun, root, name, tmp)
+            problems, took, summary = run(drun, root, name, tmp, device)
             if summary:
                 acc = summary.get("eval", {}).get("accuracy", 0)
                 stats = summary.get("strategy", {})

@@ -74,12 +74,8 @@ std::string hostname() {
 // single process) unless --device says otherwise. The GPU context opens
 // here, once: it makes that GPU the process's device (cudaSetDevice).
 void choose_device(drun::train::Context& ctx, const std::string& device) {
-  const bool server = ctx.role == "ps" || ctx.role == "evaluator";
-  if (device == "cpu" || server) {
-    if (device == "cuda" && server)
-      throw drun::UsageError("--device cuda: a " + ctx.role + " runs on the CPU");
-    return;
-  }
+  // Parameter servers and the evaluator serve from host memory, whatever the workers use.
+  if (device == "cpu" || ctx.role == "ps" || ctx.role == "evaluator") return;
   const int gpus = drun::kernels::cuda_device_count();
   if (ctx.gpu < 0 && !ctx.comm && gpus > 0) ctx.gpu = 0;
   if (device == "cuda" && (ctx.gpu < 0 || ctx.gpu >= gpus))

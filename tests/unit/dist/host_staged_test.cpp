@@ -2,7 +2,8 @@
 // of a worker's variables and carries values and gradients across. Here the
 // "device" variables are host tensors too (CI has no GPU), which still checks
 // what it promises: the inner strategy works on tensors of its own, sees this
-// step's gradients, and what it leaves in the values comes back.
+// step's gradients, keeps its own values of the trainable variables (others
+// may write them, as Hogwild's workers do), and what it leaves comes back.
 #include "dist/host_staged.hpp"
 
 #include <gtest/gtest.h>
@@ -24,7 +25,7 @@ class Recorder final : public Strategy {
   void setup(std::span<Param* const> params) override {
     for (Param* p : params) {
       p->value.fill(7.0f);
-      seen.push_back(p->value.raw());
+      seen.push_back(p);
     }
   }
   void apply(optim::Optimizer&, std::span<Param* const> params) override {
@@ -38,7 +39,7 @@ class Recorder final : public Strategy {
     params[0]->value.fill(-1.0f);  // the servers' newest values
     return 42;
   }
-  std::vector<const void*> seen;
+  std::vector<Param*> seen;
   int applied = 0;
 };
 
@@ -65,7 +66,7 @@ TEST(HostStaged, InnerStrategyWorksOnCopiesAndItsResultsComeBack) {
 
   staged.setup(params);
   ASSERT_EQ(inner.seen.size(), 2u);
-  EXPECT_NE(inner.seen[0], kernel.value.raw()) << "the inner strategy must get its own copy";
+  EXPECT_NE(inner.seen[0]->value.raw(), kernel.value.raw()) << "the strategy gets its own copy";
   EXPECT_FLOAT_EQ(kernel.value.f32()[2], 7.0f) << "setup's values come back";
   EXPECT_FLOAT_EQ(moving.value.f32()[0], 7.0f);
 
@@ -77,6 +78,12 @@ TEST(HostStaged, InnerStrategyWorksOnCopiesAndItsResultsComeBack) {
   EXPECT_EQ(inner.applied, 1);
   EXPECT_FLOAT_EQ(kernel.value.f32()[0], 7.25f) << "this step's gradient reached the strategy";
   EXPECT_FLOAT_EQ(moving.value.f32()[1], 3.0f) << "the worker's own statistic survives the step";
+
+  // Another worker writes the strategy's (shared) values: the next step
+  // starts from them, not from this worker's copy.
+  inner.seen[0]->value.fill(100.0f);
+  staged.apply(*sgd, params);
+  EXPECT_FLOAT_EQ(kernel.value.f32()[0], 100.25f) << "the strategy's values are the truth";
 
   EXPECT_EQ(staged.shared_global_step(params), std::optional<int64_t>(42));
   EXPECT_FLOAT_EQ(kernel.value.f32()[1], -1.0f) << "fetched values come back";

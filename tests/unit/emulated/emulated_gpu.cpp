@@ -6,6 +6,7 @@
 // host-side readers, HostStaged, AllReduce's device buckets) through the
 // dispatcher's check that each op's tensors are all on its device; only the
 // CUDA kernels themselves are left to the GPU suites.
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -226,8 +227,10 @@ class EmulatedGpu final : public GpuBackend {
 bool cuda_built() {
   return true;
 }
+// One GPU, or DRUN_EMULATED_GPUS of them (the multi-rank tests want one per rank).
 int cuda_device_count() {
-  return 8;  // as many as the multi-rank tests place on one node
+  const char* n = std::getenv("DRUN_EMULATED_GPUS");
+  return n ? std::atoi(n) : 1;
 }
 std::shared_ptr<cuda::Context> make_cuda_context(int) {
   return std::make_shared<cuda::Context>();
