@@ -108,6 +108,11 @@ void Optimizer::apply(std::span<Param* const> params) {
     if (!p.trainable || !p.grad.defined()) continue;
     Var& v = vars_[i];
     if (!v.has_slots) make_slots(v, p);  // made trainable after build: once
+    // Slots follow their variable: a GPU worker's optimizer built (or restored
+    // from a checkpoint) on the GPU keeps its state when a host strategy
+    // hands it the variables' host copies (dist/host_staged.hpp). Once.
+    for (Tensor& s : v.slots)
+      if (s.device() != p.value.device()) s = s.to(p.value.device());
     if (p.grad.numel() != v.numel || p.grad.dtype() != DType::f32)
       throw std::invalid_argument(class_name_ + ": gradient of '" + p.name + "' is " +
                                   dtype_name(p.grad.dtype()) + " " + p.grad.shape().str() +

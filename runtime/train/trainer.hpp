@@ -56,7 +56,7 @@ struct FitResult {
   double wall_seconds = 0.0;
   int workers = 1;
   std::string device = "cpu";  // where the chief computed: cpu or cuda
-  bool preempted = false;  // stopped by SIGTERM/SIGUSR1 after a checkpoint
+  bool preempted = false;      // stopped by SIGTERM/SIGUSR1 after a checkpoint
   bool stopped_by_hook = false;
   json strategy = json::object();  // what the strategy measured in the last epoch
   json to_json() const;

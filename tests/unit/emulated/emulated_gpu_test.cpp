@@ -90,6 +90,29 @@ TEST(EmulatedGpu, SeedCnnStepsMatchTheCpuBitForBit) {
   for (const auto& [name, t] : slots) EXPECT_EQ(t->device(), Device::cuda) << name;
 }
 
+// A GPU worker's optimizer (built, or restored, on the GPU) later given host
+// copies of the variables by a host strategy keeps its state: two Adam steps
+// split across the devices equal two on the CPU.
+TEST(EmulatedGpu, OptimizerSlotsFollowTheirVariable) {
+  const json adam = json::parse(R"({"class_name": "Adam", "config": {"learning_rate": 0.1}})");
+  Param cpu_var{"dense/kernel", Tensor::zeros(Shape{4}), Tensor::zeros(Shape{4}), true};
+  cpu_var.grad.fill(0.5f);
+  Param gpu_var{cpu_var.name, cpu_var.value.to(Device::cuda), cpu_var.grad.to(Device::cuda), true};
+  Param* on_cpu[1] = {&cpu_var};
+  Param* on_gpu[1] = {&gpu_var};
+  auto reference = optim::make_optimizer(adam), moved = optim::make_optimizer(adam);
+  reference->apply(on_cpu);
+  reference->apply(on_cpu);
+  moved->apply(on_gpu);
+  EXPECT_EQ(moved->state()[0].second->device(), Device::cuda);
+  Param host_copy{gpu_var.name, gpu_var.value.to(Device::cpu), gpu_var.grad.to(Device::cpu), true};
+  Param* on_host[1] = {&host_copy};
+  moved->apply(on_host);
+  EXPECT_EQ(moved->state()[0].second->device(), Device::cpu);
+  for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(host_copy.value.f32()[k], cpu_var.value.f32()[k]);
+  EXPECT_NE(cpu_var.value.f32()[0], 0.0f);
+}
+
 class EmulatedFit : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(EmulatedFit, ResidualModelFitsEvaluatesAndCheckpointsAsOnTheCpu) {
