@@ -42,7 +42,7 @@ void AllReduce::setup(std::span<Param* const> params) {
     buckets_[i].buffer = shm_ ? Tensor::borrowed(shm_->segment() + offset, Shape{sizes[i]})
                               : Tensor::zeros(Shape{sizes[i]}, DType::f32, device_);
     buckets_[i].buffer.zero();
-    if (device_ != Device::cpu && !nccl_) buckets_[i].host = Tensor::zeros(Shape{sizes[i]});
+    if (device_ != Device::cpu && !nccl_) buckets_[i].host = Tensor::pinned(Shape{sizes[i]});
     buckets_[i].pending = buckets_[i].total;
     offset += sizes[i];
   }

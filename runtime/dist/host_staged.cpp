@@ -8,8 +8,10 @@ void HostStaged::setup(std::span<Param* const> params) {
     Param h;
     h.name = p->name;
     h.trainable = p->trainable;
-    h.value = p->value.to(Device::cpu).clone();
-    if (p->grad.defined()) h.grad = Tensor::zeros(p->grad.shape());
+    // Pinned: these cross to and from the GPU every step.
+    h.value = Tensor::pinned(p->value.shape());
+    h.value.copy_from(p->value);
+    if (p->grad.defined()) h.grad = Tensor::pinned(p->grad.shape());
     host_.push_back(std::move(h));
   }
   host_ptrs_.clear();

@@ -15,5 +15,9 @@ void release(Device device, void* p, size_t bytes);
 void copy(void* dst, const void* src, size_t bytes);
 // Zeros in stream order (after the kernels launched before).
 void zero(Device device, void* p, size_t bytes);
+// Page-locks host memory so that GPUs copy from and to it at full speed
+// (no bounce buffer); false where there is no GPU, and it stays as it was.
+bool pin(void* p, size_t bytes);
+void unpin(void* p);
 
 }  // namespace drun::device_memory

@@ -25,5 +25,9 @@ void copy(void*, const void*, size_t) {
 void zero(Device device, void*, size_t) {
   refuse(device);
 }
+bool pin(void*, size_t) {
+  return false;
+}
+void unpin(void*) {}
 
 }  // namespace drun::device_memory

@@ -1,5 +1,6 @@
 #include "tensor/tensor.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -25,17 +26,16 @@ const char* device_name(Device d) {
   return d == Device::cpu ? "cpu" : "cuda";
 }
 
-Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
+Storage::Storage(size_t bytes, Device device, bool pinned) : device_(device) {
   if (device != Device::cpu) {
     bytes_ = bytes ? bytes : kAlign;
     data_ = device_memory::allocate(device, bytes_);
     return;
   }
   // Rounded up so vector loops may read a full register past the end.
-  size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  if (rounded == 0) rounded = kAlign;
-  data_ = ::operator new (rounded, std::align_val_t{kAlign});
-  bytes_ = rounded;
+  bytes_ = std::max<size_t>(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+  data_ = ::operator new (bytes_, std::align_val_t{kAlign});
+  if (pinned) pinned_ = device_memory::pin(data_, bytes_);
 }
 
 Storage::Storage(void* borrowed, size_t bytes)
@@ -43,10 +43,12 @@ Storage::Storage(void* borrowed, size_t bytes)
 
 Storage::~Storage() {
   if (!owned_) return;
-  if (device_ == Device::cpu)
-    ::operator delete (data_, std::align_val_t{kAlign});
-  else
+  if (device_ != Device::cpu) {
     device_memory::release(device_, data_, bytes_);
+    return;
+  }
+  if (pinned_) device_memory::unpin(data_);
+  ::operator delete (data_, std::align_val_t{kAlign});
 }
 
 Tensor::Tensor(Shape shape, DType dtype, Device device)
@@ -57,6 +59,16 @@ Tensor::Tensor(Shape shape, DType dtype, Device device)
 
 Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
   Tensor t(shape, dtype, device);
+  t.zero();
+  return t;
+}
+
+Tensor Tensor::pinned(Shape shape, DType dtype) {
+  Tensor t;
+  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(shape.numel()) * dtype_size(dtype),
+                                         Device::cpu, true);
+  t.shape_ = shape;
+  t.dtype_ = dtype;
   t.zero();
   return t;
 }

@@ -25,7 +25,7 @@ const char* device_name(Device d);
 class Storage {
  public:
   static constexpr size_t kAlign = 64;
-  Storage(size_t bytes, Device device);
+  Storage(size_t bytes, Device device, bool pinned = false);
   // Memory owned elsewhere (e.g. a node-shared MPI window), which must outlive it.
   Storage(void* borrowed, size_t bytes);
   ~Storage();
@@ -40,6 +40,7 @@ class Storage {
   void* data_ = nullptr;
   size_t bytes_ = 0;
   bool owned_ = true;
+  bool pinned_ = false;
   Device device_ = Device::cpu;
 };
 
@@ -49,6 +50,10 @@ class Tensor {
   Tensor(Shape shape, DType dtype = DType::f32, Device device = Device::cpu);
 
   static Tensor zeros(Shape shape, DType dtype = DType::f32, Device device = Device::cpu);
+  // Zeros in host memory that is pinned where a GPU is present
+  // (tensor/device_memory.hpp): a CPU tensor that the GPU copies to and from
+  // at full speed.
+  static Tensor pinned(Shape shape, DType dtype = DType::f32);
   // A host tensor over memory it does not own; the memory must outlive it
   // and every copy of it.
   static Tensor borrowed(void* data, Shape shape, DType dtype = DType::f32);

@@ -35,4 +35,15 @@ void zero(Device, void* p, size_t bytes) {
   check(cudaMemsetAsync(p, 0, bytes, nullptr), "cudaMemsetAsync");
 }
 
+bool pin(void* p, size_t bytes) {
+  if (kernels::cuda::device_count() == 0) return false;
+  if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) == cudaSuccess) return true;
+  cudaGetLastError();  // not pinned: still correct, only slower to copy
+  return false;
+}
+
+void unpin(void* p) {
+  cudaHostUnregister(p);
+}
+
 }  // namespace drun::device_memory

@@ -28,6 +28,10 @@ void copy(void* dst, const void* src, size_t bytes) {
 void zero(Device, void* p, size_t bytes) {
   std::memset(p, 0, bytes);
 }
+bool pin(void*, size_t) {
+  return false;  // host memory already
+}
+void unpin(void*) {}
 
 }  // namespace drun::device_memory
 
