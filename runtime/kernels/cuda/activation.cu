@@ -40,16 +40,7 @@ __global__ void softmax_forward_kernel(const float* x, float* y, int64_t rows, i
   for (int64_t r = first_index() / 32; r < rows; r += warps) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
-    float m = -INFINITY;
-    for (int64_t j = lane; j < cols; j += 32) m = fmaxf(m, xr[j]);
-    m = warp_max(m);
-    float sum = 0.0f;
-    for (int64_t j = lane; j < cols; j += 32) {
-      const float e = expf(xr[j] - m);
-      yr[j] = e;
-      sum += e;
-    }
-    const float inv = 1.0f / warp_sum(sum);
+    const float inv = 1.0f / warp_exp_row(xr, yr, cols, lane).sum;
     for (int64_t j = lane; j < cols; j += 32) yr[j] *= inv;
   }
 }

@@ -59,4 +59,23 @@ __device__ inline float warp_sum(float v) {
   return v;
 }
 
+// One warp's softmax numerators of a row: y = exp(x - max(x)) (each lane its
+// own columns, so x and y may alias); returns the row's max and the sum of
+// y, the same on every lane.
+struct RowExp {
+  float max, sum;
+};
+__device__ inline RowExp warp_exp_row(const float* x, float* y, int64_t cols, int lane) {
+  float m = -INFINITY;
+  for (int64_t j = lane; j < cols; j += 32) m = fmaxf(m, x[j]);
+  m = warp_max(m);
+  float sum = 0.0f;
+  for (int64_t j = lane; j < cols; j += 32) {
+    const float e = expf(x[j] - m);
+    y[j] = e;
+    sum += e;
+  }
+  return {m, warp_sum(sum)};
+}
+
 }  // namespace drun::kernels::cuda::launch

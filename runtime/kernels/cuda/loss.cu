@@ -117,23 +117,14 @@ __global__ void softmax_xent_sparse_kernel(const float* logits, const int32_t* l
     }
     const float* z = logits + r * cols;
     float* g = grad + r * cols;
-    float m = -INFINITY;
-    for (int64_t j = lane; j < cols; j += 32) m = fmaxf(m, z[j]);
-    m = warp_max(m);
-    float sum = 0.0f;
-    for (int64_t j = lane; j < cols; j += 32) {
-      const float e = expf(z[j] - m);
-      g[j] = e;
-      sum += e;
-    }
-    sum = warp_sum(sum);
-    const float scale = (1.0f / sum) * inv_rows;
+    const RowExp e = warp_exp_row(z, g, cols, lane);
+    const float scale = (1.0f / e.sum) * inv_rows;
     for (int64_t j = lane; j < cols; j += 32) {
       float v = g[j] * scale;
       if (j == label) v -= inv_rows;
       g[j] = v;
     }
-    if (lane == 0) acc += static_cast<double>(logf(sum) + m - z[label]);
+    if (lane == 0) acc += static_cast<double>(logf(e.sum) + e.max - z[label]);
   }
   acc = block_sum(acc);
   bad = block_min(bad);

@@ -97,7 +97,7 @@ class CudaStager final : public GpuStager {
 
 class CudaBackend final : public GpuBackend {
  public:
-  void synchronize(const Exec&) override { check(cudaDeviceSynchronize(), "synchronize"); }
+  void synchronize(const Exec&) override { cuda::synchronize(); }
   std::unique_ptr<GpuStager> make_stager(const Exec& ex) override {
     context(ex, "input staging");
     return std::make_unique<CudaStager>(ex);
