@@ -9,12 +9,12 @@
 #include "data/csv.hpp"
 #include "data/fashion_mnist.hpp"
 #include "data/pipeline.hpp"
-#include "dist/all_reduce.hpp"
-#include "dist/hogwild.hpp"
-#include "dist/ps_server.hpp"
-#include "dist/ps_worker.hpp"
-#include "export/keras_h5.hpp"
+#include "distributed/all_reduce.hpp"
+#include "distributed/hogwild.hpp"
+#include "distributed/ps_server.hpp"
+#include "distributed/ps_worker.hpp"
 #include "hooks.hpp"
+#include "keras/keras_h5.hpp"
 #include "lua_json.hpp"
 #include "nn/model.hpp"
 #include "train/evaluator.hpp"
@@ -35,9 +35,9 @@ using DatasetPtr = std::shared_ptr<const data::Dataset>;
 struct TrainerBox {
   ModelPtr model;  // keeps the model alive as long as its trainer
   train::Trainer trainer;
-  std::unique_ptr<dist::Strategy> strategy;
-  train::Compiled compiled;
-  TrainerBox(ModelPtr m, const train::Compiled& c, const kernels::Exec& ex)
+  std::unique_ptr<distributed::Strategy> strategy;
+  train::CompileOptions compiled;
+  TrainerBox(ModelPtr m, const train::CompileOptions& c, const kernels::Exec& ex)
       : model(std::move(m)), trainer(*model, c, ex), compiled(c) {}
 };
 
@@ -264,27 +264,31 @@ std::unique_ptr<data::Pipeline> pipeline_arg(lua_State* L, int ds_index, int ops
 }
 
 // The strategy of a multi-worker job, from its Lua description {name, options}.
-std::unique_ptr<dist::Strategy> make_strategy(const dist::StrategySpec& spec,
-                                              const train::Context& ctx,
-                                              const json& experiment_optimizer) {
+std::unique_ptr<distributed::Strategy> make_strategy(const distributed::StrategySpec& spec,
+                                                     const train::Context& ctx,
+                                                     const json& experiment_optimizer) {
   switch (spec.exchange) {
-    case dist::Exchange::all_reduce:
-      return std::make_unique<dist::AllReduce>(*ctx.workers, spec.bucket_bytes, spec.shared_memory);
-    case dist::Exchange::shared:
-      return std::make_unique<dist::Hogwild>(*ctx.comm, *ctx.workers, spec);
+    case distributed::Exchange::all_reduce:
+      return std::make_unique<distributed::AllReduce>(*ctx.workers, spec.bucket_bytes,
+                                                      spec.shared_memory);
+    case distributed::Exchange::shared:
+      return std::make_unique<distributed::Hogwild>(*ctx.comm, *ctx.workers, spec);
     default:
-      return std::make_unique<dist::PsWorker>(*ctx.comm, *ctx.workers, spec, experiment_optimizer);
+      return std::make_unique<distributed::PsWorker>(*ctx.comm, *ctx.workers, spec,
+                                                     experiment_optimizer);
   }
 }
 
 // A parameter-server rank's fit: serve the workers until they are done.
-json serve(const dist::StrategySpec& spec, const train::Context& ctx, nn::Model& model,
+json serve(const distributed::StrategySpec& spec, const train::Context& ctx, nn::Model& model,
            const json& experiment_optimizer, const std::string& model_dir) {
   if (!spec.uses_servers())
     throw UsageError("this rank is a parameter server, but strategy " + spec.name + " uses none");
   const auto params = model.params();
-  if (spec.exchange == dist::Exchange::shared) return dist::serve_hogwild(*ctx.comm, spec, params);
-  return dist::ParameterServer(*ctx.comm, spec, params, experiment_optimizer, model_dir).serve();
+  if (spec.exchange == distributed::Exchange::shared)
+    return distributed::serve_hogwild(*ctx.comm, spec, params);
+  return distributed::ParameterServer(*ctx.comm, spec, params, experiment_optimizer, model_dir)
+      .serve();
 }
 
 // ---- trainers ----
@@ -293,7 +297,7 @@ int trainer_new(lua_State* L) {
   return guarded(L, [&] {
     auto& model = check_object<nn::Model>(L, 1, kModel);
     Options o(to_json(L, 2, "compile"), "compile");
-    train::Compiled c;
+    train::CompileOptions c;
     c.loss = o.require<json>("loss");
     c.optimizer = o.get<json>("optimizer", c.optimizer);
     c.metrics = o.get<std::vector<std::string>>("metrics", {});
@@ -333,7 +337,7 @@ int trainer_fit(lua_State* L) {
         cfg.save_summary_steps < 0 || cfg.eval_every_steps < 0)
       throw UsageError("fit: checkpoint, summary and evaluation intervals must not be negative");
     auto& ctx = context(L);
-    const auto spec = dist::parse_strategy(strategy);
+    const auto spec = distributed::parse_strategy(strategy);
     if (ctx.role == "ps") {
       push_json(L, serve(spec, ctx, *box->model, box->compiled.optimizer, cfg.model_dir));
       return 1;
@@ -352,7 +356,7 @@ int trainer_fit(lua_State* L) {
     const int workers = ctx.workers ? ctx.workers->size() : 1;
     const bool servers = ctx.comm && ctx.comm->size() > workers;
     const bool chief = ctx.role == "chief";
-    std::unique_ptr<dist::Strategy> fresh;
+    std::unique_ptr<distributed::Strategy> fresh;
     if ((workers > 1 || servers) && !box->strategy)
       fresh = make_strategy(spec, ctx, box->compiled.optimizer);
     // A checkpoint in model_dir: continue from it, on every rank, before the
@@ -371,7 +375,7 @@ int trainer_fit(lua_State* L) {
       box->trainer.set_strategy(box->strategy.get());
       // Linear scaling (Goyal et al. 2017) where this worker applies the mean
       // of all workers' gradients; servers scale their own optimizer.
-      if (spec.scale_lr && spec.exchange == dist::Exchange::all_reduce)
+      if (spec.scale_lr && spec.exchange == distributed::Exchange::all_reduce)
         box->trainer.optimizer().set_lr_scale(static_cast<float>(workers));
     }
     auto train_input = pipeline_arg(L, 2, 3, workers, ctx.workers ? ctx.workers->rank() : 0);

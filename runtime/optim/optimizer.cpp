@@ -110,7 +110,7 @@ void Optimizer::apply(std::span<Param* const> params) {
     if (!v.has_slots) make_slots(v, p);  // made trainable after build: once
     // Slots follow their variable: a GPU worker's optimizer built (or restored
     // from a checkpoint) on the GPU keeps its state when a host strategy
-    // hands it the variables' host copies (dist/host_staged.hpp). Once.
+    // hands it the variables' host copies (distributed/host_staged.hpp). Once.
     for (Tensor& s : v.slots)
       if (s.device() != p.value.device()) s = s.to(p.value.device());
     if (p.grad.numel() != v.numel || p.grad.dtype() != DType::f32)

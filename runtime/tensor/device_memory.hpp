@@ -1,6 +1,6 @@
 // Memory on devices other than the CPU. The tensor layer knows no GPU API:
 // a backend provides these at link time (kernels/cuda/device_memory.cpp in a
-// CUDA build, device_memory_host_only.cpp otherwise, which refuses).
+// CUDA build, device_memory_absent.cpp otherwise, which refuses).
 #pragma once
 #include <cstddef>
 

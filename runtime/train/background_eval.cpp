@@ -10,7 +10,7 @@ BackgroundEval::~BackgroundEval() {
   if (running_.valid()) running_.wait();
 }
 
-void BackgroundEval::start(nn::Model& model, const Compiled& compiled, data::Pipeline& input,
+void BackgroundEval::start(nn::Model& model, const CompileOptions& compiled, data::Pipeline& input,
                            int64_t epoch, int64_t max_steps) {
   finish();
   if (!copy_) {

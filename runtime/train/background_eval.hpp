@@ -8,7 +8,7 @@
 
 #include "data/pipeline.hpp"
 #include "nn/model.hpp"
-#include "train/compiled.hpp"
+#include "train/compile_options.hpp"
 
 namespace drun::train {
 
@@ -25,7 +25,7 @@ class BackgroundEval {
   // Copies the model's variables and evaluates the copy on `input` (which
   // must stay alive and unused until finish()).
   // Evaluates a copy of `model` on at most max_steps batches (< 0: all).
-  void start(nn::Model& model, const Compiled& compiled, data::Pipeline& input, int64_t epoch,
+  void start(nn::Model& model, const CompileOptions& compiled, data::Pipeline& input, int64_t epoch,
              int64_t max_steps = -1);
   // Waits for the running evaluation, if any, and returns its result.
   std::optional<Result> finish();

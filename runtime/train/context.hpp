@@ -5,22 +5,22 @@
 #include <string>
 
 #include "base/options.hpp"
-#include "dist/comm.hpp"
+#include "distributed/comm.hpp"
 #include "kernels/ops.hpp"
 
 namespace drun::train {
 
 struct Context {
-  kernels::Exec exec;                  // where kernels run and with how many threads
-  std::string data_dir;                // --data-dir / DRUN_DATA_DIR; empty: each reader's default
-  bool tty = false;                    // stdout is a terminal: draw a progress bar
-  bool quiet = false;                  // no progress output at all
-  std::string module_root;             // where drun/*.lua live, to tell user frames from ours
-  std::string models_root;             // the Lua model zoo (models/*.lua), on package.path
-  dist::Communicator* comm = nullptr;  // set when this process is a rank of an MPI job
-  dist::Communicator* workers = nullptr;  // the job's workers, without its parameter servers
-  std::string label;                      // "worker 1" on a rank other than the chief, for messages
-  std::string role = "chief";             // chief, worker or ps (placement)
+  kernels::Exec exec;       // where kernels run and with how many threads
+  std::string data_dir;     // --data-dir / DRUN_DATA_DIR; empty: each reader's default
+  bool tty = false;         // stdout is a terminal: draw a progress bar
+  bool quiet = false;       // no progress output at all
+  std::string module_root;  // where drun/*.lua live, to tell user frames from ours
+  std::string models_root;  // the Lua model zoo (models/*.lua), on package.path
+  distributed::Communicator* comm = nullptr;     // set when this process is a rank of an MPI job
+  distributed::Communicator* workers = nullptr;  // the job's workers, without its parameter servers
+  std::string label;           // "worker 1" on a rank other than the chief, for messages
+  std::string role = "chief";  // chief, worker or ps (placement)
   int task_index = 0;
   int gpu = -1;  // this rank's GPU on its node (placement); -1: none
   std::shared_ptr<kernels::cuda::Context> cuda;  // that GPU's context, when kernels run there

@@ -12,7 +12,7 @@ namespace drun::train {
 void GlobalStepWaiter::before_step(int64_t global_step) {
   if (waited_ || wait_until_ <= 0) return;
   waited_ = true;
-  dist::Strategy* strategy = trainer_->strategy();
+  distributed::Strategy* strategy = trainer_->strategy();
   const auto params = trainer_->model().params();
   auto step = strategy ? strategy->shared_global_step(params) : std::nullopt;
   if (!step) {

@@ -20,7 +20,7 @@ double seconds_since(Clock::time_point t) {
 }
 }  // namespace
 
-Trainer::Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec& exec)
+Trainer::Trainer(nn::Model& model, const CompileOptions& compiled, const kernels::Exec& exec)
     : model_(model),
       compiled_(compiled),
       loss_(compiled.loss),
@@ -35,10 +35,10 @@ Trainer::Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec
 
 Trainer::~Trainer() = default;
 
-void Trainer::set_strategy(dist::Strategy* strategy) {
+void Trainer::set_strategy(distributed::Strategy* strategy) {
   staged_.reset();
   if (strategy && exec_.device != Device::cpu && !strategy->device_aware()) {
-    staged_ = std::make_unique<dist::HostStaged>(*strategy);
+    staged_ = std::make_unique<distributed::HostStaged>(*strategy);
     strategy = staged_.get();
   }
   strategy_ = strategy;

@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "data/pipeline.hpp"
-#include "dist/host_staged.hpp"
-#include "dist/strategy.hpp"
+#include "distributed/host_staged.hpp"
+#include "distributed/strategy.hpp"
 #include "nn/loss.hpp"
 #include "nn/metrics.hpp"
 #include "nn/model.hpp"
 #include "optim/optimizer.hpp"
 #include "train/background_eval.hpp"
 #include "train/checkpoint.hpp"
-#include "train/compiled.hpp"
+#include "train/compile_options.hpp"
 #include "train/hooks.hpp"
 #include "train/progress.hpp"
 
@@ -64,12 +64,12 @@ struct FitResult {
 
 class Trainer {
  public:
-  Trainer(nn::Model& model, const Compiled& compiled, const kernels::Exec& exec);
+  Trainer(nn::Model& model, const CompileOptions& compiled, const kernels::Exec& exec);
   ~Trainer();
   // From now on gradients are exchanged every step through `strategy`,
   // metrics are summed over workers, and only the chief evaluates and writes
   // summary.json. Sets the strategy up (e.g. the chief's initial weights).
-  void set_strategy(dist::Strategy* strategy);
+  void set_strategy(distributed::Strategy* strategy);
 
   // Loads the newest readable checkpoint of `model_dir` (skipping broken ones
   // with a warning through `warn`); the next fit() continues from its step,
@@ -88,7 +88,7 @@ class Trainer {
 
   optim::Optimizer& optimizer() { return *optimizer_; }
   nn::Model& model() { return model_; }
-  dist::Strategy* strategy() { return strategy_; }
+  distributed::Strategy* strategy() { return strategy_; }
   int64_t global_step() const { return global_step_; }
 
  private:
@@ -109,7 +109,7 @@ class Trainer {
   static constexpr int64_t kAgreeEvery = 20;
 
   nn::Model& model_;
-  Compiled compiled_;
+  CompileOptions compiled_;
   nn::Loss loss_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::vector<nn::Metric> metrics_;
@@ -117,8 +117,8 @@ class Trainer {
   kernels::Exec exec_;
   // Batches to the device the model runs on (nothing to do on the CPU).
   kernels::InputStager stage_x_, stage_y_;
-  std::unique_ptr<dist::HostStaged> staged_;  // a host strategy's view of a GPU's variables
-  dist::Strategy* strategy_ = nullptr;
+  std::unique_ptr<distributed::HostStaged> staged_;  // a host strategy's view of a GPU's variables
+  distributed::Strategy* strategy_ = nullptr;
   Tensor dlogits_;
   double loss_sum_ = 0.0;
   int64_t loss_count_ = 0;

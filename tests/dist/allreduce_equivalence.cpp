@@ -12,7 +12,7 @@
 #include "base/rng.hpp"
 #include "data/batch.hpp"
 #include "device_option.hpp"
-#include "dist/all_reduce.hpp"
+#include "distributed/all_reduce.hpp"
 #include "nn/model.hpp"
 #include "small_cnn.hpp"
 #include "train/trainer.hpp"
@@ -35,7 +35,7 @@ void global_batch(int64_t step, int64_t n, data::Batch& b) {
 
 // 20 steps of this rank's part of each global batch under AllReduce; returns
 // the largest difference from the single-worker reference.
-double worst_difference(dist::Communicator& comm, bool shared_memory, nn::Model& ref_model,
+double worst_difference(distributed::Communicator& comm, bool shared_memory, nn::Model& ref_model,
                         const kernels::Exec& ex) {
   const int workers = comm.size(), rank = comm.rank();
   constexpr int64_t kPerWorker = 8, kSteps = 20;
@@ -43,7 +43,7 @@ double worst_difference(dist::Communicator& comm, bool shared_memory, nn::Model&
   // initial broadcast is tested too.
   nn::Model model(small_cnn(), rank == 0 ? 7 : 100 + static_cast<uint64_t>(rank));
   train::Trainer trainer(model, compiled(), ex);
-  dist::AllReduce strategy(comm, /*bucket_bytes=*/2048, shared_memory);  // several buckets
+  distributed::AllReduce strategy(comm, /*bucket_bytes=*/2048, shared_memory);  // several buckets
   trainer.set_strategy(&strategy);
   if (strategy.bucket_count() < 2 || strategy.uses_shared_memory() != shared_memory) return 1e9;
   if (ex.device != Device::cpu)
@@ -70,7 +70,7 @@ double worst_difference(dist::Communicator& comm, bool shared_memory, nn::Model&
 }  // namespace
 
 int main(int argc, char** argv) {
-  dist::Communicator comm(&argc, &argv);
+  distributed::Communicator comm(&argc, &argv);
   const int workers = comm.size(), rank = comm.rank();
   const auto device = testing::device_option(argc, argv, comm);
   if (device.missing) return 77;

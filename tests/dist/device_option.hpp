@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "dist/comm.hpp"
+#include "distributed/comm.hpp"
 #include "kernels/ops.hpp"
 
 namespace drun::testing {
@@ -19,7 +19,7 @@ struct DeviceOption {
   bool missing = false;  // a GPU was asked for and this node has too few: skip (77)
 };
 
-inline DeviceOption device_option(int argc, char** argv, dist::Communicator& comm) {
+inline DeviceOption device_option(int argc, char** argv, distributed::Communicator& comm) {
   DeviceOption d;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--device") == 0 && std::strcmp(argv[i + 1], "cuda") == 0)

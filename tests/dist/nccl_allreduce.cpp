@@ -4,14 +4,14 @@
 #include <cstdio>
 #include <vector>
 
-#include "dist/comm.hpp"
-#include "dist/comm_nccl.hpp"
+#include "distributed/comm.hpp"
+#include "distributed/comm_nccl.hpp"
 #include "kernels/cuda/device.hpp"
 
 using namespace drun;
 
 int main(int argc, char** argv) {
-  dist::Communicator comm(&argc, &argv);
+  distributed::Communicator comm(&argc, &argv);
   const int gpus = kernels::cuda::device_count();
   int have = gpus > 0 ? 1 : 0;
   std::vector<int> all = comm.allgather(have);
@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
       return 77;  // meson's "skipped"
     }
   kernels::cuda::set_device(comm.local_rank() % gpus);
-  const auto nccl = dist::make_nccl_communicator(comm);
+  const auto nccl = distributed::make_nccl_communicator(comm);
   const int64_t n = 1 << 20;
   std::vector<float> host(n);
   for (int64_t i = 0; i < n; ++i) host[i] = static_cast<float>((comm.rank() + 1) * ((i % 100) + 1));

@@ -12,9 +12,9 @@
 #include "base/rng.hpp"
 #include "data/batch.hpp"
 #include "device_option.hpp"
-#include "dist/all_reduce.hpp"
-#include "dist/ps_server.hpp"
-#include "dist/ps_worker.hpp"
+#include "distributed/all_reduce.hpp"
+#include "distributed/ps_server.hpp"
+#include "distributed/ps_worker.hpp"
 #include "nn/model.hpp"
 #include "small_cnn.hpp"
 #include "train/trainer.hpp"
@@ -38,7 +38,7 @@ void batch_of(int64_t step, int k, int64_t n, data::Batch& b) {
 constexpr int64_t kPerWorker = 8, kSteps = 20;
 
 // 20 steps of worker `k` under `strategy`; returns the final weights.
-std::vector<std::vector<float>> train_under(dist::Strategy& strategy, int k, uint64_t seed,
+std::vector<std::vector<float>> train_under(distributed::Strategy& strategy, int k, uint64_t seed,
                                             const kernels::Exec& ex) {
   nn::Model model(small_cnn(), seed);
   train::Trainer trainer(model, compiled(), ex);
@@ -60,7 +60,7 @@ std::vector<std::vector<float>> train_under(dist::Strategy& strategy, int k, uin
 }  // namespace
 
 int main(int argc, char** argv) {
-  dist::Communicator world(&argc, &argv);
+  distributed::Communicator world(&argc, &argv);
   const int servers = world.size() - 2;
   if (servers < 1) {
     std::fprintf(stderr, "run with at least 3 ranks\n");
@@ -69,12 +69,12 @@ int main(int argc, char** argv) {
   const bool is_server = world.rank() < servers;
   auto workers = world.split(is_server ? 1 : 0);
   const auto spec =
-      dist::parse_strategy({{"name", "ParameterServer"}, {"options", {{"mode", "sync"}}}});
+      distributed::parse_strategy({{"name", "ParameterServer"}, {"options", {{"mode", "sync"}}}});
 
   if (is_server) {
     nn::Model model(small_cnn(), 7);
     const json stats =
-        dist::ParameterServer(world, spec, model.params(), compiled().optimizer, "").serve();
+        distributed::ParameterServer(world, spec, model.params(), compiled().optimizer, "").serve();
     std::printf("server %d: %s\n", world.rank(), stats.dump().c_str());
     world.barrier();
     return stats.value("version", 0) == kSteps ? 0 : 1;
@@ -88,9 +88,9 @@ int main(int argc, char** argv) {
   const int k = workers->rank();
   // Other seeds off the chief: both strategies must start from the chief's weights.
   const uint64_t seed = k == 0 ? 7 : 99;
-  dist::PsWorker ps(world, *workers, spec, compiled().optimizer);
+  distributed::PsWorker ps(world, *workers, spec, compiled().optimizer);
   const auto w_ps = train_under(ps, k, seed, device.exec);
-  dist::AllReduce all_reduce(*workers);
+  distributed::AllReduce all_reduce(*workers);
   const auto w_ar = train_under(all_reduce, k, seed, device.exec);
   nn::Model fresh(small_cnn(), 7);
 

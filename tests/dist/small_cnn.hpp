@@ -2,7 +2,7 @@
 // tests train (12x12 inputs, so 20 steps take milliseconds).
 #pragma once
 #include "base/options.hpp"
-#include "train/compiled.hpp"
+#include "train/compile_options.hpp"
 
 namespace drun::testing {
 
@@ -16,8 +16,8 @@ inline json small_cnn() {
     {"class_name": "Dense", "config": {"units": 10}}]})");
 }
 
-inline train::Compiled compiled() {
-  train::Compiled c;
+inline train::CompileOptions compiled() {
+  train::CompileOptions c;
   c.loss = json::parse(
       R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})");
   c.optimizer =

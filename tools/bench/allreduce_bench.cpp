@@ -12,7 +12,7 @@
 //             batch-norm vectors, conv kernels up to 2.4M floats
 // Variants, interleaved in each iteration (order alternated), each started
 // after a barrier:
-//   strategy  dist::AllReduce: setup() once (the gradients become views into
+//   strategy  distributed::AllReduce: setup() once (the gradients become views into
 //             its persistent buckets); per iteration gradients_ready() for
 //             every layer, last layer first, then finish_gradients()
 //   bare      one allreduce_sum on a contiguous buffer allocated once
@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "common/seed_cnn.hpp"
-#include "dist/all_reduce.hpp"
-#include "dist/comm.hpp"
+#include "distributed/all_reduce.hpp"
+#include "distributed/comm.hpp"
 #include "nn/model.hpp"
 
 using namespace drun;
@@ -172,13 +172,13 @@ void pack(const Workload& w, float* dst) {
   }
 }
 
-void run_case(dist::Communicator& comm, Workload& w, const BenchOptions& o, int iters) {
+void run_case(distributed::Communicator& comm, Workload& w, const BenchOptions& o, int iters) {
   const int rank = comm.rank(), n = comm.size();
   const int64_t floats = w.floats();
   const double bytes = static_cast<double>(floats) * 4.0;
   const auto bucket_bytes = static_cast<int64_t>(o.bucket_mib * 1024 * 1024);
 
-  dist::AllReduce strategy(comm, bucket_bytes);
+  distributed::AllReduce strategy(comm, bucket_bytes);
   strategy.setup(w.all);  // re-points the gradients into zero-filled buckets
   std::vector<float> bare(static_cast<size_t>(floats));
   // Same values in the strategy's buckets and the bare buffer (which a write
@@ -252,7 +252,7 @@ void run_case(dist::Communicator& comm, Workload& w, const BenchOptions& o, int 
 }  // namespace
 
 int main(int argc, char** argv) {
-  dist::Communicator comm(&argc, &argv);
+  distributed::Communicator comm(&argc, &argv);
   BenchOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -11,7 +11,7 @@
 #include <iostream>
 #include <map>
 
-#include "dist/strategy_spec.hpp"
+#include "distributed/strategy_spec.hpp"
 #include "runner.hpp"
 
 namespace drun::launch {
@@ -39,7 +39,7 @@ int plan(train::Context& ctx, const Request& r, bool show) {
 }
 
 // "a:2,b:2": the hosts in rank order with their rank counts, for --host.
-std::string host_list(const std::vector<dist::RankInfo>& ranks) {
+std::string host_list(const std::vector<launch::RankInfo>& ranks) {
   std::vector<std::pair<std::string, int>> hosts;
   for (const auto& r : ranks) {
     if (hosts.empty() || hosts.back().first != r.host) hosts.push_back({r.host, 0});
@@ -52,25 +52,25 @@ std::string host_list(const std::vector<dist::RankInfo>& ranks) {
 
 }  // namespace
 
-bool needs_launch(const Request& r, const dist::ClusterSpec& cluster) {
+bool needs_launch(const Request& r, const launch::ClusterSpec& cluster) {
   if (r.dry_run || r.ranks > 1 || cluster.nodes.size() > 1 || r.ps_per_node > 0 ||
       r.workers_per_node > 1)
     return true;
   return !cluster.nodes.empty() && cluster.nodes[0].gpus > 1;
 }
 
-int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ctx) {
+int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context ctx) {
   if (plan(ctx, r, r.dry_run) != 0) return 1;
   const std::string strategy = ctx.plan_record.value("strategy", std::string("AllReduce"));
-  const auto spec = dist::parse_strategy(
+  const auto spec = distributed::parse_strategy(
       {{"name", strategy}, {"options", ctx.plan_record.value("strategy_options", json::object())}});
-  dist::PlacementOptions opt;
+  launch::PlacementOptions opt;
   opt.needs_ps = spec.uses_servers();
   opt.ps_per_node = r.ps_per_node;
   opt.workers_per_node = r.workers_per_node;
   opt.total_workers = r.ranks > 0 ? r.ranks : -1;
   opt.threads_per_rank = r.threads;
-  const auto ranks = dist::place(cluster, opt);
+  const auto ranks = launch::place(cluster, opt);
   int ps = 0;
   for (const auto& x : ranks) ps += x.role == "ps";
 
@@ -82,15 +82,15 @@ int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ct
     std::cout << "cluster: " << cluster.source << ", " << cluster.nodes.size() << " node(s); "
               << ranks.size() << " ranks: " << ranks.size() - ps << " worker(s), " << ps
               << " parameter server(s)\n"
-              << dist::placement_table(ranks)
-              << "TF_CONFIG of rank 0: " << dist::tf_config(ranks, 0).dump() << "\n";
+              << launch::placement_table(ranks)
+              << "TF_CONFIG of rank 0: " << launch::tf_config(ranks, 0).dump() << "\n";
     return 0;
   }
   if (ps > 0 && !spec.uses_servers())
     throw UsageError("strategy " + strategy + " uses no parameter servers; drop --ps-per-node");
 
   // Every rank reads its role from the same table.
-  setenv("DRUN_PLACEMENT", dist::placement_json(ranks).dump().c_str(), 1);
+  setenv("DRUN_PLACEMENT", launch::placement_json(ranks).dump().c_str(), 1);
   // Ranks write through mpirun's pseudo-terminals: whether to draw a progress
   // bar is the launcher's terminal's question, not theirs.
   setenv("DRUN_TTY", ctx.tty ? "1" : "0", 1);
@@ -124,9 +124,9 @@ int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context ct
 }
 
 void take_role(train::Context& ctx, int rank, int size) {
-  std::vector<dist::RankInfo> ranks;
+  std::vector<launch::RankInfo> ranks;
   if (const char* table = std::getenv("DRUN_PLACEMENT")) {
-    ranks = dist::placement_from_json(json::parse(table));
+    ranks = launch::placement_from_json(json::parse(table));
     if (static_cast<int>(ranks.size()) != size)
       throw UsageError("DRUN_PLACEMENT has " + std::to_string(ranks.size()) +
                        " ranks but the job has " + std::to_string(size));
@@ -140,7 +140,7 @@ void take_role(train::Context& ctx, int rank, int size) {
   ctx.role = me.role;
   ctx.task_index = me.task_index;
   ctx.gpu = me.gpu;
-  ctx.tf_config = dist::tf_config(ranks, rank);
+  ctx.tf_config = launch::tf_config(ranks, rank);
   if (me.role != "chief")
     ctx.label =
         "rank " + std::to_string(rank) + ", " + me.role + " " + std::to_string(me.task_index);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/placement.hpp"
+#include "launch/placement.hpp"
 #include "train/context.hpp"
 
 namespace drun::launch {
@@ -26,11 +26,11 @@ struct Request {
 };
 
 // Whether this request needs more than one process (or a dry run).
-bool needs_launch(const Request& r, const dist::ClusterSpec& cluster);
+bool needs_launch(const Request& r, const launch::ClusterSpec& cluster);
 
 // Plans, then either prints the plan (dry run, returns 0) or becomes mpirun
 // (returns only on failure). `plan_ctx` is a context for the plan-mode run.
-int launch(const Request& r, const dist::ClusterSpec& cluster, train::Context plan_ctx);
+int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context plan_ctx);
 
 // Inside a job: this rank's role from DRUN_PLACEMENT (or, when absent, worker
 // `rank` of `size` with worker 0 the chief), exported as TF_CONFIG,

@@ -11,11 +11,11 @@
 #include <memory>
 #include <string>
 
-#include "dist/cluster.hpp"
-#include "dist/comm.hpp"
-#include "export/keras_h5.hpp"
+#include "distributed/comm.hpp"
+#include "keras/keras_h5.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "launch.hpp"
+#include "launch/cluster.hpp"
 #include "runner.hpp"
 #include "train/preemption.hpp"
 
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
   // kill a rank that has not reached its training loop (or never will: servers).
   drun::train::install_preemption_handlers();
 
-  std::unique_ptr<drun::dist::Communicator> comm, workers;
+  std::unique_ptr<drun::distributed::Communicator> comm, workers;
   try {
     if (evaluator) {
       // Beside the job, not in it: one process, its own threads, no MPI.
@@ -191,8 +191,8 @@ int main(int argc, char** argv) {
       setenv("DRUN_ROLE", "evaluator", 1);
       const char* env = std::getenv("DRUN_THREADS");
       ctx.exec.threads = req.threads > 0 ? req.threads : env ? std::atoi(env) : 1;
-    } else if (drun::dist::in_mpi_job()) {
-      comm = std::make_unique<drun::dist::Communicator>(&argc, &argv);
+    } else if (drun::distributed::in_mpi_job()) {
+      comm = std::make_unique<drun::distributed::Communicator>(&argc, &argv);
       ctx.comm = comm.get();
       ctx.exec.threads = req.threads > 0 ? req.threads : std::max(1, cores / comm->local_size());
       drun::launch::take_role(ctx, comm->rank(), comm->size());
@@ -200,8 +200,8 @@ int main(int argc, char** argv) {
       ctx.workers = workers.get();
       if (ctx.role != "chief") ctx.quiet = true;  // only the chief draws progress
     } else {
-      const auto cluster = drun::dist::discover_cluster(
-          drun::dist::Environment::from_process(),
+      const auto cluster = drun::launch::discover_cluster(
+          drun::launch::Environment::from_process(),
           {req.hostfile, req.gpus_per_node, cores, hostname(),
            req.device == "cpu" ? 0 : drun::kernels::cuda_device_count()});
       if (drun::launch::needs_launch(req, cluster)) return drun::launch::launch(req, cluster, ctx);

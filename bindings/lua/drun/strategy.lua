@@ -1,5 +1,5 @@
 -- drun.strategy: how workers keep their models in step. Each function returns
--- a description {name, options}; C++ (runtime/dist/strategy_spec) checks the
+-- a description {name, options}; C++ (runtime/distributed/strategy_spec) checks the
 -- options and builds the worker's and the servers' sides. In a single process
 -- every strategy trains locally. docs/strategies.md gives each update rule.
 local util = require 'drun.util'

@@ -1,9 +1,9 @@
+#include "kernels/cuda/blas.hpp"
+
 #include <cublas_v2.h>
 
 #include <stdexcept>
 #include <string>
-
-#include "kernels/cuda/kernels.hpp"
 
 namespace drun::kernels::cuda {
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <memory>
 
+#include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/conv.hpp"
-#include "kernels/cuda/kernels.hpp"
 
 namespace drun::kernels::cuda {
 

@@ -20,10 +20,10 @@
 #include "kernels/cpu/loss.hpp"
 #include "kernels/cpu/optimizer_update.hpp"
 #include "kernels/cuda/activation.hpp"
+#include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/elementwise.hpp"
-#include "kernels/cuda/kernels.hpp"
 #include "kernels/cuda/loss.hpp"
 #include "kernels/cuda/optimizer_update.hpp"
 

@@ -21,8 +21,8 @@
 namespace drun::train {
 namespace {
 
-Compiled compiled(const char* optimizer) {
-  Compiled c;
+CompileOptions compiled(const char* optimizer) {
+  CompileOptions c;
   c.loss = json::parse(
       R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})");
   c.optimizer = json::parse(optimizer);

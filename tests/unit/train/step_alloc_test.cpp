@@ -20,8 +20,8 @@ namespace {
 using testing::AllocationCounter;
 using testing::seed_cnn_spec;
 
-Compiled seed_compiled() {
-  Compiled c;
+CompileOptions seed_compiled() {
+  CompileOptions c;
   c.loss = json::parse(
       R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})");
   c.optimizer =

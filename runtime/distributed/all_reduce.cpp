@@ -1,0 +1,113 @@
+#include "distributed/all_reduce.hpp"
+
+namespace drun::distributed {
+
+AllReduce::AllReduce(Communicator& comm, int64_t bucket_bytes, bool shared_memory)
+    : comm_(comm), bucket_bytes_(bucket_bytes), shared_memory_(shared_memory) {}
+
+void AllReduce::setup(std::span<Param* const> params) {
+  check_same_variables(comm_, params, "AllReduce");
+  broadcast_from_chief(comm_, params);
+
+  // Buckets in the order backward produces gradients: last variable first.
+  // Offsets are rounded to 16 floats (64 bytes) so every gradient stays aligned.
+  slots_.clear();
+  buckets_.clear();
+  std::vector<int64_t> sizes;
+  for (auto it = params.rbegin(); it != params.rend(); ++it) {
+    Param* p = *it;
+    if (!p->trainable) continue;
+    const int64_t n = (p->value.numel() + 15) / 16 * 16;
+    if (sizes.empty() || (sizes.back() > 0 && (sizes.back() + n) * 4 > bucket_bytes_)) {
+      sizes.push_back(0);
+      buckets_.emplace_back();
+    }
+    slots_.push_back({p, buckets_.size() - 1, sizes.back()});
+    sizes.back() += n;
+    buckets_.back().total += 1;
+  }
+  // On one node the buckets are consecutive parts of this worker's segment of
+  // node-shared memory, summed in place by finish_gradients.
+  int64_t total = 0;
+  for (int64_t n : sizes) total += n;
+  device_ = slots_.empty() ? Device::cpu : slots_[0].param->grad.device();
+  shm_.reset();
+  nccl_.reset();
+  if (device_ == Device::cpu && shared_memory_ && comm_.size() > 1 &&
+      comm_.local_size() == comm_.size())
+    shm_ = std::make_unique<ShmAllreduce>(comm_, total);
+  if (device_ != Device::cpu && comm_.size() > 1) nccl_ = make_nccl_communicator(comm_);
+  int64_t offset = 0;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    buckets_[i].buffer = shm_ ? Tensor::borrowed(shm_->segment() + offset, Shape{sizes[i]})
+                              : Tensor::zeros(Shape{sizes[i]}, DType::f32, device_);
+    buckets_[i].buffer.zero();
+    if (device_ != Device::cpu && !nccl_) buckets_[i].host = Tensor::pinned(Shape{sizes[i]});
+    buckets_[i].pending = buckets_[i].total;
+    offset += sizes[i];
+  }
+  // Each gradient becomes a view into its bucket: backward writes straight
+  // into the buffer that is reduced, and the optimizer reads the result there.
+  for (const Slot& s : slots_) {
+    const Shape shape = s.param->grad.shape();
+    s.param->grad =
+        buckets_[s.bucket].buffer.rows(s.offset, s.offset + shape.numel()).reshaped(shape);
+  }
+  slot_of_.clear();
+  for (size_t i = 0; i < slots_.size(); ++i) slot_of_[slots_[i].param] = i;
+  started_ = 0;
+}
+
+void AllReduce::gradients_ready(std::span<Param> params) {
+  for (Param& p : params) {
+    auto it = slot_of_.find(&p);
+    if (it == slot_of_.end()) continue;  // not trainable
+    Bucket& b = buckets_[slots_[it->second].bucket];
+    if (--b.pending != 0 || shm_) continue;  // shared memory: all summed at the end
+    if (comm_.size() == 1) continue;
+    if (nccl_) {
+      nccl_->allreduce_sum_start(b.buffer.f32(), b.buffer.numel());
+      continue;
+    }
+    float* data = b.buffer.f32();
+    if (b.host.defined()) {  // a GPU's bucket through the host (waits for backward so far)
+      b.host.copy_from(b.buffer);
+      data = b.host.f32();
+    }
+    // The last bucket is waited for at once: its blocking allreduce is
+    // faster than starting and waiting for a non-blocking one.
+    if (++started_ == buckets_.size())
+      comm_.allreduce_sum(data, b.buffer.numel());
+    else
+      b.request = comm_.allreduce_sum_start(data, b.buffer.numel());
+  }
+  // Lets MPI progress the collectives already started.
+  for (auto& b : buckets_)
+    if (b.request >= 0) comm_.test(b.request);
+}
+
+void AllReduce::finish_gradients() {
+  for (auto& b : buckets_)
+    if (b.pending != 0)
+      throw std::logic_error("AllReduce: a bucket's gradients were not all produced");
+  // The sums are means already: the loss gradient was scaled by 1/N.
+  if (shm_)
+    shm_->sum();
+  else if (nccl_)
+    nccl_->wait_all();
+  else if (buckets_.size() > 1 && comm_.size() > 1)
+    comm_.wait_all();  // one bucket: reduced by a blocking call
+  for (auto& b : buckets_) {
+    if (b.host.defined() && comm_.size() > 1) b.buffer.copy_from(b.host);
+    b.pending = b.total;
+    b.request = -1;
+  }
+  started_ = 0;
+}
+
+void AllReduce::apply(optim::Optimizer& optimizer, std::span<Param* const> params) {
+  finish_gradients();
+  optimizer.apply(params);
+}
+
+}  // namespace drun::distributed

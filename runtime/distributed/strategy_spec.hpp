@@ -1,0 +1,60 @@
+// A strategy as the experiment script describes it, {"name": ..., "options":
+// {...}}, parsed and checked once. Workers, parameter servers and the launcher
+// all read this one description, so they agree on what each side does.
+//
+// Every strategy of the parameter-server family is one of four exchanges:
+//   gradients  workers push gradients, the servers apply an optimizer
+//              (ParameterServer async/sync, DynSGD, SyncSGD, Downpour, DownpourEasy);
+//   deltas     workers take local steps and push the normalised change of
+//              their weights (AGN, SAGN);
+//   elastic    workers take local steps and are pulled towards a centre
+//              variable that the servers hold (EASGD, AEASGD, AEAMSGD);
+//   shared     workers update one copy in node-shared memory (Hogwild).
+// docs/strategies.md gives each update rule and its paper.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/options.hpp"
+
+namespace drun::distributed {
+
+enum class Exchange { all_reduce, gradients, deltas, elastic, shared };
+
+struct StrategySpec {
+  std::string name = "AllReduce";
+  Exchange exchange = Exchange::all_reduce;
+  bool sync = false;              // servers combine one contribution of each worker per round
+  bool local_update = false;      // workers apply an optimizer to their own copy every step
+  int64_t push_every = 1;         // n_push, lambda, tau: steps between pushes
+  int64_t fetch_every = 1;        // n_fetch: steps between fetches
+  int replicas_to_aggregate = 0;  // sync gradients: 0 means every worker, less the backups
+  int backup_workers = 0;
+  double alpha = -1;                   // elastic moving rate; < 0: 0.9 / workers (beta = 0.9)
+  bool staleness_lr = false;           // DynSGD: lr / staleness
+  std::vector<double> learning_rates;  // SyncSGD: per worker
+  json server_optimizer;               // null: the experiment's optimizer
+  json worker_optimizer;               // null: the experiment's optimizer
+  double worker_momentum = -1;         // >= 0: SGD with Nesterov momentum locally (AEAMSGD)
+  std::string variable_placement = "greedy";
+  bool scale_lr = false;  // multiply the lr of the optimizer that applies the mean by workers
+  int64_t bucket_bytes = int64_t{4} << 20;
+  bool shared_memory = true;  // AllReduce on one node: sum through node-shared memory
+
+  bool uses_servers() const { return exchange != Exchange::all_reduce; }
+};
+
+// Throws UsageError naming the strategy and the bad option.
+StrategySpec parse_strategy(const json& description);
+
+// The strategies by name, for messages.
+const char* strategy_names();
+
+}  // namespace drun::distributed
+
+namespace drun::distributed {
+// The elastic moving rate: the given alpha, else beta / workers with beta = 0.9
+// (Zhang, Choromanska and LeCun keep beta = p * alpha fixed).
+float elastic_alpha(const StrategySpec& spec, int workers);
+}  // namespace drun::distributed

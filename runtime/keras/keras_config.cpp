@@ -1,0 +1,292 @@
+// model_config <-> drun model descriptions (see keras_h5.hpp).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "keras/keras_h5.hpp"
+
+namespace drun::keras {
+
+namespace {
+
+const std::set<std::string>& keras_classes() {
+  static const std::set<std::string> names = {"Dense",
+                                              "Conv2D",
+                                              "MaxPooling2D",
+                                              "AveragePooling2D",
+                                              "GlobalAveragePooling2D",
+                                              "Flatten",
+                                              "Dropout",
+                                              "Activation",
+                                              "ReLU",
+                                              "Softmax",
+                                              "Add",
+                                              "InputLayer",
+                                              "BatchNormalization"};
+  return names;
+}
+
+// Keras' aliases for the classes drun registers under one name.
+std::string canonical_class(const std::string& c) {
+  if (c == "MaxPool2D") return "MaxPooling2D";
+  if (c == "AvgPool2D") return "AveragePooling2D";
+  if (c == "GlobalAvgPool2D") return "GlobalAveragePooling2D";
+  return c;
+}
+
+json input_layer(const Shape& shape, const std::string& name) {
+  json batch_shape = json::array({nullptr});
+  for (int i = 0; i < shape.rank(); ++i) batch_shape.push_back(shape[i]);
+  return {{"class_name", "InputLayer"},
+          {"config",
+           {{"batch_input_shape", batch_shape},
+            {"dtype", "float32"},
+            {"sparse", false},
+            {"name", name}}}};
+}
+
+bool is_chain(const nn::Model& model) {
+  const auto& nodes = model.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].inbound != std::vector<int>{static_cast<int>(i) - 1}) return false;
+  return model.output_node() == static_cast<int>(nodes.size()) - 1;
+}
+
+// Options whose neutral value drun can drop; any other value it cannot honour.
+bool neutral(const std::string& key, const json& v) {
+  static const std::map<std::string, json> values = {{"dilation_rate", json::array({1, 1})},
+                                                     {"groups", 1},
+                                                     {"lora_rank", nullptr},
+                                                     {"synchronized", false},
+                                                     {"renorm", false},
+                                                     {"renorm_clipping", nullptr},
+                                                     {"renorm_momentum", 0.99},
+                                                     {"fused", nullptr},
+                                                     {"virtual_batch_size", nullptr},
+                                                     {"adjustment", nullptr},
+                                                     {"keepdims", false},
+                                                     {"noise_shape", nullptr},
+                                                     {"max_value", nullptr},
+                                                     {"negative_slope", 0.0},
+                                                     {"threshold", 0.0},
+                                                     {"quantization_config", nullptr},
+                                                     {"activity_regularizer", nullptr},
+                                                     {"build_config", nullptr},
+                                                     {"seed", nullptr}};
+  const auto it = values.find(key);
+  if (it == values.end()) return false;
+  if (key == "dilation_rate" && v.is_number()) return v == 1;
+  if (key == "fused" && v.is_boolean()) return true;  // an implementation choice, not semantics
+  if (key == "renorm_momentum") return true;          // meaningless without renorm
+  if (key == "negative_slope" || key == "threshold") return v.is_number() && v.get<double>() == 0;
+  return v == it->second;
+}
+
+bool dropped_always(const std::string& key) {
+  // Initializers only matter before weights are loaded; build_config and
+  // module names are Keras' bookkeeping.
+  const auto ends = [&](const std::string& s) {
+    return key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0;
+  };
+  return ends("_initializer") || key == "build_config" || key == "module" ||
+         key == "registered_name";
+}
+
+// A Keras layer config as drun's layer options.
+json drun_config(const std::string& cls, const std::string& layer, const json& config,
+                 const std::string& file) {
+  json out = json::object();
+  const std::string who = file + ": layer '" + layer + "' (" + cls + ")";
+  for (const auto& [key, value] : config.items()) {
+    if (dropped_always(key)) continue;
+    const bool regularizer = key.find("_regularizer") != std::string::npos ||
+                             key.find("_constraint") != std::string::npos;
+    if (regularizer) {
+      if (!value.is_null())
+        throw UsageError(who + ": " + key + " is not supported by drun (got " + value.dump() + ")");
+      continue;
+    }
+    if (key == "dtype") {
+      const json name = value.is_object()
+                            ? value.value("config", json::object()).value("name", json("float32"))
+                            : value;
+      if (name != "float32")
+        throw UsageError(who + ": dtype " + name.dump() + " is not supported (float32 only)");
+      continue;
+    }
+    if (key == "data_format") {
+      if (value != "channels_last")
+        throw UsageError(who + ": data_format " + value.dump() +
+                         " is not supported; drun reads channels_last models");
+      continue;
+    }
+    if (key == "axis" && cls == "BatchNormalization") {
+      const bool last = value == -1 || (value.is_array() && value.size() == 1 && value[0] == -1);
+      if (!last) out["axis"] = value;  // drun names the unsupported axis itself
+      continue;
+    }
+    if (key == "axis" && cls == "Softmax") {
+      if (value != -1) throw UsageError(who + ": axis " + value.dump() + " is not supported");
+      continue;
+    }
+    if (key == "seed" && !value.is_null()) {
+      out[key] = value;
+      continue;
+    }
+    if (neutral(key, value)) continue;
+    static const std::set<std::string> semantic = {
+        "dilation_rate", "groups",      "synchronized",      "renorm",
+        "keepdims",      "noise_shape", "max_value",         "negative_slope",
+        "threshold",     "lora_rank",   "virtual_batch_size"};
+    if (semantic.count(key))
+      throw UsageError(who + ": " + key + " = " + value.dump() + " is not supported by drun");
+    out[key] = value;
+  }
+  return out;
+}
+
+// The layer names a Keras node refers to, in order: Keras 2 lists
+// [name, node, tensor, kwargs]; Keras 3 keras_tensor objects with keras_history.
+void inbound_names(const json& node, std::vector<std::string>& names) {
+  if (node.is_object()) {
+    if (node.contains("keras_history")) {
+      names.push_back(node["keras_history"][0].get<std::string>());
+      return;
+    }
+    for (const auto& [k, v] : node.items()) inbound_names(v, names);
+  } else if (node.is_array()) {
+    if (node.size() >= 3 && node[0].is_string() && node[1].is_number()) {
+      names.push_back(node[0].get<std::string>());
+      return;
+    }
+    for (const auto& v : node) inbound_names(v, names);
+  }
+}
+
+std::vector<int64_t> shape_of(const json& batch_shape, const std::string& who) {
+  if (!batch_shape.is_array() || batch_shape.size() < 2)
+    throw UsageError(who + ": input shape " + batch_shape.dump() + " is not [batch, ...]");
+  std::vector<int64_t> dims;
+  for (size_t i = 1; i < batch_shape.size(); ++i) {
+    if (!batch_shape[i].is_number_integer())
+      throw UsageError(who + ": input shape " + batch_shape.dump() +
+                       " has an unknown dimension; drun needs fixed input shapes");
+    dims.push_back(batch_shape[i].get<int64_t>());
+  }
+  return dims;
+}
+
+json input_shape_of(const json& input_config, const std::string& who) {
+  for (const char* k : {"batch_shape", "batch_input_shape"})
+    if (input_config.contains(k)) return shape_of(input_config[k], who);
+  throw UsageError(who + ": the input layer has no batch_shape");
+}
+
+}  // namespace
+
+json model_config(const nn::Model& model) {
+  const auto& nodes = model.nodes();
+  for (const auto& n : nodes)
+    if (!keras_classes().count(n.layer->kind()))
+      throw UsageError("layer '" + n.layer->name() + "' (" + n.layer->kind() +
+                       ") has no Keras equivalent; the model cannot be saved in Keras' format");
+  const std::string input_name = "input_layer";
+  if (is_chain(model)) {
+    json layers = json::array({input_layer(model.input_shape(), input_name)});
+    for (const auto& n : nodes)
+      layers.push_back({{"class_name", n.layer->kind()}, {"config", n.layer->config()}});
+    return {{"class_name", "Sequential"}, {"config", {{"name", model.name()}, {"layers", layers}}}};
+  }
+  json input = input_layer(model.input_shape(), input_name);
+  input["name"] = input_name;
+  input["inbound_nodes"] = json::array();
+  json layers = json::array({input});
+  for (const auto& n : nodes) {
+    json refs = json::array();
+    for (int i : n.inbound)
+      refs.push_back(
+          {i < 0 ? input_name : nodes[static_cast<size_t>(i)].layer->name(), 0, 0, json::object()});
+    layers.push_back({{"class_name", n.layer->kind()},
+                      {"config", n.layer->config()},
+                      {"name", n.layer->name()},
+                      {"inbound_nodes", json::array({refs})}});
+  }
+  const std::string out = nodes[static_cast<size_t>(model.output_node())].layer->name();
+  return {{"class_name", "Functional"},
+          {"config",
+           {{"name", model.name()},
+            {"layers", layers},
+            {"input_layers", json::array({json::array({input_name, 0, 0})})},
+            {"output_layers", json::array({json::array({out, 0, 0})})}}}};
+}
+
+json spec_from_model_config(const json& model_config, const std::string& file) {
+  if (!model_config.is_object() || !model_config.contains("config"))
+    throw UsageError(file + ": model_config is not a Keras model description");
+  const std::string cls = model_config.value("class_name", std::string());
+  const json& config = model_config["config"];
+  const json layers = config.value("layers", json::array());
+  if (cls != "Sequential" && cls != "Functional" && cls != "Model")
+    throw UsageError(file + ": model class '" + cls +
+                     "' is not supported (Sequential and functional models are)");
+  json spec = {{"name", config.value("name", std::string("model"))}, {"layers", json::array()}};
+  std::map<std::string, int> index;  // layer name -> drun node; the input is -1
+  bool have_input = false;
+  for (const auto& l : layers) {
+    const std::string lcls = canonical_class(l.value("class_name", std::string()));
+    const json lconfig = l.value("config", json::object());
+    const std::string name = l.value("name", lconfig.value("name", std::string()));
+    const std::string who = file + ": layer '" + name + "' (" + lcls + ")";
+    if (!keras_classes().count(lcls))
+      throw UsageError(file + ": layer '" + name + "' has class '" + lcls +
+                       "', which drun does not support");
+    if (lcls == "InputLayer") {
+      if (have_input) throw UsageError(file + ": models with several inputs are not supported");
+      spec["input_shape"] = input_shape_of(lconfig, who);
+      index[name] = -1;
+      have_input = true;
+      continue;
+    }
+    if (!have_input) {  // Keras 2 Sequential: the first layer carries the input shape
+      for (const char* k : {"batch_input_shape", "batch_shape"})
+        if (lconfig.contains(k)) {
+          spec["input_shape"] = shape_of(lconfig[k], who);
+          have_input = true;
+        }
+      if (!have_input) throw UsageError(file + ": the model has no input shape");
+    }
+    json entry = {{"class_name", lcls}, {"config", drun_config(lcls, name, lconfig, file)}};
+    entry["config"]["name"] = name;
+    entry["config"].erase("batch_input_shape");
+    entry["config"].erase("batch_shape");
+    if (cls != "Sequential") {
+      std::vector<std::string> names;
+      inbound_names(l.value("inbound_nodes", json::array()), names);
+      json inbound = json::array();
+      for (const auto& n : names) {
+        const auto it = index.find(n);
+        if (it == index.end())
+          throw UsageError(who + ": takes input from unknown layer '" + n + "'");
+        inbound.push_back(it->second);
+      }
+      entry["inbound"] = inbound;
+    }
+    index[name] = static_cast<int>(spec["layers"].size());
+    spec["layers"].push_back(entry);
+  }
+  if (spec["layers"].empty()) throw UsageError(file + ": the model has no layers");
+  if (cls != "Sequential") {
+    std::vector<std::string> outs;
+    inbound_names(config.value("output_layers", json::array()), outs);
+    if (outs.size() != 1)
+      throw UsageError(file + ": models with " + std::to_string(outs.size()) +
+                       " outputs are not supported (one output)");
+    const auto it = index.find(outs[0]);
+    if (it == index.end() || it->second < 0)
+      throw UsageError(file + ": unknown output layer '" + outs[0] + "'");
+    spec["output"] = it->second;
+  }
+  return spec;
+}
+
+}  // namespace drun::keras

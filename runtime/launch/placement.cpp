@@ -1,0 +1,129 @@
+#include "launch/placement.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace drun::launch {
+namespace {
+
+void check(const PlacementOptions& opt) {
+  auto at_least = [](int v, int min, const char* what) {
+    if (v < min) throw UsageError(fmt::format("placement: {} is {}, must be >= {}", what, v, min));
+  };
+  at_least(opt.ps_per_node, -1, "ps_per_node");
+  at_least(opt.workers_per_node, -1, "workers_per_node");
+  at_least(opt.total_workers, -1, "total_workers");
+  at_least(opt.threads_per_rank, 0, "threads_per_rank");
+  if (opt.total_workers >= 0 && opt.workers_per_node >= 0)
+    throw UsageError(
+        "placement: give the number of workers in all (-np) or per node "
+        "(--workers-per-node), not both");
+}
+
+// Workers on node i of n.
+int workers_on(const Node& node, int i, int n, const PlacementOptions& opt) {
+  if (opt.total_workers >= 0) return opt.total_workers / n + (i < opt.total_workers % n ? 1 : 0);
+  if (opt.workers_per_node >= 0) return opt.workers_per_node;
+  return node.gpus > 0 ? node.gpus : 1;
+}
+
+}  // namespace
+
+std::vector<RankInfo> place(const ClusterSpec& cluster, const PlacementOptions& opt) {
+  check(opt);
+  const int n = static_cast<int>(cluster.nodes.size());
+  if (n == 0) throw UsageError("placement: the cluster has no nodes");
+  const int ps = opt.ps_per_node >= 0 ? opt.ps_per_node : (opt.needs_ps ? 1 : 0);
+
+  std::vector<RankInfo> ranks;
+  int next_worker = 0, next_ps = 0;
+  for (int i = 0; i < n; ++i) {
+    const Node& node = cluster.nodes[i];
+    const int workers = workers_on(node, i, n, opt);
+    const int local = ps + workers;
+    const int threads = opt.threads_per_rank > 0 ? opt.threads_per_rank
+                                                 : std::max(1, node.cores / std::max(1, local));
+    for (int j = 0; j < local; ++j) {
+      RankInfo r;
+      r.rank = static_cast<int>(ranks.size());
+      r.host = node.host;
+      r.node = i;
+      r.threads = threads;
+      if (j < ps) {
+        r.role = "ps";
+        r.task_index = next_ps++;
+      } else {
+        const int w = next_worker++;
+        // TensorFlow lists the chief apart, so the other workers count from 0.
+        r.role = w == 0 ? "chief" : "worker";
+        r.task_index = w == 0 ? 0 : w - 1;
+        if (node.gpus > 0) r.gpu = (j - ps) % node.gpus;
+      }
+      ranks.push_back(std::move(r));
+    }
+  }
+  if (next_worker == 0)
+    throw UsageError("placement: no workers would run (check -np and --workers-per-node)");
+  return ranks;
+}
+
+json tf_config(const std::vector<RankInfo>& ranks, int rank) {
+  if (rank < 0 || rank >= static_cast<int>(ranks.size()))
+    throw std::out_of_range(fmt::format("tf_config: rank {} of {}", rank, ranks.size()));
+  // Each role's addresses in task-index order; the port counts ranks per host.
+  std::map<std::string, std::vector<std::string>> lists;
+  std::map<std::string, int> on_host;
+  for (const RankInfo& r : ranks) {
+    auto& list = lists[r.role];
+    if (static_cast<int>(list.size()) <= r.task_index) list.resize(r.task_index + 1);
+    list[r.task_index] = fmt::format("{}:{}", r.host, 2222 + on_host[r.host]++);
+  }
+  json cluster = json::object();
+  for (const char* role : {"chief", "worker", "ps"})
+    if (!lists[role].empty()) cluster[role] = lists[role];
+  const RankInfo& me = ranks[rank];
+  return {{"cluster", cluster}, {"task", {{"type", me.role}, {"index", me.task_index}}}};
+}
+
+json placement_json(const std::vector<RankInfo>& ranks) {
+  json out = json::array();
+  for (const RankInfo& r : ranks)
+    out.push_back({{"rank", r.rank},
+                   {"host", r.host},
+                   {"node", r.node},
+                   {"role", r.role},
+                   {"task_index", r.task_index},
+                   {"gpu", r.gpu},
+                   {"threads", r.threads}});
+  return out;
+}
+
+std::vector<RankInfo> placement_from_json(const json& table) {
+  std::vector<RankInfo> out;
+  try {
+    for (const auto& e : table)
+      out.push_back({e.at("rank").get<int>(), e.at("host").get<std::string>(),
+                     e.at("node").get<int>(), e.at("role").get<std::string>(),
+                     e.at("task_index").get<int>(), e.at("gpu").get<int>(),
+                     e.at("threads").get<int>()});
+  } catch (const json::exception& e) {
+    throw UsageError(std::string("DRUN_PLACEMENT is not a placement table: ") + e.what());
+  }
+  return out;
+}
+
+std::string placement_table(const std::vector<RankInfo>& ranks) {
+  size_t host_width = 4;
+  for (const RankInfo& r : ranks) host_width = std::max(host_width, r.host.size());
+  std::string out = fmt::format("{:>4}  {:<{}}  {:<6}  {:>4}  {:>3}  {:>7}\n", "rank", "host",
+                                host_width, "role", "task", "gpu", "threads");
+  for (const RankInfo& r : ranks)
+    out += fmt::format("{:>4}  {:<{}}  {:<6}  {:>4}  {:>3}  {:>7}\n", r.rank, r.host, host_width,
+                       r.role, r.task_index, r.gpu < 0 ? "-" : std::to_string(r.gpu), r.threads);
+  return out;
+}
+
+}  // namespace drun::launch

@@ -1,0 +1,173 @@
+// Keras HDF5 export and import inside drun: a saved model loads back with the
+// same weights and predictions (Sequential and functional), weights files
+// round-trip by order and by name, and bad files are clear errors. What Keras
+// itself makes of our files is tests/interop/keras_interop_test.py.
+#include "keras/keras_h5.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/rng.hpp"
+#include "seed_cnn.hpp"
+#include "usage_error.hpp"
+
+namespace drun::keras {
+namespace {
+
+namespace fs = std::filesystem;
+
+class KerasH5 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("drun_keras_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+json residual_spec() {
+  return json::parse(R"({"name": "residual", "input_shape": [6, 6, 3], "layers": [
+    {"class_name": "Conv2D", "config": {"filters": 4, "kernel_size": 3, "padding": "same",
+                                        "activation": "relu"}, "inbound": [-1]},
+    {"class_name": "BatchNormalization", "config": {}, "inbound": [0]},
+    {"class_name": "Conv2D", "config": {"filters": 4, "kernel_size": 1}, "inbound": [-1]},
+    {"class_name": "Add", "config": {}, "inbound": [1, 2]},
+    {"class_name": "ReLU", "config": {}, "inbound": [3]},
+    {"class_name": "GlobalAveragePooling2D", "config": {}, "inbound": [4]},
+    {"class_name": "Dense", "config": {"units": 5}, "inbound": [5]}]})");
+}
+
+Tensor random_input(const Shape& per_example, int64_t n, uint64_t seed) {
+  Rng rng(seed);
+  Tensor x(per_example.with_batch(n));
+  for (float& v : x.span_f32()) v = rng.uniform(-1.f, 1.f);
+  return x;
+}
+
+void expect_same_weights(nn::Model& a, nn::Model& b) {
+  auto pa = a.params(), pb = b.params();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_EQ(pa[i]->name, pb[i]->name);
+    ASSERT_EQ(pa[i]->value.shape().str(), pb[i]->value.shape().str()) << pa[i]->name;
+    for (int64_t j = 0; j < pa[i]->value.numel(); ++j)
+      ASSERT_EQ(pa[i]->value.f32()[j], pb[i]->value.f32()[j]) << pa[i]->name << "[" << j << "]";
+  }
+}
+
+void expect_same_predictions(nn::Model& a, nn::Model& b) {
+  const Tensor x = random_input(a.input_shape(), 4, 11);
+  const Tensor ya = a.forward(x, false).clone();
+  const Tensor& yb = b.forward(x, false);
+  ASSERT_EQ(ya.numel(), yb.numel());
+  for (int64_t i = 0; i < ya.numel(); ++i) EXPECT_EQ(ya.f32()[i], yb.f32()[i]) << i;
+}
+
+TEST_F(KerasH5, SequentialRoundTrip) {
+  nn::Model model(drun::testing::seed_cnn_spec(), 5);
+  save_model(model, path("m.h5"), nullptr);
+  auto loaded = load_model(path("m.h5"));
+  EXPECT_EQ(loaded->summary(), model.summary());
+  expect_same_weights(model, *loaded);
+  expect_same_predictions(model, *loaded);
+  EXPECT_EQ(model_config(model)["class_name"], "Sequential");
+  EXPECT_FALSE(fs::exists(path("m.h5.tmp")));
+}
+
+TEST_F(KerasH5, FunctionalRoundTripKeepsTheGraphAndBatchNormStatistics) {
+  nn::Model model(residual_spec(), 9);
+  // Non-trivial moving statistics, so that they must travel too.
+  for (Param* p : model.params())
+    if (!p->trainable) p->value.fill(p->name.find("variance") != std::string::npos ? 2.5f : 0.25f);
+  save_model(model, path("r.h5"), nullptr);
+  const json config = model_config(model);
+  EXPECT_EQ(config["class_name"], "Functional");
+  auto loaded = load_model(path("r.h5"));
+  ASSERT_EQ(loaded->nodes().size(), model.nodes().size());
+  EXPECT_EQ(loaded->nodes()[3].inbound, (std::vector<int>{1, 2}));  // the Add node
+  expect_same_weights(model, *loaded);
+  expect_same_predictions(model, *loaded);
+}
+
+TEST_F(KerasH5, WeightsRoundTripByOrderAndByName) {
+  nn::Model a(drun::testing::seed_cnn_spec(), 1), b(drun::testing::seed_cnn_spec(), 2);
+  save_weights(a, path("w.h5"));
+  load_weights(b, path("w.h5"));
+  expect_same_weights(a, b);
+  nn::Model c(drun::testing::seed_cnn_spec(), 3);
+  load_weights(c, path("w.h5"), /*by_name=*/true);
+  expect_same_weights(a, c);
+}
+
+using drun::testing::expect_usage_error;
+
+TEST_F(KerasH5, BadFilesAreClearErrors) {
+  std::ofstream(path("text.h5")) << "not an HDF5 file\n";
+  expect_usage_error([&] { load_model(path("text.h5")); }, {path("text.h5"), "not an HDF5 file"});
+  expect_usage_error([&] { load_model(path("missing.h5")); }, {path("missing.h5")});
+
+  nn::Model model(drun::testing::seed_cnn_spec(), 5);
+  save_model(model, path("m.h5"), nullptr);
+  fs::copy_file(path("m.h5"), path("cut.h5"));
+  fs::resize_file(path("cut.h5"), fs::file_size(path("m.h5")) / 2);
+  expect_usage_error([&] { load_model(path("cut.h5")); }, {path("cut.h5")});
+
+  save_weights(model, path("w.h5"));
+  expect_usage_error([&] { load_model(path("w.h5")); }, {path("w.h5"), "weights only"});
+}
+
+TEST_F(KerasH5, ShapeMismatchInLoadWeightsNamesTheWeight) {
+  json small = drun::testing::seed_cnn_spec();
+  small["layers"][3]["config"]["units"] = 32;
+  nn::Model a(drun::testing::seed_cnn_spec(), 1), b(small, 1);
+  save_weights(a, path("w.h5"));
+  expect_usage_error([&] { load_weights(b, path("w.h5")); },
+                     {path("w.h5"), "dense/kernel:0", "(5408, 64)", "(5408, 32)"});
+}
+
+TEST_F(KerasH5, UnsupportedLayersAndOptionsNameTheLayer) {
+  const auto keras_model = [](const json& layer) {
+    return json{{"class_name", "Sequential"},
+                {"config",
+                 {{"name", "s"},
+                  {"layers", json::array({{{"class_name", "InputLayer"},
+                                           {"config", {{"batch_shape", {nullptr, 8, 8, 3}}}}},
+                                          layer})}}}};
+  };
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(
+            keras_model({{"class_name", "LSTM"}, {"config", {{"name", "lstm"}}}}), "f.h5");
+      },
+      {"f.h5", "'lstm'", "LSTM", "does not support"});
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(keras_model({{"class_name", "Conv2D"},
+                                            {"config",
+                                             {{"name", "c"},
+                                              {"filters", 2},
+                                              {"kernel_size", 3},
+                                              {"data_format", "channels_first"}}}}),
+                               "f.h5");
+      },
+      {"f.h5", "'c'", "channels_first"});
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(
+            keras_model(
+                {{"class_name", "Conv2D"},
+                 {"config",
+                  {{"name", "c"}, {"filters", 2}, {"kernel_size", 3}, {"dilation_rate", {2, 2}}}}}),
+            "f.h5");
+      },
+      {"'c'", "dilation_rate"});
+}
+
+}  // namespace
+}  // namespace drun::keras

@@ -1,0 +1,175 @@
+// Placement: parameter servers first on every node, one worker per GPU,
+// worker 0 the chief; TF_CONFIG and the --dry-run table that follow from it.
+#include "launch/placement.hpp"
+
+#include <gtest/gtest.h>
+
+#include "usage_error.hpp"
+
+namespace drun::launch {
+namespace {
+
+using drun::testing::expect_usage_error;
+using Strings = std::vector<std::string>;
+
+ClusterSpec nodes(int n, int gpus, int cores) {
+  ClusterSpec c{"hostfile", {}};
+  for (int i = 0; i < n; ++i)
+    c.nodes.push_back(Node{std::string("n") + std::to_string(i), gpus, cores, cores});
+  return c;
+}
+
+Strings roles(const std::vector<RankInfo>& ranks) {
+  Strings r;
+  for (const RankInfo& x : ranks) r.push_back(x.role);
+  return r;
+}
+
+std::vector<int> column(const std::vector<RankInfo>& ranks, int RankInfo::*field) {
+  std::vector<int> v;
+  for (const RankInfo& x : ranks) v.push_back(x.*field);
+  return v;
+}
+
+TEST(Placement, TwoNodesFourGpusWithParameterServers) {
+  PlacementOptions o;
+  o.needs_ps = true;
+  auto ranks = place(nodes(2, 4, 20), o);
+  ASSERT_EQ(ranks.size(), 10u);
+  EXPECT_EQ(roles(ranks), (Strings{"ps", "chief", "worker", "worker", "worker", "ps", "worker",
+                                   "worker", "worker", "worker"}));
+  EXPECT_EQ(column(ranks, &RankInfo::rank), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(column(ranks, &RankInfo::node), (std::vector<int>{0, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(column(ranks, &RankInfo::gpu), (std::vector<int>{-1, 0, 1, 2, 3, -1, 0, 1, 2, 3}));
+  EXPECT_EQ(column(ranks, &RankInfo::task_index), (std::vector<int>{0, 0, 0, 1, 2, 1, 3, 4, 5, 6}));
+  EXPECT_EQ(column(ranks, &RankInfo::threads), std::vector<int>(10, 4));  // 20 cores / 5 ranks
+  EXPECT_EQ(ranks[1].host, "n0");  // the chief is rank 1, on node 0
+  EXPECT_EQ(ranks[9].host, "n1");
+
+  json tf = tf_config(ranks, 0);
+  EXPECT_EQ(tf["cluster"]["chief"], json({"n0:2223"}));
+  EXPECT_EQ(tf["cluster"]["worker"],
+            json({"n0:2224", "n0:2225", "n0:2226", "n1:2223", "n1:2224", "n1:2225", "n1:2226"}));
+  EXPECT_EQ(tf["cluster"]["ps"], json({"n0:2222", "n1:2222"}));
+  EXPECT_EQ(tf["task"], json({{"type", "ps"}, {"index", 0}}));
+  EXPECT_EQ(tf_config(ranks, 1)["task"], json({{"type", "chief"}, {"index", 0}}));
+  EXPECT_EQ(tf_config(ranks, 6)["task"], json({{"type", "worker"}, {"index", 3}}));
+  EXPECT_EQ(tf_config(ranks, 5)["task"], json({{"type", "ps"}, {"index", 1}}));
+}
+
+TEST(Placement, AllReduceHasOnlyWorkers) {
+  auto ranks = place(nodes(2, 2, 8), {});
+  EXPECT_EQ(roles(ranks), (Strings{"chief", "worker", "worker", "worker"}));
+  EXPECT_EQ(column(ranks, &RankInfo::gpu), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(column(ranks, &RankInfo::threads), std::vector<int>(4, 4));
+  json tf = tf_config(ranks, 2);
+  EXPECT_FALSE(tf["cluster"].contains("ps"));
+  EXPECT_EQ(tf["cluster"]["chief"], json({"n0:2222"}));
+  EXPECT_EQ(tf["cluster"]["worker"], json({"n0:2223", "n1:2222", "n1:2223"}));
+  EXPECT_EQ(tf["task"], json({{"type", "worker"}, {"index", 1}}));
+}
+
+TEST(Placement, CpuNodesGetOneWorkerOrWorkersPerNode) {
+  auto ranks = place(nodes(2, 0, 4), {});
+  EXPECT_EQ(roles(ranks), (Strings{"chief", "worker"}));
+  EXPECT_EQ(column(ranks, &RankInfo::gpu), (std::vector<int>{-1, -1}));
+  EXPECT_EQ(column(ranks, &RankInfo::threads), (std::vector<int>{4, 4}));
+  PlacementOptions o;
+  o.workers_per_node = 2;
+  o.ps_per_node = 1;  // explicit ps count without the strategy asking
+  ranks = place(nodes(2, 0, 4), o);
+  EXPECT_EQ(roles(ranks), (Strings{"ps", "chief", "worker", "ps", "worker", "worker"}));
+  EXPECT_EQ(column(ranks, &RankInfo::threads), std::vector<int>(6, 1));  // max(1, 4 / 3)
+}
+
+TEST(Placement, NpOnOneMachineWithTwoCores) {
+  PlacementOptions o;
+  o.total_workers = 4;
+  auto ranks = place(ClusterSpec{"local", {Node{"box", 0, 2, 2}}}, o);
+  EXPECT_EQ(roles(ranks), (Strings{"chief", "worker", "worker", "worker"}));
+  EXPECT_EQ(column(ranks, &RankInfo::task_index), (std::vector<int>{0, 0, 1, 2}));
+  EXPECT_EQ(column(ranks, &RankInfo::threads), std::vector<int>(4, 1));  // max(1, 2 / 4)
+  o.total_workers = 1;
+  EXPECT_EQ(place(ClusterSpec{"local", {Node{"box", 0, 2, 2}}}, o)[0].threads, 2);
+}
+
+TEST(Placement, TotalWorkersSpreadOverNodes) {
+  PlacementOptions o;
+  o.total_workers = 4;
+  auto ranks = place(nodes(3, 0, 2), o);
+  EXPECT_EQ(column(ranks, &RankInfo::node), (std::vector<int>{0, 0, 1, 2}));
+}
+
+TEST(Placement, ThreadsPerRankOverride) {
+  PlacementOptions o;
+  o.needs_ps = true;
+  o.threads_per_rank = 3;
+  auto ranks = place(nodes(2, 4, 20), o);
+  EXPECT_EQ(column(ranks, &RankInfo::threads), std::vector<int>(10, 3));
+}
+
+TEST(Placement, MoreWorkersThanGpusShareThemRoundRobin) {
+  PlacementOptions o;
+  o.workers_per_node = 3;
+  EXPECT_EQ(column(place(nodes(1, 2, 6), o), &RankInfo::gpu), (std::vector<int>{0, 1, 0}));
+}
+
+TEST(Placement, Errors) {
+  expect_usage_error([] { place(ClusterSpec{"local", {}}, {}); }, {"no nodes"});
+  PlacementOptions o;
+  o.total_workers = 0;
+  expect_usage_error([&] { place(nodes(1, 0, 2), o); }, {"no workers"});
+  o.total_workers = 2;
+  o.workers_per_node = 1;
+  expect_usage_error([&] { place(nodes(1, 0, 2), o); }, {"not both"});
+  o = {};
+  o.ps_per_node = -2;
+  expect_usage_error([&] { place(nodes(1, 0, 2), o); }, {"ps_per_node", "-2"});
+  EXPECT_THROW(tf_config(place(nodes(1, 0, 2), {}), 1), std::out_of_range);
+}
+
+// The issue's --dry-run cases, end to end: environment → cluster → table.
+TEST(DryRun, SlurmThreeNodesTwoGpusWithParameterServers) {
+  Environment env({{"SLURM_JOB_NODELIST", "node[1-3]"},
+                   {"SLURM_GPUS_ON_NODE", "2"},
+                   {"SLURM_JOB_CPUS_PER_NODE", "8(x3)"},
+                   {"SLURM_NTASKS", "9"}});
+  PlacementOptions o;
+  o.needs_ps = true;
+  auto ranks = place(discover_cluster(env, {}), o);
+  EXPECT_EQ(placement_table(ranks),
+            "rank  host   role    task  gpu  threads\n"
+            "   0  node1  ps         0    -        2\n"
+            "   1  node1  chief      0    0        2\n"
+            "   2  node1  worker     0    1        2\n"
+            "   3  node2  ps         1    -        2\n"
+            "   4  node2  worker     1    0        2\n"
+            "   5  node2  worker     2    1        2\n"
+            "   6  node3  ps         2    -        2\n"
+            "   7  node3  worker     3    0        2\n"
+            "   8  node3  worker     4    1        2\n");
+  json tf = tf_config(ranks, 0);
+  EXPECT_EQ(tf["cluster"]["ps"], json({"node1:2222", "node2:2222", "node3:2222"}));
+  EXPECT_EQ(tf["cluster"]["worker"].size(), 5u);
+}
+
+TEST(DryRun, LsfSummitLikeAllReduce) {
+  Environment env({{"LSB_JOBID", "42"},
+                   {"LSB_HOSTS", "batch1 h1 h1 h1 h1 h2 h2 h2 h2"},
+                   {"LSB_MCPU_HOSTS", "batch1 1 h1 4 h2 4"},
+                   {"CUDA_VISIBLE_DEVICES", "0,1"}});
+  auto ranks = place(discover_cluster(env, {}), {});
+  EXPECT_EQ(placement_table(ranks),
+            "rank  host  role    task  gpu  threads\n"
+            "   0  h1    chief      0    0        2\n"
+            "   1  h1    worker     0    1        2\n"
+            "   2  h2    worker     1    0        2\n"
+            "   3  h2    worker     2    1        2\n");
+  // LSB_HOSTS alone gives the same nodes and slots.
+  env = Environment(
+      {{"LSB_HOSTS", "batch1 h1 h1 h1 h1 h2 h2 h2 h2"}, {"CUDA_VISIBLE_DEVICES", "0,1"}});
+  EXPECT_EQ(placement_table(place(discover_cluster(env, {}), {})), placement_table(ranks));
+}
+
+}  // namespace
+}  // namespace drun::launch
