@@ -30,7 +30,6 @@ class Rng {
       if (std::fabs(z) <= 2.0f) return z;
     }
   }
-  std::mt19937_64& engine() { return engine_; }
   // The engine's whole state as text (the standard's stream format), for checkpoints.
   std::string state() const {
     std::ostringstream out;

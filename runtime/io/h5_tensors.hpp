@@ -27,8 +27,5 @@ struct TensorFile {
 // Throws UsageError naming the path for a missing, non-HDF5, truncated or
 // corrupt file.
 TensorFile read_tensor_file(const std::string& path);
-inline std::map<std::string, Tensor> read_tensors(const std::string& path) {
-  return read_tensor_file(path).tensors;
-}
 
 }  // namespace drun::io

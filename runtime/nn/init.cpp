@@ -18,11 +18,6 @@ void fill_truncated(Tensor& t, float stddev, Rng& rng) {
 }
 }  // namespace
 
-bool known_initializer(const std::string& n) {
-  return n == "glorot_uniform" || n == "glorot_normal" || n == "he_normal" || n == "he_uniform" ||
-         n == "lecun_normal" || n == "lecun_uniform" || n == "zeros" || n == "ones";
-}
-
 void initialize(Tensor& t, const std::string& name, int64_t fan_in, int64_t fan_out, Rng& rng,
                 const std::string& owner) {
   const float fi = static_cast<float>(fan_in), fo = static_cast<float>(fan_out);

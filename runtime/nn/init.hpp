@@ -11,6 +11,5 @@ namespace drun::nn {
 // fan_in/fan_out as Keras computes them (kernel: receptive field x in/out).
 void initialize(Tensor& t, const std::string& initializer, int64_t fan_in, int64_t fan_out,
                 Rng& rng, const std::string& owner);
-bool known_initializer(const std::string& name);
 
 }  // namespace drun::nn

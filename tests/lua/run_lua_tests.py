@@ -85,6 +85,16 @@ def test_unknown_layer_option():
     assert re.search(r"unitz.*valid options:.*\bunits\b", err), err
 
 
+def test_unknown_keys_everywhere():
+    """Every option table of the Lua API refuses a key it does not know (the
+    script walks every constructor the drun module exports)."""
+    rc, out, err = run(["unknown_keys.lua"], cwd=HERE)
+    check_clean(rc, out, err)
+    assert rc == 0, show(rc, out, err)
+    m = re.search(r"checked (\d+) tables", out)
+    assert m and int(m.group(1)) >= 70, show(rc, out, err)
+
+
 def test_shape_mismatch():
     expect_error(["shape_mismatch.lua"], ["'dense'", "(None, 6, 6, 4)", "Flatten"],
                  [r"shape_mismatch\.lua:\d+:"], cwd=HERE)

@@ -16,8 +16,7 @@ local M = {}
 function M.RunConfig(opts)
   opts = opts or {}
   util.check_keys('RunConfig', opts, {'model_dir', 'save_checkpoints_steps', 'save_checkpoints_secs',
-                                      'keep_checkpoint_max', 'save_summary_steps',
-                                      'log_step_count_steps', 'random_seed'})
+                                      'keep_checkpoint_max', 'save_summary_steps'})
   if opts.save_checkpoints_steps and opts.save_checkpoints_secs then
     util.fail('RunConfig: give at most one of save_checkpoints_steps and save_checkpoints_secs')
   end
@@ -28,7 +27,6 @@ function M.RunConfig(opts)
   end
   c.keep_checkpoint_max = c.keep_checkpoint_max or 5
   c.save_summary_steps = c.save_summary_steps or 100
-  c.log_step_count_steps = c.log_step_count_steps or 100
   c._run_config = true
   return c
 end
