@@ -13,7 +13,10 @@
 
 #include "distributed/comm.hpp"
 #include "keras/keras_h5.hpp"
+#include "kernels/cpu/blas_core.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/gemm.hpp"
+#include "kernels/platform.hpp"
 #include "launch.hpp"
 #include "launch/cluster.hpp"
 #include "runner.hpp"
@@ -102,7 +105,28 @@ int inspect(const std::string& path) {
   }
 }
 
+// OpenBLAS chose its kernels when it loaded, from the CPU's model number; on
+// a CPU newer than the library that can be a generic SSE3 core. Then drun
+// restarts itself once with OPENBLAS_CORETYPE naming the core of the vector
+// instructions the CPU has (kernels/cpu/blas_core.hpp), before anything runs.
+void use_the_right_blas_core(char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("DRUN_BLAS_CORE_CHOSEN")) return;
+  const std::string better = drun::kernels::cpu::better_blas_core(
+      drun::kernels::cpu::blas_core(), drun::kernels::cpu::supported_cpu_kernels().back()->name);
+  if (better.empty()) return;
+  setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
+  setenv("DRUN_BLAS_CORE_CHOSEN", "1", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: go on with the core there is
+}
+
 int main(int argc, char** argv) {
+  use_the_right_blas_core(argv);
+  try {
+    drun::kernels::cpu::cpu_kernels();  // DRUN_ISA, if set, must name a variant the CPU runs
+  } catch (const std::exception& e) {
+    std::cerr << "drun: " << e.what() << "\n";
+    return 1;
+  }
   if (argc >= 2 && std::string(argv[1]) == "inspect") {
     if (argc != 3) {
       std::cerr << "usage: drun inspect MODEL.h5\n";
@@ -111,7 +135,8 @@ int main(int argc, char** argv) {
     return inspect(argv[2]);
   }
   CLI::App app{"drun: distributed deep-learning training from Lua experiment scripts", "drun"};
-  app.set_version_flag("--version", DRUN_VERSION);
+  app.set_version_flag("--version",
+                       [] { return "drun " DRUN_VERSION "\n" + drun::kernels::platform_text(); });
   drun::launch::Request req;
   app.add_option("--threads,--threads-per-rank", req.threads,
                  "threads for each process (default: the node's cores shared by its ranks)")

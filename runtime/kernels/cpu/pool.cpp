@@ -1,8 +1,12 @@
 #include "kernels/cpu/pool.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
+
+#include "kernels/cpu/cpu_kernels.hpp"
 
 namespace drun::kernels::cpu {
 
@@ -21,76 +25,33 @@ PoolGeometry pool_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t p
   return g;
 }
 
+namespace {
+// Runs f(n0, n1) on contiguous ranges of the n images, one per thread.
+template <class F>
+void by_images(int64_t n, int threads, F&& f) {
+  const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n)));
+#pragma omp parallel num_threads(parts)
+  {
+    const int64_t t = omp_get_thread_num(), per = (n + parts - 1) / parts;
+    const int64_t n0 = std::min(n, t * per), n1 = std::min(n, n0 + per);
+    f(n0, n1);
+  }
+}
+}  // namespace
+
+// Max pooling runs the CPU's kernel variant (cpu_kernels.hpp).
 void max_pool_forward(const PoolGeometry& g, const float* x, float* y, int32_t* argmax,
                       int threads) {
-  const int64_t c = g.c;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t n = 0; n < g.n; ++n) {
-    const float* xn = x + n * g.h * g.w * c;
-    for (int64_t oy = 0; oy < g.oh; ++oy) {
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const int64_t o = ((n * g.oh + oy) * g.ow + ox) * c;
-        float* yo = y + o;
-        int32_t* ao = argmax + o;
-        for (int64_t ci = 0; ci < c; ++ci) {
-          yo[ci] = -std::numeric_limits<float>::infinity();
-          ao[ci] = 0;
-        }
-        for (int64_t ky = 0; ky < g.ph; ++ky) {
-          const int64_t iy = oy * g.sh + ky - g.pad_top;
-          if (iy < 0 || iy >= g.h) continue;
-          for (int64_t kx = 0; kx < g.pw; ++kx) {
-            const int64_t ix = ox * g.sw + kx - g.pad_left;
-            if (ix < 0 || ix >= g.w) continue;
-            const float* xp = xn + (iy * g.w + ix) * c;
-            const int32_t pix = static_cast<int32_t>(iy * g.w + ix);
-            // Written branch-free so the channel loop vectorises.
-            for (int64_t ci = 0; ci < c; ++ci) {
-              const bool more = xp[ci] > yo[ci];
-              yo[ci] = more ? xp[ci] : yo[ci];
-              ao[ci] = more ? pix : ao[ci];
-            }
-          }
-        }
-      }
-    }
-  }
+  const CpuKernels& kernels = cpu_kernels();
+  by_images(g.n, threads,
+            [&](int64_t n0, int64_t n1) { kernels.max_pool_forward(g, x, y, argmax, n0, n1); });
 }
 
 void max_pool_backward(const PoolGeometry& g, const float* dy, const int32_t* argmax, float* dx,
                        int threads) {
-  const int64_t c = g.c;
-  // Windows that tile the input (stride = pool, no padding) cover each input
-  // pixel at most once: write every pixel directly instead of zero + scatter.
-  const bool tiles = g.sh == g.ph && g.sw == g.pw && g.pad_top == 0 && g.pad_left == 0;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t n = 0; n < g.n; ++n) {
-    float* dxn = dx + n * g.h * g.w * c;
-    const int64_t base = n * g.oh * g.ow * c;
-    if (!tiles) {
-      std::memset(dxn, 0, sizeof(float) * g.h * g.w * c);
-      for (int64_t o = 0; o < g.oh * g.ow; ++o) {
-        const float* d = dy + base + o * c;
-        const int32_t* a = argmax + base + o * c;
-        for (int64_t ci = 0; ci < c; ++ci) dxn[a[ci] * c + ci] += d[ci];
-      }
-      continue;
-    }
-    for (int64_t iy = 0; iy < g.h; ++iy) {
-      const int64_t oy = iy / g.ph;
-      for (int64_t ix = 0; ix < g.w; ++ix) {
-        const int64_t ox = ix / g.pw;
-        float* dp = dxn + (iy * g.w + ix) * c;
-        if (oy >= g.oh || ox >= g.ow) {  // rows or columns no window reaches
-          for (int64_t ci = 0; ci < c; ++ci) dp[ci] = 0.0f;
-          continue;
-        }
-        const int64_t o = base + (oy * g.ow + ox) * c;
-        const int32_t pix = static_cast<int32_t>(iy * g.w + ix);
-        for (int64_t ci = 0; ci < c; ++ci) dp[ci] = argmax[o + ci] == pix ? dy[o + ci] : 0.0f;
-      }
-    }
-  }
+  const CpuKernels& kernels = cpu_kernels();
+  by_images(g.n, threads,
+            [&](int64_t n0, int64_t n1) { kernels.max_pool_backward(g, dy, argmax, dx, n0, n1); });
 }
 
 static int64_t window_count(const PoolGeometry& g, int64_t oy, int64_t ox) {

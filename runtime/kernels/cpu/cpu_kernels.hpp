@@ -1,0 +1,49 @@
+// The CPU kernels that are compiled once per instruction set (isa/*.cpp) and
+// chosen at start-up from what the CPU reports, as XNNPACK and OpenBLAS's
+// DYNAMIC_ARCH do: one binary runs AVX-512 code on a CPU that has it and AVX2
+// or baseline code elsewhere. Everything else in kernels/cpu is compiled for
+// the build's target (the distribution baseline, or -march=native).
+//
+// DRUN_ISA=baseline|avx2|avx512 picks a variant by name instead of the best
+// one; tests run every variant the CPU has against the scalar reference.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/conv2d.hpp"
+#include "kernels/cpu/pool.hpp"
+
+namespace drun::kernels::cpu {
+
+enum class Isa { baseline, avx2, avx512 };
+
+// One instruction set's variants. Each works on images [n0, n1) of its batch,
+// so the caller splits a batch over threads.
+struct CpuKernels {
+  Isa isa;
+  const char* name;  // "baseline", "avx2", "avx512"
+  // Direct convolution (conv2d_direct.hpp): y = conv(x, w) + b, ReLU if asked.
+  void (*conv_direct_forward)(const ConvGeometry& g, const float* x, const float* w, const float* b,
+                              float* y, bool relu, int64_t n0, int64_t n1);
+  // Adds the filter and bias gradients of images [n0, n1) to dw, db; dy is
+  // masked by relu_y > 0 where relu_y is given. taps: OH*OW*K floats of scratch.
+  void (*conv_direct_backward_filter)(const ConvGeometry& g, const float* x, const float* dy,
+                                      const float* relu_y, float* dw, float* db, float* taps,
+                                      int64_t n0, int64_t n1);
+  void (*max_pool_forward)(const PoolGeometry& g, const float* x, float* y, int32_t* argmax,
+                           int64_t n0, int64_t n1);
+  void (*max_pool_backward)(const PoolGeometry& g, const float* dy, const int32_t* argmax,
+                            float* dx, int64_t n0, int64_t n1);
+};
+
+// The variants this build has and this CPU can run, best last.
+std::vector<const CpuKernels*> supported_cpu_kernels();
+// The variant this process uses: DRUN_ISA's, else the best supported. Chosen
+// once; throws UsageError naming the choices if DRUN_ISA names one this CPU
+// or build lacks.
+const CpuKernels& cpu_kernels();
+// The CPU's model name as the OS reports it ("unknown" where it does not).
+std::string cpu_model_name();
+
+}  // namespace drun::kernels::cpu

@@ -1,0 +1,8 @@
+// What kernels_impl.hpp uses, included before an ISA file's `#pragma GCC
+// target` so that these headers' inline code stays at the build's target.
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/cpu_kernels.hpp"

@@ -1,0 +1,37 @@
+#include "kernels/platform.hpp"
+
+#include "kernels/cpu/blas_core.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/ops.hpp"
+
+extern "C" char* openblas_get_config(void);
+
+namespace drun::kernels {
+
+json describe_platform() {
+  json variants = json::array();
+  for (const cpu::CpuKernels* k : cpu::supported_cpu_kernels()) variants.push_back(k->name);
+  const char* blas = openblas_get_config();
+  return {{"cpu", cpu::cpu_model_name()},
+          {"cpu_kernels", cpu::cpu_kernels().name},
+          {"cpu_kernels_supported", variants},
+          {"blas", blas ? blas : "OpenBLAS"},
+          {"blas_core", cpu::blas_core()},
+          {"conv_engine", "drun direct (K <= 32), im2col + OpenBLAS SGEMM otherwise"},
+          {"cuda_built", cuda_built()}};
+}
+
+std::string platform_text() {
+  const json p = describe_platform();
+  std::string supported;
+  for (const auto& v : p["cpu_kernels_supported"])
+    supported += (supported.empty() ? "" : ", ") + v.get<std::string>();
+  return "cpu: " + p["cpu"].get<std::string>() + "\n" +
+         "cpu kernels: " + p["cpu_kernels"].get<std::string>() + " (this CPU runs " + supported +
+         "; DRUN_ISA picks one)\n" + "blas: " + p["blas"].get<std::string>() + ", core " +
+         p["blas_core"].get<std::string>() + "\n" +
+         "convolutions: " + p["conv_engine"].get<std::string>() + "\n" +
+         "cuda: " + (p["cuda_built"].get<bool>() ? "built" : "not built") + "\n";
+}
+
+}  // namespace drun::kernels

@@ -1,0 +1,150 @@
+// Every instruction-set variant of the dispatched CPU kernels (cpu_kernels.hpp)
+// that this CPU can run, against the double-precision reference: the AVX2 and
+// baseline code is tested on an AVX-512 machine too, whatever the process
+// itself would choose.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kernel_reference.hpp"
+#include "kernels/cpu/blas_core.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
+
+namespace drun::kernels::cpu {
+namespace {
+
+using reference::expect_close;
+using reference::random_vec;
+using reference::ref_conv_backward;
+using reference::ref_conv_forward;
+using reference::ref_pool;
+
+bool has(const std::vector<const CpuKernels*>& variants, const std::string& name) {
+  for (const CpuKernels* k : variants)
+    if (k->name == name) return true;
+  return false;
+}
+
+TEST(CpuVariants, TheCpuGetsEveryVariantItCanRun) {
+  const auto variants = supported_cpu_kernels();
+  ASSERT_FALSE(variants.empty());
+  EXPECT_EQ(std::string(variants.front()->name), "baseline");
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  EXPECT_EQ(has(variants, "avx2"), __builtin_cpu_supports("x86-64-v3") != 0);
+  EXPECT_EQ(has(variants, "avx512"), __builtin_cpu_supports("x86-64-v4") != 0);
+#endif
+  // Without DRUN_ISA the process runs the best of them.
+  if (!std::getenv("DRUN_ISA")) {
+    EXPECT_EQ(&cpu_kernels(), variants.back());
+  }
+  std::printf("variants on this CPU (%s):", cpu_model_name().c_str());
+  for (const CpuKernels* k : variants) std::printf(" %s", k->name);
+  std::printf("\n");
+}
+
+struct ConvCase {
+  int64_t n, h, w, c, kh, kw, co, s;
+  bool same;
+};
+
+void check_conv(const CpuKernels& kernels, const ConvCase& cc) {
+  const ConvGeometry g =
+      conv_geometry(cc.n, cc.h, cc.w, cc.c, cc.kh, cc.kw, cc.co, cc.s, cc.s, cc.same);
+  SCOPED_TRACE(::testing::Message()
+               << kernels.name << " conv " << cc.h << "x" << cc.w << "x" << cc.c << " k=" << cc.kh
+               << "x" << cc.kw << " co=" << cc.co << " s=" << cc.s << " same=" << cc.same);
+  Rng rng(static_cast<uint64_t>(cc.co * 7 + cc.c * 3 + cc.s + cc.same));
+  const auto x = random_vec(g.n * g.h * g.w * g.c, rng);
+  const auto w = random_vec(g.k() * g.co, rng);
+  const auto b = random_vec(g.co, rng);
+  const int64_t ny = g.n * g.oh * g.ow * g.co;
+  const auto dy = random_vec(ny, rng);
+  for (bool relu : {false, true}) {
+    const auto want = ref_conv_forward(g, x, w, b, relu);
+    std::vector<float> y(static_cast<size_t>(ny), 7.0f);
+    // Two calls over halves of the batch, as two threads would make them.
+    kernels.conv_direct_forward(g, x.data(), w.data(), b.data(), y.data(), relu, 0, g.n / 2);
+    kernels.conv_direct_forward(g, x.data(), w.data(), b.data(), y.data(), relu, g.n / 2, g.n);
+    expect_close(y, want, 1e-4, relu ? "forward relu" : "forward");
+
+    // The filter gradient, of dy masked by the ReLU output when relu.
+    std::vector<float> relu_y(static_cast<size_t>(ny)), dz(dy);
+    for (int64_t i = 0; i < ny; ++i) {
+      relu_y[i] = static_cast<float>(want[i]);
+      if (relu && relu_y[i] <= 0.0f) dz[i] = 0.0f;
+    }
+    std::vector<double> dw_ref, db_ref, dx_unused;
+    ref_conv_backward(g, x, dz, w, dw_ref, db_ref, dx_unused);
+    // The kernel adds to dw and db: start them at 1 and expect 1 + the sums.
+    for (auto& v : dw_ref) v += 1.0;
+    for (auto& v : db_ref) v += 1.0;
+    std::vector<float> dw(static_cast<size_t>(g.k() * g.co), 1.0f), db(g.co, 1.0f);
+    std::vector<float> taps(static_cast<size_t>(g.out_pixels() * g.k()));
+    kernels.conv_direct_backward_filter(g, x.data(), dy.data(), relu ? relu_y.data() : nullptr,
+                                        dw.data(), db.data(), taps.data(), 0, g.n);
+    expect_close(dw, dw_ref, 1e-4, "backward filter dw");
+    expect_close(db, db_ref, 1e-4, "backward filter db");
+  }
+}
+
+TEST(CpuVariants, DirectConvolutionMatchesReference) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    // co: one, two and several vector blocks on every width, and counts that
+    // are no multiple of a vector (the scalar path); K = 9 (the seed CNN's
+    // first layer, its own backward kernel), 27 and 32; odd widths leave
+    // pixels over after the groups of pixels in flight.
+    for (int64_t co : {32, 16, 64, 128, 48, 8, 4, 5}) {
+      for (bool same : {false, true}) {
+        check_conv(*kernels, {4, 9, 11, 1, 3, 3, co, 1, same});
+        check_conv(*kernels, {3, 7, 6, 3, 3, 3, co, 2, same});
+      }
+    }
+    check_conv(*kernels, {3, 8, 9, 2, 4, 4, 16, 1, true});  // K = 32
+  }
+}
+
+TEST(CpuVariants, MaxPoolMatchesReference) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    struct Case {
+      int64_t h, w, c, p, s;
+      bool same;
+    };
+    for (Case pc : {Case{26, 26, 32, 2, 2, false}, Case{7, 5, 4, 2, 2, true},
+                    Case{7, 5, 3, 3, 2, false}, Case{8, 8, 17, 3, 1, true}}) {
+      const PoolGeometry g = pool_geometry(3, pc.h, pc.w, pc.c, pc.p, pc.p, pc.s, pc.s, pc.same);
+      SCOPED_TRACE(::testing::Message() << kernels->name << " pool " << pc.h << "x" << pc.w << "x"
+                                        << pc.c << " p=" << pc.p << " s=" << pc.s);
+      Rng rng(static_cast<uint64_t>(pc.h + pc.c + pc.p));
+      const auto x = random_vec(g.n * g.h * g.w * g.c, rng, -5.0f, 5.0f);
+      const auto dy = random_vec(g.n * g.oh * g.ow * g.c, rng);
+      const auto want = ref_pool(g, x, dy, true);
+      std::vector<float> y(want.y.size(), 3.0f), dx(want.dx.size(), 3.0f);
+      std::vector<int32_t> argmax(want.y.size(), -1);
+      kernels->max_pool_forward(g, x.data(), y.data(), argmax.data(), 0, 1);
+      kernels->max_pool_forward(g, x.data(), y.data(), argmax.data(), 1, g.n);
+      expect_close(y, want.y, 1e-6, "max forward");
+      kernels->max_pool_backward(g, dy.data(), argmax.data(), dx.data(), 0, g.n);
+      expect_close(dx, want.dx, 1e-6, "max backward");
+    }
+  }
+}
+
+TEST(BlasCore, AGenericCoreGivesWayToTheCpusOwn) {
+  // Debian's OpenBLAS 0.3.21 reports Prescott on a recent Xeon it does not know.
+  EXPECT_EQ(better_blas_core("Prescott", "avx512"), "SkylakeX");
+  EXPECT_EQ(better_blas_core("Prescott", "avx2"), "Haswell");
+  EXPECT_EQ(better_blas_core("Nehalem", "avx2"), "Haswell");
+  EXPECT_EQ(better_blas_core("Prescott", "baseline"), "");  // nothing better to ask for
+  EXPECT_EQ(better_blas_core("SkylakeX", "avx512"), "");
+  EXPECT_EQ(better_blas_core("Cooperlake", "avx512"), "");
+  EXPECT_EQ(better_blas_core("Zen", "avx2"), "");
+  EXPECT_FALSE(blas_core().empty());
+  EXPECT_FALSE(cpu_model_name().empty());
+}
+
+}  // namespace
+}  // namespace drun::kernels::cpu

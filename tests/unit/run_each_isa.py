@@ -1,0 +1,32 @@
+#!/usr/bin/python3
+"""Runs a GoogleTest binary once per CPU kernel variant this machine can run
+(DRUN_ISA=baseline, avx2, avx512: kernels/cpu/cpu_kernels.hpp), so that every
+variant passes the same tests, not only the one the process would choose.
+The variants are those test_kernels' CpuVariants test reports.
+Usage: run_each_isa.py KERNELS_TEST_EXE TEST_EXE [gtest arguments...]"""
+import os
+import re
+import subprocess
+import sys
+
+kernels_exe, exe, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+env = {k: v for k, v in os.environ.items() if k != "DRUN_ISA"}
+probe = subprocess.run([kernels_exe, "--gtest_filter=CpuVariants.TheCpuGetsEveryVariantItCanRun"],
+                       capture_output=True, text=True, env=env)
+m = re.search(r"variants on this CPU \((.*)\): (.*)", probe.stdout)
+if probe.returncode != 0 or not m:
+    sys.exit("cannot list the CPU kernel variants:\n" + probe.stdout + probe.stderr)
+cpu, variants = m.group(1), m.group(2).split()
+print("CPU: %s; variants: %s" % (cpu, " ".join(variants)))
+passed, failed = 0, []
+for isa in variants:
+    run = subprocess.run([exe] + args, capture_output=True, text=True, env=dict(env, DRUN_ISA=isa))
+    tests = re.search(r"\[  PASSED  \] (\d+) test", run.stdout)
+    if run.returncode == 0 and tests and int(tests.group(1)) > 0:
+        passed += 1
+        print("ok      DRUN_ISA=%s (%s tests)" % (isa, tests.group(1)))
+    else:
+        failed.append(isa)
+        print("FAILED  DRUN_ISA=%s\n%s%s" % (isa, run.stdout[-6000:], run.stderr[-3000:]))
+print("%d passed, %d failed" % (passed, len(failed)))
+sys.exit(1 if failed else 0)
