@@ -19,6 +19,7 @@
 #include "train/background_eval.hpp"
 #include "train/checkpoint.hpp"
 #include "train/compile_options.hpp"
+#include "train/fit_config.hpp"
 #include "train/hooks.hpp"
 #include "train/progress.hpp"
 
@@ -27,25 +28,6 @@ class EventWriter;
 }
 
 namespace drun::train {
-
-struct FitConfig {
-  int64_t epochs = 1;
-  int64_t max_steps = -1;  // stop at this global step (< 0: no limit)
-  std::string model_dir;   // summary.json, checkpoints, TensorBoard events; empty: none
-  // Checkpoints (model_dir/ckpt-<step>.h5) every so many steps and/or seconds,
-  // and after the last step; 0 and 0: none.
-  int64_t save_checkpoints_steps = 0;
-  double save_checkpoints_secs = 0;
-  int keep_checkpoint_max = 5;
-  // TensorBoard scalars (loss, metrics, learning rate, steps/s, images/s) every
-  // so many steps into model_dir, evaluations into model_dir/eval; 0: none.
-  int64_t save_summary_steps = 0;
-  // Evaluate every so many global steps as well as after each epoch (0: only
-  // after each epoch), on at most eval_steps batches (< 0: the whole input).
-  int64_t eval_every_steps = 0;
-  int64_t eval_steps = -1;
-  std::vector<Hook*> hooks;
-};
 
 struct FitResult {
   int64_t global_step = 0;
