@@ -6,7 +6,18 @@ namespace drun::lua {
 
 namespace {
 const char* const kContextKey = "drun.context";
+
+// (t, key) -> t[key], for get_field's protected call.
+int index_table(lua_State* L) {
+  lua_gettable(L, 1);
+  return 1;
 }
+
+[[noreturn]] void bad_argument(lua_State* L, int index, const char* what, const char* expected) {
+  throw UsageError(std::string(what) + ": expected " + expected + ", got " +
+                   luaL_typename(L, index));
+}
+}  // namespace
 
 void register_context(lua_State* L, train::Context* ctx) {
   lua_pushlightuserdata(L, ctx);
@@ -34,6 +45,48 @@ std::string user_location(lua_State* L) {
     return std::string(file) + ":" + std::to_string(ar.currentline) + ": ";
   }
   return "";
+}
+
+std::string arg_string(lua_State* L, int index, const char* what) {
+  size_t n = 0;
+  // A number is a string too (lua_tolstring converts it in place).
+  const char* s = lua_isstring(L, index) ? lua_tolstring(L, index, &n) : nullptr;
+  if (!s) bad_argument(L, index, what, "a string");
+  return std::string(s, n);
+}
+
+double arg_number(lua_State* L, int index, const char* what) {
+  if (!lua_isnumber(L, index)) bad_argument(L, index, what, "a number");
+  return static_cast<double>(lua_tonumber(L, index));
+}
+
+double opt_number(lua_State* L, int index, double fallback, const char* what) {
+  return lua_isnoneornil(L, index) ? fallback : arg_number(L, index, what);
+}
+
+void arg_table(lua_State* L, int index, const char* what) {
+  if (!lua_istable(L, index)) bad_argument(L, index, what, "a table");
+}
+
+void get_field(lua_State* L, int index, const char* key) {
+  if (index < 0 && index > LUA_REGISTRYINDEX) index = lua_gettop(L) + index + 1;
+  lua_pushcfunction(L, index_table);
+  lua_pushvalue(L, index);
+  lua_pushstring(L, key);
+  if (lua_pcall(L, 2, 1, 0) != 0) {
+    std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object is not a string)";
+    lua_pop(L, 1);
+    throw UsageError("reading field '" + std::string(key) + "': " + msg);
+  }
+}
+
+void* test_userdata(lua_State* L, int index, const char* type_name) {
+  void* p = lua_touserdata(L, index);
+  if (!p || !lua_getmetatable(L, index)) return nullptr;
+  luaL_getmetatable(L, type_name);
+  const bool same = lua_rawequal(L, -1, -2) != 0;
+  lua_pop(L, 2);
+  return same ? p : nullptr;
 }
 
 }  // namespace drun::lua

@@ -1,12 +1,21 @@
-// Helpers shared by the binding files: C++ objects as Lua userdata, and the
-// edge where C++ exceptions become Lua errors that name the user's script
-// file and line.
+// Helpers shared by the binding files: C++ objects as Lua userdata, checked
+// arguments, and the one edge where errors become Lua errors that name the
+// user's script file and line.
+//
+// Errors take one path: C++ code in a binding function throws (UsageError,
+// or any std::exception), guarded() catches it and raises the Lua error once
+// no C++ object of the function is alive, which PUC Lua's longjmp requires.
+// So inside guarded() nothing may raise a Lua error itself: arguments are
+// read with the throwing arg_* helpers below, never luaL_check* / luaL_opt*;
+// fields that a metamethod could provide with get_field; Lua functions are
+// called with lua_pcall. (The Lua API's own out-of-memory errors remain.)
 #pragma once
 #include <exception>
 #include <lua.hpp>
 #include <memory>
 #include <string>
 
+#include "base/options.hpp"
 #include "train/context.hpp"
 
 namespace drun::lua {
@@ -20,8 +29,9 @@ void register_context(lua_State* L, train::Context* ctx);
 std::string user_location(lua_State* L);
 
 // Runs f (which returns the number of Lua results); any C++ exception becomes
-// a Lua error carrying the user's location. No C++ object of this frame is
-// alive when lua_error unwinds, which PUC Lua's longjmp requires.
+// a Lua error carrying the user's location. The message is built and pushed
+// in a scope that ends before lua_error, so no C++ object is alive when it
+// unwinds.
 template <class F>
 int guarded(lua_State* L, F&& f) {
   try {
@@ -33,6 +43,20 @@ int guarded(lua_State* L, F&& f) {
   return lua_error(L);
 }
 
+// Arguments, checked by throwing UsageError naming `what` and what was
+// given. Strings accept numbers (as Lua does); opt_* take nil or none as absent.
+std::string arg_string(lua_State* L, int index, const char* what);
+double arg_number(lua_State* L, int index, const char* what);
+double opt_number(lua_State* L, int index, double fallback, const char* what);
+void arg_table(lua_State* L, int index, const char* what);
+
+// Pushes t[key] for the table t at `index`, read in a protected call (an
+// __index metamethod may raise): UsageError with the Lua error's message.
+void get_field(lua_State* L, int index, const char* key);
+
+// The userdata at `index` if its metatable is `type_name`'s, else null.
+void* test_userdata(lua_State* L, int index, const char* type_name);
+
 // A shared_ptr<T> in a userdata with a metatable named `type_name`.
 template <class T>
 void push_object(lua_State* L, std::shared_ptr<T> obj, const char* type_name) {
@@ -42,9 +66,14 @@ void push_object(lua_State* L, std::shared_ptr<T> obj, const char* type_name) {
   lua_setmetatable(L, -2);
 }
 
+// The object at `index`; UsageError unless it is a `type_name`.
 template <class T>
-std::shared_ptr<T>& check_object(lua_State* L, int index, const char* type_name) {
-  return *static_cast<std::shared_ptr<T>*>(luaL_checkudata(L, index, type_name));
+std::shared_ptr<T>& arg_object(lua_State* L, int index, const char* type_name) {
+  void* p = test_userdata(L, index, type_name);
+  if (!p)
+    throw UsageError("argument #" + std::to_string(index) + ": expected a " + type_name + ", got " +
+                     luaL_typename(L, index));
+  return *static_cast<std::shared_ptr<T>*>(p);
 }
 
 template <class T>

@@ -1,6 +1,7 @@
 #include "hooks.hpp"
 
 #include "base/options.hpp"
+#include "binding.hpp"
 #include "lua_json.hpp"
 #include "train/global_step_waiter.hpp"
 #include "train/nan_guard.hpp"
@@ -52,7 +53,7 @@ class LuaHook final : public train::Hook {
   // Pushes the hook's function `method` and the hook table (its self).
   bool push_method(const char* method) {
     lua_rawgeti(L_, LUA_REGISTRYINDEX, ref_);
-    lua_getfield(L_, -1, method);
+    get_field(L_, -1, method);
     if (!lua_isfunction(L_, -1)) {
       lua_pop(L_, 2);
       return false;
@@ -83,24 +84,24 @@ class LuaHook final : public train::Hook {
 std::vector<std::unique_ptr<train::Hook>> hooks_from_lua(lua_State* L, int index) {
   std::vector<std::unique_ptr<train::Hook>> hooks;
   if (lua_isnoneornil(L, index)) return hooks;
-  luaL_checktype(L, index, LUA_TTABLE);
+  arg_table(L, index, "hooks");
   const int n = static_cast<int>(lua_objlen(L, index));
   for (int i = 1; i <= n; ++i) {
     lua_rawgeti(L, index, i);
     if (!lua_istable(L, -1))
       throw UsageError("hooks[" + std::to_string(i) + "] is a " + luaL_typename(L, -1) +
                        ", expected a hook table");
-    lua_getfield(L, -1, "_builtin");
+    get_field(L, -1, "_builtin");
     const std::string builtin = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
     lua_pop(L, 1);
-    lua_getfield(L, -1, "name");
+    get_field(L, -1, "name");
     const std::string name =
         lua_isstring(L, -1) ? lua_tostring(L, -1) : "hooks[" + std::to_string(i) + "]";
     lua_pop(L, 1);
     if (builtin == "NanGuard") {
       hooks.push_back(std::make_unique<train::NanGuard>());
     } else if (builtin == "GlobalStepWaiterHook") {
-      lua_getfield(L, -1, "wait_until_step");
+      get_field(L, -1, "wait_until_step");
       const auto wait = static_cast<int64_t>(lua_tonumber(L, -1));
       lua_pop(L, 1);
       hooks.push_back(std::make_unique<train::GlobalStepWaiter>(wait));

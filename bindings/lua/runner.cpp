@@ -39,6 +39,51 @@ struct StateCloser {
   void operator()(lua_State* L) const { lua_close(L); }
 };
 
+// What setup() puts into a fresh state, prepared in C++ beforehand.
+struct Setup {
+  train::Context* ctx;
+  const char* package_path;  // prepended to package.path
+  const char* script;
+  const std::vector<std::string>* args;
+  const char* print_prefix;  // null: print() unchanged
+};
+
+// Runs under lua_cpcall, so that a Lua error (out of memory) is caught; it
+// creates no C++ object that a longjmp would skip.
+int setup(lua_State* L) {
+  const auto* s = static_cast<const Setup*>(lua_touserdata(L, 1));
+  luaL_openlibs(L);
+  register_context(L, s->ctx);
+
+  lua_getglobal(L, "package");
+  lua_pushstring(L, s->package_path);
+  lua_getfield(L, -2, "path");
+  lua_concat(L, 2);
+  lua_setfield(L, -2, "path");
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, open_core);
+  lua_setfield(L, -2, "drun.core");
+  lua_pop(L, 2);
+
+  lua_createtable(L, static_cast<int>(s->args->size()), 1);
+  lua_pushstring(L, s->script);
+  lua_rawseti(L, -2, 0);
+  for (size_t i = 0; i < s->args->size(); ++i) {
+    lua_pushstring(L, (*s->args)[i].c_str());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_setglobal(L, "arg");
+
+  // On ranks other than the chief, print() lines carry the rank and role.
+  if (s->print_prefix) {
+    lua_getglobal(L, "print");
+    lua_pushstring(L, s->print_prefix);
+    lua_pushcclosure(L, prefixed_print, 2);
+    lua_setglobal(L, "print");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_script(train::Context& ctx, const std::string& script,
@@ -49,41 +94,18 @@ int run_script(train::Context& ctx, const std::string& script,
     std::fprintf(stderr, "drun: cannot create a Lua state (out of memory)\n");
     return 1;
   }
-  luaL_openlibs(L);
-  register_context(L, &ctx);
-
   // package.path: drun's modules, the model zoo, the script's folder, then the default.
   const std::string dir = script.find('/') == std::string::npos
                               ? std::string(".")
                               : script.substr(0, script.rfind('/'));
-  lua_getglobal(L, "package");
-  lua_getfield(L, -1, "path");
   const std::string path = ctx.module_root + "/?.lua;" + ctx.module_root + "/?/init.lua;" +
-                           ctx.models_root + "/?.lua;" + dir + "/?.lua;" + lua_tostring(L, -1);
-  lua_pop(L, 1);
-  lua_pushstring(L, path.c_str());
-  lua_setfield(L, -2, "path");
-  lua_getfield(L, -1, "preload");
-  lua_pushcfunction(L, open_core);
-  lua_setfield(L, -2, "drun.core");
-  lua_pop(L, 2);
-
-  lua_createtable(L, static_cast<int>(args.size()), 1);
-  lua_pushstring(L, script.c_str());
-  lua_rawseti(L, -2, 0);
-  for (size_t i = 0; i < args.size(); ++i) {
-    lua_pushstring(L, args[i].c_str());
-    lua_rawseti(L, -2, static_cast<int>(i + 1));
-  }
-  lua_setglobal(L, "arg");
-
-  // On ranks other than the chief, print() lines carry the rank and role.
-  if (!ctx.label.empty()) {
-    const std::string prefix = "[" + ctx.label + "] ";
-    lua_getglobal(L, "print");
-    lua_pushstring(L, prefix.c_str());
-    lua_pushcclosure(L, prefixed_print, 2);
-    lua_setglobal(L, "print");
+                           ctx.models_root + "/?.lua;" + dir + "/?.lua;";
+  const std::string prefix = ctx.label.empty() ? "" : "[" + ctx.label + "] ";
+  Setup s{&ctx, path.c_str(), script.c_str(), &args, prefix.empty() ? nullptr : prefix.c_str()};
+  if (lua_cpcall(L, setup, &s) != 0) {
+    std::fprintf(stderr, "drun: cannot set up Lua: %s\n",
+                 lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object is not a string)");
+    return 1;
   }
 
   lua_pushcfunction(L, traceback);

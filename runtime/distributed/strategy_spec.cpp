@@ -17,9 +17,10 @@ void check_positive(int64_t v, const std::string& what) {
 
 StrategySpec parse_strategy(const json& description) {
   StrategySpec s;
-  s.name = description.value("name", std::string("AllReduce"));
+  s.name = description.value("name", std::string(kDefaultStrategy));
   if (s.name == "MultiWorkerMirrored") s.name = "AllReduce";
-  Options o(description.value("options", json::object()), "strategy." + s.name);
+  s.options = description.value("options", json::object());
+  Options o(s.options, "strategy." + s.name);
   const std::string& n = s.name;
   if (n != "AllReduce" && n != "Hogwild")
     s.variable_placement = o.get<std::string>("placement", "greedy");

@@ -22,8 +22,12 @@ namespace drun::distributed {
 
 enum class Exchange { all_reduce, gradients, deltas, elastic, shared };
 
+// The strategy of a script that names none (and of a single process).
+inline constexpr const char* kDefaultStrategy = "AllReduce";
+
 struct StrategySpec {
-  std::string name = "AllReduce";
+  std::string name = kDefaultStrategy;  // aliases resolved (MultiWorkerMirrored is AllReduce)
+  json options = json::object();        // as the script gave them, for messages
   Exchange exchange = Exchange::all_reduce;
   bool sync = false;              // servers combine one contribution of each worker per round
   bool local_update = false;      // workers apply an optimizer to their own copy every step

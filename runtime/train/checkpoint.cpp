@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "io/atomic_file.hpp"
 #include "io/h5_tensors.hpp"
 #include "train/trainer.hpp"
 
@@ -66,7 +67,7 @@ void Checkpoints::write_index(const std::vector<int64_t>& steps) const {
   std::string text = "model_checkpoint_path: \"ckpt-" + std::to_string(steps.back()) + ".h5\"\n";
   for (int64_t s : steps)
     text += "all_model_checkpoint_paths: \"ckpt-" + std::to_string(s) + ".h5\"\n";
-  write_text_atomically(dir_ + "/checkpoint", text);
+  io::write_text_atomically(dir_ + "/checkpoint", text);
 }
 
 namespace {

@@ -15,6 +15,11 @@ struct CompileOptions {
   std::vector<std::string> metrics;
 };
 
+// compile's options {loss, optimizer, metrics}: loss required; UsageError for
+// a missing loss or an unknown key. The loss, optimizer and metrics themselves
+// are checked where they are built.
+CompileOptions parse_compile_options(const json& options);
+
 struct Evaluation {
   double loss = 0.0;
   MetricValues metrics;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <thread>
 
+#include "io/atomic_file.hpp"
 #include "io/event_writer.hpp"
 #include "train/checkpoint.hpp"
 
@@ -72,7 +73,7 @@ json run_evaluator(Trainer& trainer, data::Pipeline& eval, const EvaluatorConfig
       results.push_back(entry);
       evaluated.push_back(step);
       last = entry;
-      write_json_atomically(config.model_dir + "/eval_results.json", results);
+      io::write_json_atomically(config.model_dir + "/eval_results.json", results);
       done = step;
       continue;
     }

@@ -1,7 +1,9 @@
 // Trainer: the training loop of one process. One step is forward, loss,
 // backward, optimizer update and metric accumulation, in C++, allocating
-// nothing once warm. fit() runs epochs over a pipeline, evaluates after each
-// epoch, prints progress and writes summary.json to the model directory.
+// nothing once warm. fit() runs epochs over a pipeline with hooks: the
+// user's, then its own for checkpoints, summaries and evaluation
+// (train/checkpoint_saver, train/summary_saver, train/validator); it prints
+// progress and writes summary.json to the model directory.
 #pragma once
 #include <functional>
 #include <memory>
@@ -16,51 +18,14 @@
 #include "nn/metrics.hpp"
 #include "nn/model.hpp"
 #include "optim/optimizer.hpp"
-#include "train/background_eval.hpp"
 #include "train/checkpoint.hpp"
 #include "train/compile_options.hpp"
+#include "train/fit_config.hpp"
+#include "train/fit_result.hpp"
 #include "train/hooks.hpp"
 #include "train/progress.hpp"
 
-namespace drun::io {
-class EventWriter;
-}
-
 namespace drun::train {
-
-struct FitConfig {
-  int64_t epochs = 1;
-  int64_t max_steps = -1;  // stop at this global step (< 0: no limit)
-  std::string model_dir;   // summary.json, checkpoints, TensorBoard events; empty: none
-  // Checkpoints (model_dir/ckpt-<step>.h5) every so many steps and/or seconds,
-  // and after the last step; 0 and 0: none.
-  int64_t save_checkpoints_steps = 0;
-  double save_checkpoints_secs = 0;
-  int keep_checkpoint_max = 5;
-  // TensorBoard scalars (loss, metrics, learning rate, steps/s, images/s) every
-  // so many steps into model_dir, evaluations into model_dir/eval; 0: none.
-  int64_t save_summary_steps = 0;
-  // Evaluate every so many global steps as well as after each epoch (0: only
-  // after each epoch), on at most eval_steps batches (< 0: the whole input).
-  int64_t eval_every_steps = 0;
-  int64_t eval_steps = -1;
-  std::vector<Hook*> hooks;
-};
-
-struct FitResult {
-  int64_t global_step = 0;
-  int64_t epochs = 0;
-  Evaluation train;  // the last epoch's running averages
-  double images_per_sec = 0.0;
-  std::optional<Evaluation> eval;
-  double wall_seconds = 0.0;
-  int workers = 1;
-  std::string device = "cpu";  // where the chief computed: cpu or cuda
-  bool preempted = false;      // stopped by SIGTERM/SIGUSR1 after a checkpoint
-  bool stopped_by_hook = false;
-  json strategy = json::object();  // what the strategy measured in the last epoch
-  json to_json() const;
-};
 
 class Trainer {
  public:
@@ -86,26 +51,33 @@ class Trainer {
   // Model outputs for every example of the input, rows in input order.
   Tensor predict(data::Pipeline& input);
 
+  // Writes a checkpoint (the strategy's servers first) of the state `state`.
+  void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state);
+
   optim::Optimizer& optimizer() { return *optimizer_; }
   nn::Model& model() { return model_; }
+  const CompileOptions& compiled() const { return compiled_; }
   distributed::Strategy* strategy() { return strategy_; }
   int64_t global_step() const { return global_step_; }
 
  private:
   MetricValues metric_values() const;
+  double running_loss() const;
   void reset_metrics();
   // Adds every worker's loss and metric sums into this one's.
   void sum_over_workers();
-  void report_eval(const BackgroundEval::Result& done, Progress& progress, FitResult& result);
   // Whether to stop for preemption; workers in lockstep agree every
   // kAgreeEvery steps, so all stop at the same step.
   bool preemption_agreed();
-  void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state);
-  void write_eval_summary(const Evaluation& e);
-  // Evaluates on the chief: on a snapshot in the background with several
-  // workers, else at once; returns the values to show (empty when in the background).
-  MetricValues evaluate_now(data::Pipeline& eval, int64_t epoch, int64_t max_steps,
-                            Progress& progress, FitResult& result);
+  // What hooks see after a step, filled in place (no allocation once warm).
+  const StepResult& step_result(int64_t epoch, int64_t batch, double loss, int64_t batch_size);
+  // After an epoch: metrics summed over workers into `result`, the hooks'
+  // end_epoch, the epoch's progress line.
+  void end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult& result,
+                 Progress& progress, double images_per_sec);
+  // The end of fit: the result's totals, the hooks' end, summary.json.
+  void finish_fit(const FitConfig& config, const std::vector<Hook*>& hooks, FitResult& result,
+                  bool chief);
   static constexpr int64_t kAgreeEvery = 20;
 
   nn::Model& model_;
@@ -123,15 +95,8 @@ class Trainer {
   double loss_sum_ = 0.0;
   int64_t loss_count_ = 0;
   int64_t global_step_ = 0;
-  BackgroundEval background_eval_;
   std::optional<TrainingState> resume_;
-  StepResult step_result_;                        // what hooks see after each step
-  std::unique_ptr<io::EventWriter> eval_events_;  // model_dir/eval, during fit
-  int64_t eval_step_ = 0;                         // the global step being evaluated
+  StepResult step_result_;  // what hooks see after each step
 };
-
-// Writes `text` to `path` atomically: a temporary file, fsync, rename.
-void write_text_atomically(const std::string& path, const std::string& text);
-void write_json_atomically(const std::string& path, const json& value);
 
 }  // namespace drun::train

@@ -123,6 +123,16 @@ def test_bad_strategy_option():
     assert re.search(r"bad_strategy\.lua:\d+:", err), err
 
 
+def test_core_bad_arguments():
+    # Wrong arguments to drun.core become clean errors at the script's line,
+    # through the binding's one error path (no luaL_check* longjmp).
+    for case, words in (("seed", ["model seed: expected a number, got string"]),
+                        ("object", ["argument #1: expected a drun.Model, got table"]),
+                        ("hooks", ["reading field '_builtin'", "no such field here"])):
+        expect_error(["core_bad_argument.lua", case], words, [r"core_bad_argument\.lua:\d+:"],
+                     cwd=HERE)
+
+
 def test_hooks():
     with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
         out, _ = expect_success(["hooks_test.lua", "--model-dir", d], cwd=HERE)

@@ -61,9 +61,8 @@ bool needs_launch(const Request& r, const launch::ClusterSpec& cluster) {
 
 int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context ctx) {
   if (plan(ctx, r, r.dry_run) != 0) return 1;
-  const std::string strategy = ctx.plan_record.value("strategy", std::string("AllReduce"));
-  const auto spec = distributed::parse_strategy(
-      {{"name", strategy}, {"options", ctx.plan_record.value("strategy_options", json::object())}});
+  // The script's strategy, as its fit in plan mode parsed it (none reached: the default).
+  const auto spec = ctx.planned_fit ? ctx.planned_fit->strategy : distributed::StrategySpec{};
   launch::PlacementOptions opt;
   opt.needs_ps = spec.uses_servers();
   opt.ps_per_node = r.ps_per_node;
@@ -75,9 +74,8 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   for (const auto& x : ranks) ps += x.role == "ps";
 
   if (r.dry_run) {
-    std::cout << "\nstrategy: " << strategy << " "
-              << ctx.plan_record.value("strategy_options", json::object()).dump() << "\n";
-    if (!ctx.plan_record.contains("model_summary"))
+    std::cout << "\nstrategy: " << spec.name << " " << spec.options.dump() << "\n";
+    if (!ctx.planned_fit)
       std::cout << "(the script trains nothing: no fit, train or Experiment:run was reached)\n";
     std::cout << "cluster: " << cluster.source << ", " << cluster.nodes.size() << " node(s); "
               << ranks.size() << " ranks: " << ranks.size() - ps << " worker(s), " << ps
@@ -87,7 +85,7 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
     return 0;
   }
   if (ps > 0 && !spec.uses_servers())
-    throw UsageError("strategy " + strategy + " uses no parameter servers; drop --ps-per-node");
+    throw UsageError("strategy " + spec.name + " uses no parameter servers; drop --ps-per-node");
 
   // Every rank reads its role from the same table.
   setenv("DRUN_PLACEMENT", launch::placement_json(ranks).dump().c_str(), 1);

@@ -3,7 +3,8 @@
 -- end_(self, result), called by the C++ training loop; info is {step, epoch,
 -- loss, learning_rate, batch_size, metrics = {loss = running mean, ...}}.
 -- Users write their own hooks the same way. CheckpointSaverHook and
--- SummarySaverHook set the loop's own checkpoint and TensorBoard intervals;
+-- SummarySaverHook set the intervals of the loop's own C++ hooks of those
+-- names (runtime/train/checkpoint_saver, summary_saver);
 -- NanGuard (it inspects the layers' outputs) and GlobalStepWaiterHook (it
 -- asks the parameter servers) are C++.
 local core = require 'drun.core'

@@ -1,0 +1,107 @@
+// drun.core's data sets: the readers (Fashion-MNIST, CIFAR-10, CSV) and
+// lists of numbers, as shared, read-only userdata that pipelines take.
+#include <memory>
+
+#include "binding.hpp"
+#include "core.hpp"
+#include "data/arrays.hpp"
+#include "data/cifar10.hpp"
+#include "data/csv.hpp"
+#include "data/fashion_mnist.hpp"
+#include "lua_json.hpp"
+
+namespace drun::lua {
+
+namespace {
+
+using DatasetPtr = std::shared_ptr<const data::Dataset>;
+
+void push_dataset(lua_State* L, data::Dataset&& ds) {
+  push_object(L, DatasetPtr(std::make_shared<const data::Dataset>(std::move(ds))), kDataset);
+}
+
+const data::Dataset& dataset_arg(lua_State* L) {
+  return *arg_object<const data::Dataset>(L, 1, kDataset);
+}
+
+std::string data_dir(lua_State* L, int index) {
+  if (!lua_isnoneornil(L, index)) return arg_string(L, index, "data set dir");
+  return context(L).data_dir;
+}
+
+int dataset_fashion_mnist(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string split = arg_string(L, 1, "fashion_mnist split");
+    push_dataset(L, data::load_fashion_mnist(split, data_dir(L, 2)));
+    return 1;
+  });
+}
+
+// core.cifar10(split, dir|nil, shard): with shard, this worker's part only.
+int dataset_cifar10(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string split = arg_string(L, 1, "cifar10 split");
+    const auto& ctx = context(L);
+    const bool shard = lua_toboolean(L, 3) != 0;
+    push_dataset(L, data::load_cifar10(split, data_dir(L, 2), shard ? ctx.worker_count() : 1,
+                                       shard ? ctx.worker_rank() : 0));
+    return 1;
+  });
+}
+
+int dataset_csv(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string path = arg_string(L, 1, "csv path");
+    Options o(lua_isnoneornil(L, 2) ? json::object() : to_json(L, 2), "data.csv");
+    o.maybe<std::string>("path");
+    const auto opts = data::parse_csv_options(o);
+    o.finish();
+    push_dataset(L, data::read_csv(path, opts));
+    return 1;
+  });
+}
+
+int dataset_arrays(lua_State* L) {
+  return guarded(L, [&] {
+    push_dataset(L, data::dataset_from_arrays(to_json(L, 1, "x"), to_json(L, 2, "y")));
+    return 1;
+  });
+}
+
+int dataset_size(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushnumber(L, static_cast<double>(dataset_arg(L).size()));
+    return 1;
+  });
+}
+
+int dataset_shape(lua_State* L) {
+  return guarded(L, [&] {
+    push_shape(L, dataset_arg(L).x.shape().drop_batch());
+    return 1;
+  });
+}
+
+const luaL_Reg dataset_methods[] = {
+    {"size", dataset_size}, {"shape", dataset_shape}, {nullptr, nullptr}};
+const luaL_Reg dataset_functions[] = {{"fashion_mnist", dataset_fashion_mnist},
+                                      {"cifar10", dataset_cifar10},
+                                      {"csv", dataset_csv},
+                                      {"arrays", dataset_arrays},
+                                      {nullptr, nullptr}};
+
+}  // namespace
+
+train::Input input_arg(lua_State* L, int ds_index, int ops_index) {
+  train::Input input;
+  input.dataset = arg_object<const data::Dataset>(L, ds_index, kDataset);
+  if (!lua_isnoneornil(L, ops_index)) input.ops = to_json(L, ops_index, "ops");
+  return input;
+}
+
+void register_datasets(lua_State* L) {
+  define_type<const data::Dataset>(L, kDataset, dataset_methods);
+  luaL_register(L, nullptr, dataset_functions);
+}
+
+}  // namespace drun::lua

@@ -1,0 +1,41 @@
+#include "train/checkpoint_saver.hpp"
+
+#include "train/trainer.hpp"
+
+namespace drun::train {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+}
+
+CheckpointSaver::CheckpointSaver(const FitConfig& config)
+    : every_steps_(config.save_checkpoints_steps),
+      every_secs_(config.save_checkpoints_secs),
+      checkpoints_(config.model_dir, config.keep_checkpoint_max) {}
+
+void CheckpointSaver::begin(Trainer& trainer) {
+  trainer_ = &trainer;
+  saved_step_ = trainer.global_step();
+  last_save_ = Clock::now();
+}
+
+bool CheckpointSaver::after_step(const StepResult& step) {
+  const bool due =
+      (every_steps_ > 0 && step.global_step % every_steps_ == 0) ||
+      (every_secs_ > 0 &&
+       std::chrono::duration<double>(Clock::now() - last_save_).count() >= every_secs_);
+  if (due) save({step.global_step, step.epoch, step.batch});
+  return false;
+}
+
+void CheckpointSaver::last_step(const TrainingState& at, bool preempted) {
+  if (preempted || every_steps_ > 0 || every_secs_ > 0) save(at);
+}
+
+void CheckpointSaver::save(const TrainingState& at) {
+  if (at.global_step != saved_step_) trainer_->save_checkpoint(checkpoints_, at);
+  saved_step_ = at.global_step;
+  last_save_ = Clock::now();
+}
+
+}  // namespace drun::train

@@ -1,0 +1,21 @@
+#include "train/fit_result.hpp"
+
+namespace drun::train {
+
+json FitResult::to_json() const {
+  json t = {{"loss", train.loss}, {"images_per_sec", images_per_sec}};
+  for (const auto& [k, v] : train.metrics) t[k] = v;
+  json j = {{"global_step", global_step}, {"epochs", epochs}, {"workers", workers},
+            {"device", device},           {"train", t},       {"wall_seconds", wall_seconds}};
+  if (!strategy.empty()) j["strategy"] = strategy;
+  if (preempted) j["preempted"] = true;
+  if (stopped_by_hook) j["stopped_by_hook"] = true;
+  if (eval) {
+    json e = {{"loss", eval->loss}, {"examples", eval->examples}};
+    for (const auto& [k, v] : eval->metrics) e[k] = v;
+    j["eval"] = e;
+  }
+  return j;
+}
+
+}  // namespace drun::train

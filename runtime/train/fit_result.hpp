@@ -1,0 +1,29 @@
+// FitResult: what a fit returns to the script and writes to summary.json
+// (docs/formats.md): steps, epochs, the last epoch's training metrics and
+// throughput, the last evaluation, how the fit ended.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/options.hpp"
+#include "train/compile_options.hpp"
+
+namespace drun::train {
+
+struct FitResult {
+  int64_t global_step = 0;
+  int64_t epochs = 0;
+  Evaluation train;  // the last epoch's running averages
+  double images_per_sec = 0.0;
+  std::optional<Evaluation> eval;
+  double wall_seconds = 0.0;
+  int workers = 1;
+  std::string device = "cpu";  // where the chief computed: cpu or cuda
+  bool preempted = false;      // stopped by SIGTERM/SIGUSR1 after a checkpoint
+  bool stopped_by_hook = false;
+  json strategy = json::object();  // what the strategy measured in the last epoch
+  json to_json() const;
+};
+
+}  // namespace drun::train

@@ -1,0 +1,75 @@
+#include "train/validator.hpp"
+
+#include "train/trainer.hpp"
+
+namespace drun::train {
+
+Validator::Validator(const FitConfig& config, data::Pipeline& eval, Progress& progress,
+                     FitResult& result, bool summaries)
+    : every_steps_(config.eval_every_steps),
+      max_steps_(config.eval_steps),
+      eval_(eval),
+      progress_(progress),
+      result_(result) {
+  if (summaries) events_ = std::make_unique<io::EventWriter>(config.model_dir + "/eval");
+}
+
+Validator::~Validator() = default;
+
+void Validator::continuing(const StepResult& step) {
+  if (every_steps_ <= 0 || step.global_step % every_steps_ != 0) return;
+  const auto values = evaluate(step.epoch);
+  if (values.empty()) return;
+  std::string line = "evaluation at step " + std::to_string(step.global_step) + ":";
+  for (const auto& [k, v] : values) line += " val_" + k + " " + std::to_string(v);
+  progress_.line(line);
+}
+
+void Validator::end_epoch(EpochEnd& epoch) {
+  // Not twice at one step: the step interval may have just evaluated.
+  const bool evaluated =
+      every_steps_ > 0 && epoch.batches > 0 && trainer_->global_step() % every_steps_ == 0;
+  if (!evaluated) epoch.shown = evaluate(epoch.epoch);
+}
+
+void Validator::complete() {
+  if (auto done = background_.finish()) report_background(*done);
+}
+
+MetricValues Validator::evaluate(int64_t epoch) {
+  MetricValues values;
+  auto* strategy = trainer_->strategy();
+  if (strategy && strategy->workers() > 1) {
+    // The other workers go on training while the chief's copy is evaluated.
+    if (auto done = background_.finish()) report_background(*done);
+    eval_step_ = trainer_->global_step();
+    background_.start(trainer_->model(), trainer_->compiled(), eval_, epoch, max_steps_);
+    return values;
+  }
+  result_.eval = trainer_->evaluate(eval_, max_steps_);
+  eval_step_ = trainer_->global_step();
+  write_summary(*result_.eval);
+  values.emplace_back("loss", result_.eval->loss);
+  for (const auto& kv : result_.eval->metrics) values.push_back(kv);
+  return values;
+}
+
+void Validator::report_background(const BackgroundEval::Result& done) {
+  result_.eval = done.evaluation;
+  write_summary(done.evaluation);
+  std::string line = "evaluation at step " + std::to_string(eval_step_) + " (epoch " +
+                     std::to_string(done.epoch + 1) + "): val_loss " +
+                     std::to_string(done.evaluation.loss);
+  for (const auto& [k, v] : done.evaluation.metrics)
+    line += " - val_" + k + " " + std::to_string(v);
+  progress_.line(line);
+}
+
+void Validator::write_summary(const Evaluation& e) {
+  if (!events_) return;
+  events_->scalar("loss", eval_step_, e.loss);
+  for (const auto& [k, v] : e.metrics) events_->scalar(k, eval_step_, v);
+  events_->flush();
+}
+
+}  // namespace drun::train

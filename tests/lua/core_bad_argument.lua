@@ -1,0 +1,16 @@
+-- drun.core called with a wrong argument: the binding's throwing helpers
+-- report it through the one error path, located at this file's line.
+local core = require 'drun.core'
+local which = arg[1] or 'seed'
+if which == 'seed' then
+  core.model({name = 'sequential', layers = {}}, 'not a number')
+elseif which == 'object' then
+  core.trainer({}, {loss = 'mse'})
+elseif which == 'hooks' then
+  local model = core.model({name = 'sequential', layers = {
+    {class_name = 'Dense', config = {units = 2, input_shape = {3}}}}}, 0)
+  local t = core.trainer(model, {loss = 'mse'})
+  local ds = core.arrays({{1, 2, 3}, {4, 5, 6}}, {{1, 0}, {0, 1}})
+  local hook = setmetatable({}, {__index = function() error('no such field here') end})
+  t:fit(ds, {{op = 'batch', size = 1}}, nil, nil, {epochs = 1}, {hook})
+end

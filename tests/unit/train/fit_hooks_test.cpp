@@ -1,0 +1,176 @@
+// Fit's own hooks in one process: checkpoints at the interval and after the
+// last step (recording where a rerun continues), none twice at one step;
+// TensorBoard event files for training and evaluation; evaluation at the step
+// interval and after each epoch; the user's hooks first, and their stop.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "data/arrays.hpp"
+#include "train/trainer.hpp"
+
+namespace drun::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory that removes itself.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = (fs::temp_directory_path() / ("drun_fit_" + std::string(info->name()) + "_" +
+                                          std::to_string(std::random_device{}())))
+                .string();
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// 8 examples in batches of 2: 4 steps an epoch.
+struct Fixture {
+  nn::Model model{json::parse(R"({"name": "sequential", "layers": [
+    {"class_name": "Dense", "config": {"units": 2, "input_shape": [3]}}]})"),
+                  1};
+  Trainer trainer{model,
+                  [] {
+                    CompileOptions c;
+                    c.loss = "mse";
+                    return c;
+                  }(),
+                  kernels::Exec{Device::cpu, 1}};
+  std::shared_ptr<const data::Dataset> ds = std::make_shared<const data::Dataset>(
+      data::dataset_from_arrays(json::parse("[[1,2,3],[4,5,6],[7,8,9],[1,0,1],[0,1,0],[2,2,2],"
+                                            "[3,1,2],[0,0,1]]"),
+                                json::parse("[[1,0],[0,1],[1,0],[0,1],[1,0],[0,1],[1,0],[0,1]]")));
+  data::Pipeline train{ds, [] {
+                         data::PipelineSpec s;
+                         s.batch_size = 2;
+                         return s;
+                       }()};
+  data::Pipeline eval{ds, [] {
+                        data::PipelineSpec s;
+                        s.batch_size = 4;
+                        return s;
+                      }()};
+  Progress progress{false, true};
+};
+
+// Records the calls it sees; stops after global step `stop_at` (0: never).
+class Recorder final : public Hook {
+ public:
+  explicit Recorder(int64_t stop_at = 0) : stop_at_(stop_at) {}
+  std::string name() const override { return "Recorder"; }
+  bool after_step(const StepResult& s) override {
+    steps.push_back(s.global_step);
+    return stop_at_ > 0 && s.global_step >= stop_at_;
+  }
+  void continuing(const StepResult& s) override { continued.push_back(s.global_step); }
+  void last_step(const TrainingState& at, bool preempted) override {
+    last = at;
+    last_preempted = preempted;
+  }
+  void end_epoch(EpochEnd& e) override { epochs.push_back(e.epoch); }
+  std::vector<int64_t> steps, continued, epochs;
+  std::optional<TrainingState> last;
+  bool last_preempted = true;
+
+ private:
+  int64_t stop_at_;
+};
+
+TEST(FitHooks, CheckpointsAtTheIntervalAndAfterTheLastStep) {
+  Fixture f;
+  TempDir dir;
+  FitConfig c;
+  c.epochs = 3;
+  c.model_dir = dir.path();
+  c.save_checkpoints_steps = 5;
+  Recorder rec;
+  c.hooks = {&rec};
+  const auto r = f.trainer.fit(f.train, nullptr, c, f.progress);
+  EXPECT_EQ(r.global_step, 12);
+  EXPECT_EQ(Checkpoints(dir.path(), 5).steps(), (std::vector<int64_t>{5, 10, 12}));
+  ASSERT_TRUE(rec.last);
+  EXPECT_EQ(rec.last->global_step, 12);
+  EXPECT_EQ(rec.last->epoch, 3);  // the run is complete: a rerun starts after it
+  EXPECT_EQ(rec.last->batch, 0);
+  EXPECT_FALSE(rec.last_preempted);
+  EXPECT_EQ(rec.epochs, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(rec.continued.size(), 12u);  // no stop: every step goes on
+  EXPECT_TRUE(fs::exists(dir.path() + "/summary.json"));
+}
+
+TEST(FitHooks, AStopMidEpochCheckpointsWhereARerunContinues) {
+  Fixture f;
+  TempDir dir;
+  FitConfig c;
+  c.epochs = 3;
+  c.model_dir = dir.path();
+  c.save_checkpoints_steps = 100;
+  Recorder rec(6);
+  c.hooks = {&rec};
+  const auto r = f.trainer.fit(f.train, nullptr, c, f.progress);
+  EXPECT_TRUE(r.stopped_by_hook);
+  EXPECT_EQ(r.global_step, 6);
+  EXPECT_EQ(Checkpoints(dir.path(), 5).steps(), (std::vector<int64_t>{6}));
+  nn::Model other(f.model.spec(), 2);
+  auto opt = optim::make_optimizer(f.trainer.compiled().optimizer);
+  const auto state = Checkpoints(dir.path(), 5).load(6, other, *opt);
+  EXPECT_EQ(state.epoch, 1);
+  EXPECT_EQ(state.batch, 2);
+  EXPECT_EQ(rec.continued.size(), 5u);  // not after the step that stopped
+}
+
+TEST(FitHooks, NoCheckpointIntervalsNoCheckpoints) {
+  Fixture f;
+  TempDir dir;
+  FitConfig c;
+  c.model_dir = dir.path();
+  f.trainer.fit(f.train, nullptr, c, f.progress);
+  EXPECT_TRUE(Checkpoints(dir.path(), 5).steps().empty());
+}
+
+TEST(FitHooks, SummariesAndEvaluationWriteTheirEventFiles) {
+  Fixture f;
+  TempDir dir;
+  FitConfig c;
+  c.epochs = 2;
+  c.model_dir = dir.path();
+  c.save_summary_steps = 2;
+  c.eval_every_steps = 3;
+  const auto r = f.trainer.fit(f.train, &f.eval, c, f.progress);
+  ASSERT_TRUE(r.eval);
+  EXPECT_EQ(r.eval->examples, 8);
+  const auto events_in = [](const std::string& d) {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(d))
+      n += e.path().filename().string().starts_with("events.out.tfevents.");
+    return n;
+  };
+  EXPECT_EQ(events_in(dir.path()), 1);
+  EXPECT_EQ(events_in(dir.path() + "/eval"), 1);
+}
+
+TEST(FitHooks, MaxStepsStopsWithoutAHook) {
+  Fixture f;
+  FitConfig c;
+  c.epochs = 5;
+  c.max_steps = 7;
+  Recorder rec;
+  c.hooks = {&rec};
+  const auto r = f.trainer.fit(f.train, nullptr, c, f.progress);
+  EXPECT_EQ(r.global_step, 7);
+  EXPECT_FALSE(r.stopped_by_hook);
+  EXPECT_EQ(r.epochs, 2);
+  ASSERT_TRUE(rec.last);
+  EXPECT_EQ(rec.last->epoch, 1);
+  EXPECT_EQ(rec.last->batch, 3);
+}
+
+}  // namespace
+}  // namespace drun::train
