@@ -1,5 +1,7 @@
 #include "train/fit_result.hpp"
 
+#include "kernels/platform.hpp"
+
 namespace drun::train {
 
 json FitResult::to_json() const {
@@ -7,6 +9,8 @@ json FitResult::to_json() const {
   for (const auto& [k, v] : train.metrics) t[k] = v;
   json j = {{"global_step", global_step}, {"epochs", epochs}, {"workers", workers},
             {"device", device},           {"train", t},       {"wall_seconds", wall_seconds}};
+  // What the numbers were measured on: CPU, kernel variant, BLAS core.
+  j["platform"] = kernels::describe_platform();
   if (!strategy.empty()) j["strategy"] = strategy;
   if (preempted) j["preempted"] = true;
   if (stopped_by_hook) j["stopped_by_hook"] = true;

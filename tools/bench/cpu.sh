@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# CPU training throughput, drun against the peers a user would pick: PyTorch
+# 2.x from PyPI (oneDNN; in build/bench/torch-venv, made here on first use)
+# and Debian's python3-torch in its best configuration (REFERENCE.md).
+#
+#   tools/bench/cpu.sh [--threads "1 2"] [--repeats 5] [--models "seed_cnn resnet20 resnet56"]
+#
+# Models: the seed CNN at batch 64 on Fashion-MNIST (tools/bench/seed_cnn_*),
+# ResNet-20 and ResNet-56 (option B) at batch 128 on random 32x32x3 images
+# (tools/bench/resnet20_*, --n 3 and --n 9). For every model and thread count
+# the three run in turn, `repeats` times, in an order that rotates each
+# repeat so that machine noise hits all of them; the table has the medians
+# (images/s) and drun's ratio to each peer. The CPU model (lscpu) and what
+# drun runs on (drun --version) head the report, written to build/bench/cpu.md
+# (raw JSON lines to build/bench/cpu.jsonl). DRUN selects the binary
+# (default build/drun); DRUN_ISA passes through to it.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+THREADS="1 2"
+REPEATS=5
+MODELS="seed_cnn resnet20 resnet56"
+usage() {
+  echo "usage: tools/bench/cpu.sh [--threads \"1 2\"] [--repeats 5] [--models \"seed_cnn resnet20 resnet56\"]" >&2
+  exit 2
+}
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --threads) [[ $# -ge 2 ]] || usage; THREADS="$2"; shift 2 ;;
+    --repeats) [[ $# -ge 2 ]] || usage; REPEATS="$2"; shift 2 ;;
+    --models)  [[ $# -ge 2 ]] || usage; MODELS="$2"; shift 2 ;;
+    *) usage ;;
+  esac
+done
+
+OUTDIR=build/bench
+DRUN="${DRUN:-build/drun}"
+DEBIAN_PY=/usr/bin/python3
+VENV="$OUTDIR/torch-venv"
+GLIBC_BEST="glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295"
+DATA_DIR="$OUTDIR/cifar10-noise"
+mkdir -p "$OUTDIR"
+[[ -x "$DRUN" ]] || { echo "error: $DRUN is missing; run tools/bootstrap first" >&2; exit 1; }
+
+sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+if ! "$DEBIAN_PY" -c 'import torch, numpy' 2>/dev/null; then
+  echo "# installing Debian's PyTorch (python3-torch)" >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-torch python3-numpy >&2
+fi
+if ! "$VENV/bin/python" -c 'import torch, numpy' 2>/dev/null; then
+  # PyPI's wheel brings its CUDA libraries too (several GB); the CPU-only
+  # index is not reachable from every machine this runs on.
+  echo "# installing PyTorch 2.x from PyPI into $VENV" >&2
+  "$DEBIAN_PY" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check torch numpy >&2
+fi
+if [[ ! -f "$DATA_DIR/data_batch_5.bin" ]]; then
+  "$DEBIAN_PY" tests/data/make_cifar10.py "$DATA_DIR" --train 2560 --test 0 >&2
+fi
+
+# model -> drun script and arguments, PyTorch script and arguments
+model_args() {  # $1 = model, $2 = drun|torch
+  case "$1:$2" in
+    seed_cnn:drun)  echo "tools/bench/seed_cnn_bench.lua --steps 300 --warmup 20" ;;
+    seed_cnn:torch) echo "tools/bench/seed_cnn_torch.py --steps 300 --warmup 20" ;;
+    resnet20:drun)  echo "tools/bench/resnet20_bench.lua --dir $DATA_DIR --n 3 --steps 30 --warmup 3" ;;
+    resnet20:torch) echo "tools/bench/resnet20_torch.py --n 3 --steps 30 --warmup 3" ;;
+    resnet56:drun)  echo "tools/bench/resnet20_bench.lua --dir $DATA_DIR --n 9 --steps 10 --warmup 2" ;;
+    resnet56:torch) echo "tools/bench/resnet20_torch.py --n 9 --steps 10 --warmup 2" ;;
+    *) echo "unknown model $1" >&2; exit 2 ;;
+  esac
+}
+
+RAW="$OUTDIR/cpu.jsonl"
+: > "$RAW"
+ERRLOG="$(mktemp)"
+trap 'rm -f "$ERRLOG"' EXIT
+
+run_one() {  # $1 = model, $2 = drun|pytorch2|debian, $3 = threads; prints images/s
+  local model="$1" who="$2" t="$3" out ips
+  # shellcheck disable=SC2046
+  if [[ "$who" == drun ]]; then
+    out="$("$DRUN" --device cpu --threads "$t" $(model_args "$model" drun) 2>"$ERRLOG")" || {
+      echo "error: drun failed ($model, $t threads):" >&2; tail -n 20 "$ERRLOG" >&2; return 1; }
+  else
+    local py="$DEBIAN_PY"; [[ "$who" == pytorch2 ]] && py="$VENV/bin/python"
+    out="$(env OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS=1 GLIBC_TUNABLES="$GLIBC_BEST" \
+           "$py" $(model_args "$model" torch) --threads "$t" 2>"$ERRLOG")" || {
+      echo "error: $who failed ($model, $t threads):" >&2; tail -n 20 "$ERRLOG" >&2; return 1; }
+  fi
+  ips="$(printf '%s\n' "$out" | grep '^[[:space:]]*{' | tail -n 1 |
+         grep -oE '"images_per_sec"[[:space:]]*:[[:space:]]*[0-9.eE+-]+' | sed -E 's/.*:[[:space:]]*//')"
+  [[ -n "$ips" ]] || { echo "error: no images_per_sec from $who ($model)" >&2; return 1; }
+  printf '{"model":"%s","run":"%s","threads":%s,"images_per_sec":%s}\n' "$model" "$who" "$t" "$ips" >> "$RAW"
+  echo "# $model $who threads=$t images/s=$ips" >&2
+  echo "$ips"
+}
+
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {
+    if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2] + a[NR/2+1]) / 2 }'
+}
+
+torch_version() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; }
+V2="$(torch_version "$VENV/bin/python")"
+VD="$(torch_version "$DEBIAN_PY")"
+CPU="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
+HEADER="CPU: $CPU ($(nproc) cores), $(date -u +%Y-%m-%dT%H:%MZ)
+$("$DRUN" --version | sed 's/^/    /')"
+TABLE="| model | threads | drun img/s | PyTorch $V2 img/s | Debian PyTorch $VD img/s | drun / $V2 | drun / Debian |
+| --- | --- | --- | --- | --- | --- | --- |"
+NOTES=""
+echo "$HEADER" >&2
+for model in $MODELS; do
+  for t in $THREADS; do
+    d=(); p=(); b=()
+    for ((r = 0; r < REPEATS; r++)); do
+      case $((r % 3)) in
+        0) order="drun pytorch2 debian" ;;
+        1) order="pytorch2 debian drun" ;;
+        2) order="debian drun pytorch2" ;;
+      esac
+      for who in $order; do
+        v="$(run_one "$model" "$who" "$t")" || exit 1
+        case "$who" in drun) d+=("$v") ;; pytorch2) p+=("$v") ;; debian) b+=("$v") ;; esac
+      done
+    done
+    dm="$(median "${d[@]}")"; pm="$(median "${p[@]}")"; bm="$(median "${b[@]}")"
+    TABLE+=$'\n'"$(awk -v m="$model" -v t="$t" -v d="$dm" -v p="$pm" -v b="$bm" 'BEGIN {
+      printf "| %s | %d | %.0f | %.0f | %.0f | %.2f | %.2f |", m, t, d, p, b, d / p, d / b }')"
+    NOTES+=$'\n'"- $model, $t threads: drun ${d[*]}; PyTorch $V2 ${p[*]}; Debian ${b[*]}"
+  done
+done
+REPORT="$HEADER
+
+$TABLE
+
+Medians of $REPEATS interleaved repeats; runs (images/s):$NOTES"
+printf '%s\n' "$REPORT" | tee "$OUTDIR/cpu.md"
+echo "# wrote $OUTDIR/cpu.md and $RAW" >&2
