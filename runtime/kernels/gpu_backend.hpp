@@ -29,7 +29,8 @@ class GpuBackend {
 // The build's GPU backend; null where none is built.
 GpuBackend* gpu_backend();
 
-// Removes the parentheses of an argument list: DRUN_UNPAREN (a, b) is a, b.
-#define DRUN_UNPAREN(...) __VA_ARGS__
-
 }  // namespace drun::kernels
+
+// Removes the parentheses of an op list's argument list: DRUN_UNPAREN (a, b)
+// is a, b (to forward an op's arguments to a function of more parameters).
+#define DRUN_UNPAREN(...) __VA_ARGS__
