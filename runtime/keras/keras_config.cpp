@@ -20,6 +20,7 @@ const std::set<std::string>& keras_classes() {
                                               "Activation",
                                               "ReLU",
                                               "Softmax",
+                                              "LeakyReLU",
                                               "Add",
                                               "InputLayer",
                                               "BatchNormalization"};
@@ -127,6 +128,11 @@ json drun_config(const std::string& cls, const std::string& layer, const json& c
     }
     if (key == "axis" && cls == "Softmax") {
       if (value != -1) throw UsageError(who + ": axis " + value.dump() + " is not supported");
+      continue;
+    }
+    // LeakyReLU's slope: Keras 3's negative_slope, Keras 2's alpha.
+    if (cls == "LeakyReLU" && (key == "negative_slope" || key == "alpha")) {
+      out["negative_slope"] = value;
       continue;
     }
     if (key == "seed" && !value.is_null()) {

@@ -1,29 +1,48 @@
+// The ops of kernels/op_list.hpp: each one, generated at the end of this
+// file, runs its checks, makes sure every tensor it is given lives on its
+// device, and hands itself to the build's GPU backend or to its CPU side,
+// on_cpu::<op>, written out here over the kernels of kernels/cpu/.
 #include "kernels/ops.hpp"
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
-#include "kernels/cpu/batchnorm.hpp"
-#include "kernels/cpu/elementwise.hpp"
+#include "kernels/activation.hpp"
+#include "kernels/batchnorm.hpp"
+#include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/gemm.hpp"
-#include "kernels/cpu/loss.hpp"
-#include "kernels/cpu/optimizer_update.hpp"
+#include "kernels/cpu/pool.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
+#include "kernels/loss.hpp"
+#include "kernels/optimizer_update.hpp"
 
 namespace drun::kernels {
 
 namespace {
 
-// The backend for ex: null for the CPU (the code below), the build's GPU
-// backend for a GPU. Every tensor must be on ex's device: a tensor left
-// behind on the other side is a bug of the caller, caught here rather than
-// as a wild pointer in a kernel.
-GpuBackend* gpu(const Exec& ex, const char* op, std::initializer_list<const Tensor*> tensors) {
-  for (const Tensor* t : tensors)
-    if (t && t->defined() && t->device() != ex.device)
-      throw std::logic_error(std::string(op) + ": a " + t->shape().str() + " tensor is on " +
-                             device_name(t->device()) + ", the op runs on " +
-                             device_name(ex.device));
+// The device check of one argument: a tensor (or a non-null tensor pointer)
+// must be on the op's device; anything else passes.
+template <class T>
+void check_device(const Exec& ex, const char* op, const T& arg) {
+  const Tensor* t = nullptr;
+  if constexpr (std::is_same_v<T, Tensor>)
+    t = &arg;
+  else if constexpr (std::is_same_v<T, Tensor*> || std::is_same_v<T, const Tensor*>)
+    t = arg;
+  if (t && t->defined() && t->device() != ex.device)
+    throw std::logic_error(std::string(op) + ": a " + t->shape().str() + " tensor is on " +
+                           device_name(t->device()) + ", the op runs on " + device_name(ex.device));
+}
+
+// The backend for ex: null for the CPU (on_cpu), the build's GPU backend for
+// a GPU. Every tensor argument must be on ex's device: a tensor left behind
+// on the other side is a bug of the caller, caught here rather than as a
+// wild pointer in a kernel.
+template <class... Args>
+GpuBackend* gpu(const Exec& ex, const char* op, const Args&... args) {
+  (check_device(ex, op, args), ...);
   if (ex.device == Device::cpu) return nullptr;
   GpuBackend* g = gpu_backend();
   if (!g)
@@ -37,10 +56,36 @@ Exec where(const Tensor& w) {
   return Exec{w.device(), 1};
 }
 
-void same_size(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.numel() != b.numel())
-    throw std::logic_error(std::string(op) + ": sizes differ, " + a.shape().str() + " vs " +
-                           b.shape().str());
+// ---------------------------------------------------------------------------
+// The checks of op_list.hpp's last column
+
+void none() {}
+
+// Every defined tensor has as many elements as the first.
+template <class... More>
+void same_size(const char* op, const Tensor& first, const More&... more) {
+  const auto check = [&](const Tensor& t) {
+    if (t.defined() && t.numel() != first.numel())
+      throw std::logic_error(std::string(op) + ": sizes differ, " + first.shape().str() + " vs " +
+                             t.shape().str());
+  };
+  (check(more), ...);
+}
+
+void check_activation_backward(const char* op, ActivationFn a, const Tensor& x, const Tensor& y,
+                               const Tensor& dy, const Tensor& dx) {
+  same_size(op, y, dy, dx, x);
+  if (a.reads_input() && !x.defined())
+    throw std::logic_error(std::string(op) + ": " + activation_name(a.kind) +
+                           "'s backward needs the forward's input");
+}
+
+void check_loss(const char* op, LossKind kind, const Tensor& pred, const Tensor& target,
+                const Tensor& grad, int64_t* bad_row) {
+  same_size(op, pred, grad);
+  *bad_row = -1;
+  if (kind != LossKind::softmax_xent_sparse && kind != LossKind::xent_sparse)
+    same_size(op, pred, target);
 }
 
 int64_t last_dim(const Tensor& t) {
@@ -49,10 +94,19 @@ int64_t last_dim(const Tensor& t) {
 
 }  // namespace
 
-void matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-            const Tensor& a, const Tensor& b, float beta, Tensor& y) {
-  if (GpuBackend* g = gpu(ex, "matmul", {&a, &b, &y}))
-    return g->matmul(ex, ta, tb, m, n, k, alpha, a, b, beta, y);
+// ---------------------------------------------------------------------------
+// The CPU side of each op, on host tensors, after the checks.
+
+namespace on_cpu {
+#define DRUN_OP(ret, name, params, args, device, checks) ret name params;
+#include "kernels/op_list.hpp"
+#undef DRUN_OP
+}  // namespace on_cpu
+
+void on_cpu::synchronize(const Exec&) {}
+
+void on_cpu::matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                    const Tensor& a, const Tensor& b, float beta, Tensor& y) {
   if (a.numel() < m * k || b.numel() < k * n || y.numel() < m * n)
     throw std::logic_error("matmul: operands smaller than " + std::to_string(m) + "x" +
                            std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n));
@@ -60,174 +114,127 @@ void matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, f
             ex.threads);
 }
 
-void bias_add(const Exec& ex, Tensor& y, const Tensor& b) {
-  if (GpuBackend* g = gpu(ex, "bias_add", {&y, &b})) return g->bias_add(y, b);
+void on_cpu::bias_add(const Exec&, Tensor& y, const Tensor& b) {
   const int64_t cols = b.numel();
   cpu::bias_add(y.f32(), b.f32(), y.numel() / cols, cols);
 }
 
-void column_sums(const Exec& ex, const Tensor& x, Tensor& s) {
-  if (GpuBackend* g = gpu(ex, "column_sums", {&x, &s})) return g->column_sums(x, s);
+void on_cpu::column_sums(const Exec&, const Tensor& x, Tensor& s) {
   const int64_t cols = s.numel();
   cpu::column_sums(x.f32(), x.numel() / cols, cols, s.f32());
 }
 
-void activation_forward(const Exec& ex, Activation a, const Tensor& x, Tensor& y) {
-  same_size(x, y, "activation");
-  if (GpuBackend* g = gpu(ex, "activation", {&x, &y})) return g->activation_forward(a, x, y);
+void on_cpu::activation_forward(const Exec&, ActivationFn a, const Tensor& x, Tensor& y) {
   const int64_t cols = last_dim(x);
   cpu::activation_forward(a, x.f32(), y.f32(), x.numel() / cols, cols);
 }
 
-void activation_backward(const Exec& ex, Activation a, const Tensor& y, const Tensor& dy,
-                         Tensor& dx) {
-  same_size(y, dy, "activation_backward");
-  same_size(y, dx, "activation_backward");
-  if (GpuBackend* g = gpu(ex, "activation_backward", {&y, &dy, &dx}))
-    return g->activation_backward(a, y, dy, dx);
+void on_cpu::activation_backward(const Exec&, ActivationFn a, const Tensor& x, const Tensor& y,
+                                 const Tensor& dy, Tensor& dx) {
   const int64_t cols = last_dim(y);
-  cpu::activation_backward(a, y.f32(), dy.f32(), dx.f32(), y.numel() / cols, cols);
+  cpu::activation_backward(a, x.defined() ? x.f32() : nullptr, y.f32(), dy.f32(), dx.f32(),
+                           y.numel() / cols, cols);
 }
 
-void add(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
-  same_size(a, b, "add");
-  same_size(a, y, "add");
-  if (GpuBackend* g = gpu(ex, "add", {&a, &b, &y})) return g->add(a, b, y);
+void on_cpu::add(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) {
   cpu::add(a.f32(), b.f32(), y.f32(), a.numel());
 }
 
-void axpy(const Exec& ex, float alpha, const Tensor& x, Tensor& y) {
-  same_size(x, y, "axpy");
-  if (GpuBackend* g = gpu(ex, "axpy", {&x, &y})) return g->axpy(alpha, x, y);
+void on_cpu::axpy(const Exec&, float alpha, const Tensor& x, Tensor& y) {
   cpu::axpy(alpha, x.f32(), y.f32(), x.numel());
 }
 
-void scale(const Exec& ex, float alpha, Tensor& y) {
-  if (GpuBackend* g = gpu(ex, "scale", {&y})) return g->scale(alpha, y);
+void on_cpu::scale(const Exec&, float alpha, Tensor& y) {
   cpu::scale(alpha, y.f32(), y.numel());
 }
 
-void mul(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
-  same_size(a, b, "mul");
-  same_size(a, y, "mul");
-  if (GpuBackend* g = gpu(ex, "mul", {&a, &b, &y})) return g->mul(a, b, y);
+void on_cpu::mul(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) {
   cpu::mul(a.f32(), b.f32(), y.f32(), a.numel());
 }
 
-bool all_finite(const Exec& ex, const Tensor& x) {
-  if (GpuBackend* g = gpu(ex, "all_finite", {&x})) return g->all_finite(x);
+bool on_cpu::all_finite(const Exec&, const Tensor& x) {
   return cpu::all_finite(x.f32(), x.numel());
 }
 
-int64_t conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) {
-  if (GpuBackend* gb = gpu(ex, "conv2d", {})) return gb->conv2d_workspace_floats(ex, g);
+int64_t on_cpu::conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) {
   return cpu::conv2d_workspace_floats(g, ex.threads);
 }
 
-void conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
-                    const Tensor& b, Tensor& y, bool relu, Tensor& ws) {
-  if (GpuBackend* gb = gpu(ex, "conv2d", {&x, &w, &b, &y, &ws}))
-    return gb->conv2d_forward(ex, g, x, w, b, y, relu, ws);
+void on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
+                            const Tensor& b, Tensor& y, bool relu, Tensor& ws) {
   cpu::conv2d_forward(g, x.f32(), w.f32(), b.f32(), y.f32(), relu, ws.f32(), ex.threads);
 }
 
-void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
-                            const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
-                            Tensor& ws) {
-  if (GpuBackend* gb = gpu(ex, "conv2d_backward_filter", {&x, &dy, relu_y, &dw, &db, &ws}))
-    return gb->conv2d_backward_filter(ex, g, x, dy, relu_y, dw, db, ws);
+void on_cpu::conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
+                                    const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
+                                    Tensor& ws) {
   cpu::conv2d_backward_filter(g, x.f32(), dy.f32(), relu_y ? relu_y->f32() : nullptr, dw.f32(),
                               db.f32(), ws.f32(), ex.threads);
 }
 
-void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy, const Tensor& w,
-                          Tensor& dx, Tensor& ws) {
-  if (GpuBackend* gb = gpu(ex, "conv2d_backward_data", {&dy, &w, &dx, &ws}))
-    return gb->conv2d_backward_data(ex, g, dy, w, dx, ws);
+void on_cpu::conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
+                                  const Tensor& w, Tensor& dx, Tensor& ws) {
   cpu::conv2d_backward_data(g, dy.f32(), w.f32(), dx.f32(), ws.f32(), ex.threads);
 }
 
-void max_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y,
-                      Tensor& argmax) {
-  if (GpuBackend* gb = gpu(ex, "max_pool", {&x, &y, &argmax}))
-    return gb->max_pool_forward(g, x, y, argmax);
+void on_cpu::max_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y,
+                              Tensor& argmax) {
   cpu::max_pool_forward(g, x.f32(), y.f32(), argmax.i32(), ex.threads);
 }
 
-void max_pool_backward(const Exec& ex, const PoolGeometry& g, const Tensor& dy,
-                       const Tensor& argmax, Tensor& dx) {
-  if (GpuBackend* gb = gpu(ex, "max_pool_backward", {&dy, &argmax, &dx}))
-    return gb->max_pool_backward(g, dy, argmax, dx);
+void on_cpu::max_pool_backward(const Exec& ex, const PoolGeometry& g, const Tensor& dy,
+                               const Tensor& argmax, Tensor& dx) {
   cpu::max_pool_backward(g, dy.f32(), argmax.i32(), dx.f32(), ex.threads);
 }
 
-void avg_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y) {
-  if (GpuBackend* gb = gpu(ex, "avg_pool", {&x, &y})) return gb->avg_pool_forward(g, x, y);
+void on_cpu::avg_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y) {
   cpu::avg_pool_forward(g, x.f32(), y.f32(), ex.threads);
 }
 
-void avg_pool_backward(const Exec& ex, const PoolGeometry& g, const Tensor& dy, Tensor& dx) {
-  if (GpuBackend* gb = gpu(ex, "avg_pool_backward", {&dy, &dx}))
-    return gb->avg_pool_backward(g, dy, dx);
+void on_cpu::avg_pool_backward(const Exec& ex, const PoolGeometry& g, const Tensor& dy,
+                               Tensor& dx) {
   cpu::avg_pool_backward(g, dy.f32(), dx.f32(), ex.threads);
 }
 
-void global_avg_pool_forward(const Exec& ex, const Tensor& x, Tensor& y) {
-  if (GpuBackend* g = gpu(ex, "global_avg_pool", {&x, &y})) return g->global_avg_pool_forward(x, y);
+void on_cpu::global_avg_pool_forward(const Exec&, const Tensor& x, Tensor& y) {
   const int64_t n = x.dim(0), c = x.dim(-1);
   cpu::global_avg_pool_forward(n, x.numel() / (n * c), c, x.f32(), y.f32());
 }
 
-void global_avg_pool_backward(const Exec& ex, const Tensor& dy, Tensor& dx) {
-  if (GpuBackend* g = gpu(ex, "global_avg_pool_backward", {&dy, &dx}))
-    return g->global_avg_pool_backward(dy, dx);
+void on_cpu::global_avg_pool_backward(const Exec&, const Tensor& dy, Tensor& dx) {
   const int64_t n = dx.dim(0), c = dx.dim(-1);
   cpu::global_avg_pool_backward(n, dx.numel() / (n * c), c, dy.f32(), dx.f32());
 }
 
-void batchnorm_forward_train(const Exec& ex, const Tensor& x, const Tensor& gamma,
-                             const Tensor& beta, float eps, float momentum, Tensor& moving_mean,
-                             Tensor& moving_var, Tensor& mean, Tensor& inv_std, Tensor& y) {
-  if (GpuBackend* g =
-          gpu(ex, "batchnorm", {&x, &gamma, &beta, &moving_mean, &moving_var, &mean, &inv_std, &y}))
-    return g->batchnorm_forward_train(x, gamma, beta, eps, momentum, moving_mean, moving_var, mean,
-                                      inv_std, y);
+void on_cpu::batchnorm_forward_train(const Exec&, const Tensor& x, const Tensor& gamma,
+                                     const Tensor& beta, float eps, float momentum,
+                                     Tensor& moving_mean, Tensor& moving_var, Tensor& mean,
+                                     Tensor& inv_std, Tensor& y) {
   const int64_t c = gamma.numel();
   cpu::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
                                moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),
                                y.f32());
 }
 
-void batchnorm_forward_infer(const Exec& ex, const Tensor& x, const Tensor& gamma,
-                             const Tensor& beta, float eps, const Tensor& moving_mean,
-                             const Tensor& moving_var, Tensor& y) {
-  if (GpuBackend* g = gpu(ex, "batchnorm", {&x, &gamma, &beta, &moving_mean, &moving_var, &y}))
-    return g->batchnorm_forward_infer(x, gamma, beta, eps, moving_mean, moving_var, y);
+void on_cpu::batchnorm_forward_infer(const Exec&, const Tensor& x, const Tensor& gamma,
+                                     const Tensor& beta, float eps, const Tensor& moving_mean,
+                                     const Tensor& moving_var, Tensor& y) {
   const int64_t c = gamma.numel();
   cpu::batchnorm_forward_infer(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps,
                                moving_mean.f32(), moving_var.f32(), y.f32());
 }
 
-void batchnorm_backward(const Exec& ex, const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                        const Tensor& mean, const Tensor& inv_std, bool batch_statistics,
-                        Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
-  if (GpuBackend* g =
-          gpu(ex, "batchnorm_backward", {&x, &dy, &gamma, &mean, &inv_std, &dx, &dgamma, &dbeta}))
-    return g->batchnorm_backward(x, dy, gamma, mean, inv_std, batch_statistics, dx, dgamma, dbeta);
+void on_cpu::batchnorm_backward(const Exec&, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                const Tensor& mean, const Tensor& inv_std, bool batch_statistics,
+                                Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   const int64_t c = gamma.numel();
   cpu::batchnorm_backward(x.f32(), dy.f32(), x.numel() / c, c, gamma.f32(), mean.f32(),
                           inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32());
 }
 
-double loss_forward_backward(const Exec& ex, LossKind kind, const Tensor& pred,
-                             const Tensor& target, Tensor& grad, int64_t* bad_row) {
-  same_size(pred, grad, "loss");
+double on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred,
+                                     const Tensor& target, Tensor& grad, int64_t* bad_row) {
   const int64_t rows = pred.dim(0), cols = pred.numel() / rows;
-  *bad_row = -1;
-  if (kind != LossKind::softmax_xent_sparse && kind != LossKind::xent_sparse)
-    same_size(pred, target, "loss");
-  if (GpuBackend* g = gpu(ex, "loss", {&pred, &target, &grad}))
-    return g->loss_forward_backward(kind, pred, target, grad, bad_row);
   switch (kind) {
     case LossKind::softmax_xent_sparse:
       return cpu::softmax_xent_sparse(pred.f32(), target.i32(), rows, cols, grad.f32(), bad_row);
@@ -247,69 +254,59 @@ double loss_forward_backward(const Exec& ex, LossKind kind, const Tensor& pred,
   return 0.0;
 }
 
-void argmax_rows(const Exec& ex, const Tensor& x, Tensor& out) {
-  if (GpuBackend* g = gpu(ex, "argmax", {&x, &out})) return g->argmax_rows(x, out);
+void on_cpu::argmax_rows(const Exec&, const Tensor& x, Tensor& out) {
   const int64_t rows = x.dim(0);
   cpu::argmax_rows(x.f32(), rows, x.numel() / rows, out.i32());
 }
 
-void sgd_update(const Tensor& g, Tensor& w, float lr, float weight_decay) {
-  same_size(g, w, "sgd");
-  if (GpuBackend* gb = gpu(where(w), "sgd", {&g})) return gb->sgd_update(g, w, lr, weight_decay);
+void on_cpu::sgd_update(const Tensor& g, Tensor& w, float lr, float weight_decay) {
   cpu::sgd(w.f32(), g.f32(), w.numel(), lr, weight_decay);
 }
 
-void sgd_momentum_update(const Tensor& g, Tensor& w, Tensor& v, float lr, float momentum,
-                         bool nesterov, float weight_decay) {
-  same_size(g, w, "sgd");
-  if (GpuBackend* gb = gpu(where(w), "sgd", {&g, &v}))
-    return gb->sgd_momentum_update(g, w, v, lr, momentum, nesterov, weight_decay);
+void on_cpu::sgd_momentum_update(const Tensor& g, Tensor& w, Tensor& v, float lr, float momentum,
+                                 bool nesterov, float weight_decay) {
   cpu::sgd_momentum(w.f32(), g.f32(), v.f32(), w.numel(), lr, momentum, nesterov, weight_decay);
 }
 
-void adagrad_update(const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon,
-                    float weight_decay) {
-  same_size(g, w, "adagrad");
-  if (GpuBackend* gb = gpu(where(w), "adagrad", {&g, &acc}))
-    return gb->adagrad_update(g, w, acc, lr, epsilon, weight_decay);
+void on_cpu::adagrad_update(const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon,
+                            float weight_decay) {
   cpu::adagrad(w.f32(), g.f32(), acc.f32(), w.numel(), lr, epsilon, weight_decay);
 }
 
-void adam_update(const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat, float lr_t,
-                 float beta_1, float beta_2, float epsilon, float weight_decay) {
-  same_size(g, w, "adam");
-  if (GpuBackend* gb = gpu(where(w), "adam", {&g, &m, &v, vhat}))
-    return gb->adam_update(g, w, m, v, vhat, lr_t, beta_1, beta_2, epsilon, weight_decay);
+void on_cpu::adam_update(const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat, float lr_t,
+                         float beta_1, float beta_2, float epsilon, float weight_decay) {
   cpu::adam(w.f32(), g.f32(), m.f32(), v.f32(), vhat ? vhat->f32() : nullptr, w.numel(), lr_t,
             beta_1, beta_2, epsilon, weight_decay);
 }
 
-void rmsprop_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr, float rho,
-                    float epsilon, float weight_decay) {
-  same_size(g, w, "rmsprop");
-  if (GpuBackend* gb = gpu(where(w), "rmsprop", {&g, &rms, mg}))
-    return gb->rmsprop_update(g, w, rms, mg, lr, rho, epsilon, weight_decay);
+void on_cpu::rmsprop_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr,
+                            float rho, float epsilon, float weight_decay) {
   cpu::rmsprop(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, w.numel(), lr, rho, epsilon,
                weight_decay);
 }
 
-void rmsprop_momentum_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom,
-                             float lr, float rho, float momentum, float epsilon,
-                             float weight_decay) {
-  same_size(g, w, "rmsprop");
-  if (GpuBackend* gb = gpu(where(w), "rmsprop", {&g, &rms, mg, &mom}))
-    return gb->rmsprop_momentum_update(g, w, rms, mg, mom, lr, rho, momentum, epsilon,
-                                       weight_decay);
+void on_cpu::rmsprop_momentum_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg,
+                                     Tensor& mom, float lr, float rho, float momentum,
+                                     float epsilon, float weight_decay) {
   cpu::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(), w.numel(),
                         lr, rho, momentum, epsilon, weight_decay);
 }
 
-void synchronize(const Exec& ex) {
-  if (GpuBackend* g = gpu(ex, "synchronize", {})) g->synchronize(ex);
-}
+// ---------------------------------------------------------------------------
+// The ops: checks, device check, then the GPU backend or on_cpu.
+
+#define DRUN_OP(ret, name, params, args, device, checks)                                     \
+  ret name params {                                                                          \
+    [[maybe_unused]] constexpr const char* op = #name;                                       \
+    checks;                                                                                  \
+    if (GpuBackend* backend = gpu(device, op, DRUN_UNPAREN args)) return backend->name args; \
+    return on_cpu::name args;                                                                \
+  }
+#include "kernels/op_list.hpp"
+#undef DRUN_OP
 
 InputStager::InputStager(const Exec& ex) {
-  if (GpuBackend* g = gpu(ex, "input staging", {})) gpu_ = g->make_stager(ex);
+  if (GpuBackend* g = gpu(ex, "input staging")) gpu_ = g->make_stager(ex);
 }
 
 InputStager::~InputStager() = default;

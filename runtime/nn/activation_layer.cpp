@@ -1,48 +1,55 @@
-// Activation (and its named forms ReLU, Softmax): y = act(x) elementwise, or
-// over the last axis for softmax.
+// Activation (and its named forms ReLU, Softmax, LeakyReLU): y = act(x)
+// elementwise, or over the last axis for softmax. The activations and their
+// names are those of kernels/activation_list.hpp.
 #include "nn/layers.hpp"
 
 namespace drun::nn {
 
 using kernels::Activation;
+using kernels::ActivationFn;
 
 Activation parse_activation(const std::string& name, const std::string& owner) {
-  if (name == "linear" || name.empty()) return Activation::linear;
-  if (name == "relu") return Activation::relu;
-  if (name == "sigmoid") return Activation::sigmoid;
-  if (name == "tanh") return Activation::tanh;
-  if (name == "softmax") return Activation::softmax;
+  if (name.empty()) return Activation::linear;
+  if (const auto a = kernels::activation_from_name(name)) return *a;
   throw UsageError(owner + ": unknown activation '" + name +
-                   "'; valid: linear, relu, sigmoid, tanh, softmax");
-}
-
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::linear:
-      return "linear";
-    case Activation::relu:
-      return "relu";
-    case Activation::sigmoid:
-      return "sigmoid";
-    case Activation::tanh:
-      return "tanh";
-    case Activation::softmax:
-      return "softmax";
-  }
-  return "linear";
+                   "'; valid: " + kernels::activation_names());
 }
 
 namespace {
+
+// The Keras layers that are one activation: their class name and activation.
+struct Fixed {
+  const char* kind;
+  Activation act;
+};
+constexpr Fixed kFixed[] = {{"ReLU", Activation::relu},
+                            {"Softmax", Activation::softmax},
+                            {"LeakyReLU", Activation::leaky_relu}};
+
 class ActivationLayer final : public Layer {
  public:
   ActivationLayer(Options& o, const std::string& name, const char* fixed)
-      : Layer(name), fixed_(fixed != nullptr) {
-    act_ = fixed ? parse_activation(fixed, who())
-                 : parse_activation(o.require<std::string>("activation"), who());
+      : Layer(name), fixed_(fixed) {
+    if (!fixed) {
+      act_ = parse_activation(o.require<std::string>("activation"), who());
+      return;
+    }
+    act_ = parse_activation(fixed, who());
+    if (act_.kind == Activation::leaky_relu) {
+      // Keras 3's LeakyReLU: negative_slope, default 0.3 (Keras 2's alpha is
+      // renamed when a Keras file is read).
+      negative_slope_ = o.get<double>("negative_slope", 0.3);
+      if (!(negative_slope_ >= 0.0))
+        throw UsageError(who() + ": negative_slope must be >= 0, got " +
+                         json(negative_slope_).dump());
+      act_.alpha = static_cast<float>(negative_slope_);
+    }
   }
   const char* kind() const override {
-    if (!fixed_) return "Activation";
-    return act_ == Activation::relu ? "ReLU" : "Softmax";
+    if (fixed_)
+      for (const Fixed& f : kFixed)
+        if (f.act == act_.kind) return f.kind;
+    return "Activation";
   }
   Shape build(std::span<const Shape> in, Rng&) override { return output_shape_ = in[0]; }
   void forward(std::span<const Tensor* const> in, bool) override {
@@ -53,19 +60,22 @@ class ActivationLayer final : public Layer {
                 std::span<const bool> need_dx) override {
     if (!need_dx[0]) return;
     ensure(dx_[0], in[0]->shape());
-    kernels::activation_backward(ex_, act_, out_, dy, dx_[0]);
+    kernels::activation_backward(ex_, act_, *in[0], out_, dy, dx_[0]);
   }
   json config() const override {
     json c = Layer::config();
-    if (!fixed_) c["activation"] = activation_name(act_);
-    if (fixed_ && act_ == Activation::softmax) c["axis"] = -1;
+    if (!fixed_) c["activation"] = activation_name(act_.kind);
+    if (fixed_ && act_.kind == Activation::softmax) c["axis"] = -1;
+    if (fixed_ && act_.kind == Activation::leaky_relu) c["negative_slope"] = negative_slope_;
     return c;
   }
 
  private:
   bool fixed_;
-  Activation act_;
+  ActivationFn act_;
+  double negative_slope_ = 0.0;  // LeakyReLU's, as given (act_.alpha rounds it to float)
 };
+
 }  // namespace
 
 std::unique_ptr<Layer> make_activation(Options& o, const std::string& name, const char* fixed) {

@@ -1,4 +1,7 @@
 // Conv2D on NHWC inputs with an HWIO kernel (Keras' layout), im2col + GEMM.
+// ReLU is fused into the convolution; other activations run in place on its
+// output, unless their backward needs the pre-activation (swish, gelu), which
+// is then kept in a buffer of its own.
 #include "nn/init.hpp"
 #include "nn/layers.hpp"
 
@@ -79,15 +82,17 @@ class Conv2D final : public Layer {
     const Tensor& x = *in[0];
     const auto g = geometry(x.dim(0));
     ensure(out_, Shape{g.n, g.oh, g.ow, filters_});
+    Tensor& z = act_.reads_input() ? z_ : out_;
+    if (act_.reads_input()) ensure(z_, out_.shape());
     ensure(workspace_, Shape{kernels::conv2d_workspace_floats(ex_, g)});
-    const bool fuse = act_ == kernels::Activation::relu;
+    const bool fuse = act_.kind == kernels::Activation::relu;
     if (!use_bias_ && zero_bias_.device() != ex_.device) {
       zero_bias_ = zero_bias_.to(ex_.device);
       scratch_db_ = scratch_db_.to(ex_.device);
     }
     const Tensor& bias = use_bias_ ? params_[1].value : zero_bias_;
-    kernels::conv2d_forward(ex_, g, x, params_[0].value, bias, out_, fuse, workspace_);
-    if (!fuse) kernels::activation_forward(ex_, act_, out_, out_);
+    kernels::conv2d_forward(ex_, g, x, params_[0].value, bias, z, fuse, workspace_);
+    if (!fuse) kernels::activation_forward(ex_, act_, z, out_);
   }
 
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
@@ -97,14 +102,14 @@ class Conv2D final : public Layer {
     Tensor& db = use_bias_ ? params_[1].grad : scratch_db_;
     // Without an input gradient (a first layer) the ReLU mask is fused into
     // the filter gradient and dz is never written out.
-    if (act_ == kernels::Activation::relu && !need_dx[0]) {
+    if (act_.kind == kernels::Activation::relu && !need_dx[0]) {
       kernels::conv2d_backward_filter(ex_, g, x, dy, &out_, params_[0].grad, db, workspace_);
       return;
     }
     const Tensor* dz = &dy;
-    if (act_ != kernels::Activation::linear) {
+    if (act_.kind != kernels::Activation::linear) {
       ensure(dz_, out_.shape());
-      kernels::activation_backward(ex_, act_, out_, dy, dz_);
+      kernels::activation_backward(ex_, act_, z_, out_, dy, dz_);
       dz = &dz_;
     }
     kernels::conv2d_backward_filter(ex_, g, x, *dz, nullptr, params_[0].grad, db, workspace_);
@@ -122,20 +127,21 @@ class Conv2D final : public Layer {
     c["padding"] = same_ ? "same" : "valid";
     c["data_format"] = "channels_last";
     c["dilation_rate"] = {1, 1};
-    c["activation"] = activation_name(act_);
+    c["activation"] = activation_name(act_.kind);
     c["use_bias"] = use_bias_;
     return c;
   }
 
  private:
   kernels::ConvGeometry geometry(int64_t n) const {
-    return kernels::cpu::conv_geometry(n, h_, w_, c_, kh_, kw_, filters_, sh_, sw_, same_);
+    return kernels::conv_geometry(n, h_, w_, c_, kh_, kw_, filters_, sh_, sw_, same_);
   }
 
   int64_t filters_ = 0, kh_ = 0, kw_ = 0, sh_ = 1, sw_ = 1, h_ = 0, w_ = 0, c_ = 0;
   bool same_ = false, use_bias_ = true;
-  kernels::Activation act_;
+  kernels::ActivationFn act_;
   std::string kernel_init_, bias_init_;
+  Tensor z_;  // the pre-activation, where the activation's backward reads it
   Tensor dz_, workspace_, zero_bias_, scratch_db_;
 };
 

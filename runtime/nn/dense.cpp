@@ -1,4 +1,6 @@
 // Dense: y = act(x W + b) with x (N, F), W (F, units) as Keras stores it.
+// The activation runs in place on x W + b unless its backward needs that
+// pre-activation (swish, gelu), which is then kept in a buffer of its own.
 #include "nn/init.hpp"
 #include "nn/layers.hpp"
 
@@ -36,9 +38,11 @@ class Dense final : public Layer {
     const Tensor& x = *in[0];
     const int64_t n = x.dim(0);
     ensure(out_, Shape{n, units_});
-    kernels::matmul(ex_, false, false, n, units_, in_, 1.0f, x, params_[0].value, 0.0f, out_);
-    if (use_bias_) kernels::bias_add(ex_, out_, params_[1].value);
-    kernels::activation_forward(ex_, act_, out_, out_);
+    Tensor& z = act_.reads_input() ? z_ : out_;
+    if (act_.reads_input()) ensure(z_, Shape{n, units_});
+    kernels::matmul(ex_, false, false, n, units_, in_, 1.0f, x, params_[0].value, 0.0f, z);
+    if (use_bias_) kernels::bias_add(ex_, z, params_[1].value);
+    kernels::activation_forward(ex_, act_, z, out_);
   }
 
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
@@ -46,9 +50,9 @@ class Dense final : public Layer {
     const Tensor& x = *in[0];
     const int64_t n = x.dim(0);
     const Tensor* dz = &dy;
-    if (act_ != kernels::Activation::linear) {
+    if (act_.kind != kernels::Activation::linear) {
       ensure(dz_, out_.shape());
-      kernels::activation_backward(ex_, act_, out_, dy, dz_);
+      kernels::activation_backward(ex_, act_, z_, out_, dy, dz_);
       dz = &dz_;
     }
     kernels::matmul(ex_, true, false, in_, units_, n, 1.0f, x, *dz, 0.0f, params_[0].grad);
@@ -62,7 +66,7 @@ class Dense final : public Layer {
   json config() const override {
     json c = Layer::config();
     c["units"] = units_;
-    c["activation"] = activation_name(act_);
+    c["activation"] = activation_name(act_.kind);
     c["use_bias"] = use_bias_;
     c["kernel_initializer"] = {{"class_name", "GlorotUniform"}, {"config", {{"seed", nullptr}}}};
     c["bias_initializer"] = {{"class_name", "Zeros"}, {"config", json::object()}};
@@ -71,9 +75,10 @@ class Dense final : public Layer {
 
  private:
   int64_t units_ = 0, in_ = 0;
-  kernels::Activation act_;
+  kernels::ActivationFn act_;
   bool use_bias_ = true;
   std::string kernel_init_, bias_init_;
+  Tensor z_;  // the pre-activation, where the activation's backward reads it
   Tensor dz_;
 };
 

@@ -8,8 +8,10 @@
 
 namespace drun::nn {
 
+// The activation a Keras name means (kernels/activation_list.hpp); unknown
+// names are a UsageError listing the valid ones. Its Keras name back is
+// kernels::activation_name.
 kernels::Activation parse_activation(const std::string& name, const std::string& owner);
-const char* activation_name(kernels::Activation a);
 
 std::unique_ptr<Layer> make_dense(Options& o, const std::string& name);
 std::unique_ptr<Layer> make_conv2d(Options& o, const std::string& name);

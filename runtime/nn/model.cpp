@@ -18,7 +18,8 @@ std::string base_name(const std::string& cls) {
       {"AvgPool2D", "average_pooling2d"},
       {"GlobalAveragePooling2D", "global_average_pooling2d"},
       {"BatchNormalization", "batch_normalization"},
-      {"ReLU", "re_lu"}};
+      {"ReLU", "re_lu"},
+      {"LeakyReLU", "leaky_re_lu"}};
   auto it = names.find(cls);
   if (it != names.end()) return it->second;
   std::string s;

@@ -71,7 +71,7 @@ class Pool2D final : public Layer {
 
  private:
   kernels::PoolGeometry geometry(int64_t n) const {
-    return kernels::cpu::pool_geometry(n, h_, w_, c_, ph_, pw_, sh_, sw_, same_);
+    return kernels::pool_geometry(n, h_, w_, c_, ph_, pw_, sh_, sw_, same_);
   }
   bool max_;
   int64_t ph_ = 2, pw_ = 2, sh_ = 2, sw_ = 2, h_ = 0, w_ = 0, c_ = 0;

@@ -24,6 +24,8 @@ const std::map<std::string, Factory>& factories() {
       {"ReLU", [](Options& o, const std::string& n) { return make_activation(o, n, "relu"); }},
       {"Softmax",
        [](Options& o, const std::string& n) { return make_activation(o, n, "softmax"); }},
+      {"LeakyReLU",
+       [](Options& o, const std::string& n) { return make_activation(o, n, "leaky_relu"); }},
       {"BatchNormalization", make_batch_norm},
       {"Add", make_add},
   };

@@ -1,7 +1,7 @@
 """Models built and saved by Keras 3 itself, for drun.load_model to read (issue 6).
 Usage: keras_models.py OUTDIR  (run with the venv's python: tools/python_env)
 
-Writes, for each model NAME (sequential, residual):
+Writes, for each model NAME (sequential, residual, activations):
   OUTDIR/NAME.h5    Keras' legacy HDF5 format (model.save with a .h5 suffix)
   OUTDIR/NAME.json  {"inputs": [...], "outputs": [...]}: a fixed batch of 16
                     inputs (channels last) and Keras' predictions on it
@@ -72,11 +72,43 @@ def residual():
     return model, rng.normal(0, 1, (BATCH, 8, 8, 3)).astype("float32")
 
 
+# The activations of the MLP below, by the names Keras users write (Keras 3
+# saves swish as silu; gelu is the exact one, hard_sigmoid relu6(x + 3) / 6).
+ACTIVATIONS = ["elu", "selu", "softplus", "softsign", "swish", "silu", "gelu", "hard_sigmoid",
+               "exponential", "leaky_relu", "relu", "sigmoid", "tanh", "linear"]
+
+
+def activations():
+    """A functional model whose branches each apply one activation to a Dense
+    of the input -- a Dense of every activation in ACTIVATIONS, an Activation
+    layer, LeakyReLU layers with Keras 3's default slope (0.3) and another --
+    added up (Add) into a Dense of 4 logits, so that each activation reaches
+    the output directly. Pre-activations spread over about [-6, 6] (both sides
+    of every kink, hard_sigmoid's saturation included); the exponential's
+    branch gets smaller weights so that it stays in range."""
+    inputs = keras.Input((6,))
+    branches = [layers.Dense(8, activation=a, name="dense_" + a)(inputs) for a in ACTIVATIONS]
+    branches.append(layers.Activation("gelu")(layers.Dense(8)(inputs)))
+    branches.append(layers.LeakyReLU()(layers.Dense(8)(inputs)))
+    branches.append(layers.LeakyReLU(negative_slope=0.1)(layers.Dense(8)(inputs)))
+    outputs = layers.Dense(4, name="logits")(layers.Add()(branches))
+    model = keras.Model(inputs, outputs, name="activations")
+    rng = np.random.RandomState(3)
+    for layer in model.layers:
+        if not layer.weights:
+            continue
+        scale = 0.1 if layer.name in ("dense_exponential", "logits") else 0.8
+        layer.set_weights([rng.normal(0, scale if w.ndim == 2 else 0.3, w.shape).astype("float32")
+                           for w in layer.get_weights()])
+    return model, rng.normal(0, 1.5, (BATCH, 6)).astype("float32")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(42)
-    for name, build in (("sequential", sequential), ("residual", residual)):
+    for name, build in (("sequential", sequential), ("residual", residual),
+                        ("activations", activations)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

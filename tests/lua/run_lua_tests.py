@@ -278,6 +278,19 @@ def test_train_arrays_end_to_end():
         assert "eval accuracy" in out, out
 
 
+def test_activations():
+    # Every activation by name on Dense, Activation('gelu') and LeakyReLU train.
+    out, _ = expect_success(["activations.lua"], cwd=HERE)
+    assert "activations trained:" in out and "finite true" in out, out
+    for layer in ("leaky_re_lu (LeakyReLU)", "activation (Activation)", "dense_15 (Dense)"):
+        assert layer in out, out
+    # An unknown activation names every valid one.
+    expect_error(["activations.lua", "--case", "unknown"],
+                 ["unknown activation 'mish'", "elu, selu, softplus, softsign, silu, gelu",
+                  "hard_sigmoid, exponential, leaky_relu, swish"],
+                 [r"activations\.lua:\d+:"], cwd=HERE)
+
+
 def test_functional_residual_summary():
     out, _ = expect_success(["functional_residual.lua"], cwd=HERE)
     assert "Connected to" in out, out

@@ -17,7 +17,7 @@ end
 
 for _, name in ipairs {'Dense', 'Conv2D', 'MaxPooling2D', 'AveragePooling2D',
                        'GlobalAveragePooling2D', 'Flatten', 'Dropout', 'Activation', 'ReLU',
-                       'Softmax', 'BatchNormalization', 'Add'} do
+                       'Softmax', 'LeakyReLU', 'BatchNormalization', 'Add'} do
   nn[name] = layer_class(name)
 end
 nn.MaxPool2D = nn.MaxPooling2D

@@ -1,4 +1,4 @@
-#include "kernels/cpu/batchnorm.hpp"
+#include "kernels/batchnorm.hpp"
 
 #include <cmath>
 

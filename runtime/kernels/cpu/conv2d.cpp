@@ -37,23 +37,6 @@ bool is_pointwise(const ConvGeometry& g) {
 
 }  // namespace
 
-ConvGeometry conv_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
-                           int64_t co, int64_t sh, int64_t sw, bool same) {
-  ConvGeometry g{n, h, w, c, kh, kw, co, sh, sw, 0, 0, 0, 0};
-  if (same) {
-    g.oh = (h + sh - 1) / sh;
-    g.ow = (w + sw - 1) / sw;
-    const int64_t pad_h = std::max<int64_t>(0, (g.oh - 1) * sh + kh - h);
-    const int64_t pad_w = std::max<int64_t>(0, (g.ow - 1) * sw + kw - w);
-    g.pad_top = pad_h / 2;  // TensorFlow puts the odd pixel at the bottom/right
-    g.pad_left = pad_w / 2;
-  } else {
-    g.oh = h >= kh ? (h - kh) / sh + 1 : 0;
-    g.ow = w >= kw ? (w - kw) / sw + 1 : 0;
-  }
-  return g;
-}
-
 // Per thread: an im2col chunk, a masked-gradient chunk, and partial dw/db sums.
 int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads) {
   const int64_t masked = images_per_chunk(g, threads) * g.out_pixels() * g.co;

@@ -6,21 +6,9 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/types.hpp"  // ConvGeometry, conv_geometry
+
 namespace drun::kernels::cpu {
-
-struct ConvGeometry {
-  int64_t n, h, w, c;  // input
-  int64_t kh, kw, co;  // kernel
-  int64_t sh, sw;      // strides
-  int64_t pad_top, pad_left;
-  int64_t oh, ow;  // output
-  int64_t k() const { return kh * kw * c; }
-  int64_t out_pixels() const { return oh * ow; }
-};
-
-// Output size and padding for Keras' 'valid' or 'same' padding.
-ConvGeometry conv_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
-                           int64_t co, int64_t sh, int64_t sw, bool same_padding);
 
 // Floats of workspace that conv2d_* need for `threads` threads.
 int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads);

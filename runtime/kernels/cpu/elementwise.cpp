@@ -1,4 +1,4 @@
-#include "kernels/cpu/elementwise.hpp"
+#include "kernels/elementwise.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "kernels/cpu/loss.hpp"
+#include "kernels/loss.hpp"
 
 #include <algorithm>
 #include <cmath>

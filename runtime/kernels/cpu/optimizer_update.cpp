@@ -1,4 +1,4 @@
-#include "kernels/cpu/optimizer_update.hpp"
+#include "kernels/optimizer_update.hpp"
 
 #include <cmath>
 

@@ -10,21 +10,6 @@
 
 namespace drun::kernels::cpu {
 
-PoolGeometry pool_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t ph, int64_t pw,
-                           int64_t sh, int64_t sw, bool same) {
-  PoolGeometry g{n, h, w, c, ph, pw, sh, sw, 0, 0, 0, 0};
-  if (same) {
-    g.oh = (h + sh - 1) / sh;
-    g.ow = (w + sw - 1) / sw;
-    g.pad_top = std::max<int64_t>(0, (g.oh - 1) * sh + ph - h) / 2;
-    g.pad_left = std::max<int64_t>(0, (g.ow - 1) * sw + pw - w) / 2;
-  } else {
-    g.oh = h >= ph ? (h - ph) / sh + 1 : 0;
-    g.ow = w >= pw ? (w - pw) / sw + 1 : 0;
-  }
-  return g;
-}
-
 namespace {
 // Runs f(n0, n1) on contiguous ranges of the n images, one per thread.
 template <class F>

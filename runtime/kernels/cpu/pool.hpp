@@ -4,17 +4,9 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/types.hpp"  // PoolGeometry, pool_geometry
+
 namespace drun::kernels::cpu {
-
-struct PoolGeometry {
-  int64_t n, h, w, c;
-  int64_t ph, pw, sh, sw;
-  int64_t pad_top, pad_left;
-  int64_t oh, ow;
-};
-
-PoolGeometry pool_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t ph, int64_t pw,
-                           int64_t sh, int64_t sw, bool same_padding);
 
 void max_pool_forward(const PoolGeometry& g, const float* x, float* y, int32_t* argmax,
                       int threads);

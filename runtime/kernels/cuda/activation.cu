@@ -1,8 +1,15 @@
-// The activations of activation.hpp: a grid-stride map for the elementwise
-// ones, one warp per row for softmax (the row's max and sums by shuffles).
+// The activations of kernels/activation.hpp on the GPU: one grid-stride
+// kernel per direction, instantiated for each functor of
+// kernels/activation_list.hpp (the same functors the CPU loops run); one warp
+// per row for softmax (the row's max and sums by shuffles); a device copy for
+// linear.
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/activation.hpp"
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kernels/activation.hpp"
 #include "kernels/cuda/launch.cuh"
 
 namespace drun::kernels::cuda {
@@ -11,24 +18,16 @@ using namespace launch;
 
 namespace {
 
-// relu as std::max(0, x) does it: NaN gives 0.
-template <Activation kA>
-__global__ void forward_kernel(const float* x, float* y, int64_t n) {
-  for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float v = x[i];
-    if constexpr (kA == Activation::relu) y[i] = v > 0.0f ? v : 0.0f;
-    if constexpr (kA == Activation::sigmoid) y[i] = 1.0f / (1.0f + expf(-v));
-    if constexpr (kA == Activation::tanh) y[i] = tanhf(v);
-  }
+template <class F>
+__global__ void forward_kernel(F f, const float* x, float* y, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = f.forward(x[i]);
 }
 
-template <Activation kA>
-__global__ void backward_kernel(const float* y, const float* dy, float* dx, int64_t n) {
-  for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    if constexpr (kA == Activation::relu) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
-    if constexpr (kA == Activation::sigmoid) dx[i] = dy[i] * y[i] * (1.0f - y[i]);
-    if constexpr (kA == Activation::tanh) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
-  }
+template <class F>
+__global__ void backward_kernel(F f, const float* x, const float* y, const float* dy, float* dx,
+                                int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride())
+    dx[i] = f.backward(F::kReadsInput ? x[i] : 0.0f, y[i], dy[i]);
 }
 
 // Each lane touches only its own columns, which is what makes x == y safe.
@@ -60,6 +59,14 @@ __global__ void softmax_backward_kernel(const float* y, const float* dy, float* 
   }
 }
 
+// Checks the launch just made; a failure names the op and the activation.
+void check_activation_launch(const char* op, Activation a) {
+  const cudaError_t rc = cudaGetLastError();
+  if (rc != cudaSuccess)
+    throw std::runtime_error(std::string(op) + "(" + activation_name(a) +
+                             "): " + cudaGetErrorString(rc));
+}
+
 void copy_if_distinct(const float* from, float* to, int64_t n, const char* what) {
   if (from != to && n > 0)
     check(cudaMemcpyAsync(to, from, sizeof(float) * n, cudaMemcpyDeviceToDevice, 0), what);
@@ -67,57 +74,41 @@ void copy_if_distinct(const float* from, float* to, int64_t n, const char* what)
 
 }  // namespace
 
-void activation_forward(Activation a, const float* x, float* y, int64_t rows, int64_t cols) {
+void activation_forward(ActivationFn a, const float* x, float* y, int64_t rows, int64_t cols) {
   const int64_t n = rows * cols;
-  switch (a) {
-    case Activation::linear:
+  visit_activation(a, [&](auto f) {
+    using F = decltype(f);
+    if constexpr (std::is_same_v<F, act::Linear>) {
       copy_if_distinct(x, y, n, "activation_forward(linear)");
-      return;
-    case Activation::relu:
-      forward_kernel<Activation::relu><<<blocks_for(n), kThreads>>>(x, y, n);
-      check_launch("activation_forward(relu)");
-      return;
-    case Activation::sigmoid:
-      forward_kernel<Activation::sigmoid><<<blocks_for(n), kThreads>>>(x, y, n);
-      check_launch("activation_forward(sigmoid)");
-      return;
-    case Activation::tanh:
-      forward_kernel<Activation::tanh><<<blocks_for(n), kThreads>>>(x, y, n);
-      check_launch("activation_forward(tanh)");
-      return;
-    case Activation::softmax:
+    } else if constexpr (std::is_same_v<F, act::Softmax>) {
       if (rows <= 0) return;
       softmax_forward_kernel<<<blocks_for(rows * 32), kThreads>>>(x, y, rows, cols);
-      check_launch("activation_forward(softmax)");
-      return;
-  }
+      check_activation_launch("activation_forward", a.kind);
+    } else {
+      if (n <= 0) return;
+      forward_kernel<F><<<blocks_for(n), kThreads>>>(f, x, y, n);
+      check_activation_launch("activation_forward", a.kind);
+    }
+  });
 }
 
-void activation_backward(Activation a, const float* y, const float* dy, float* dx, int64_t rows,
-                         int64_t cols) {
+void activation_backward(ActivationFn a, const float* x, const float* y, const float* dy, float* dx,
+                         int64_t rows, int64_t cols) {
   const int64_t n = rows * cols;
-  switch (a) {
-    case Activation::linear:
+  visit_activation(a, [&](auto f) {
+    using F = decltype(f);
+    if constexpr (std::is_same_v<F, act::Linear>) {
       copy_if_distinct(dy, dx, n, "activation_backward(linear)");
-      return;
-    case Activation::relu:
-      backward_kernel<Activation::relu><<<blocks_for(n), kThreads>>>(y, dy, dx, n);
-      check_launch("activation_backward(relu)");
-      return;
-    case Activation::sigmoid:
-      backward_kernel<Activation::sigmoid><<<blocks_for(n), kThreads>>>(y, dy, dx, n);
-      check_launch("activation_backward(sigmoid)");
-      return;
-    case Activation::tanh:
-      backward_kernel<Activation::tanh><<<blocks_for(n), kThreads>>>(y, dy, dx, n);
-      check_launch("activation_backward(tanh)");
-      return;
-    case Activation::softmax:
+    } else if constexpr (std::is_same_v<F, act::Softmax>) {
       if (rows <= 0) return;
       softmax_backward_kernel<<<blocks_for(rows * 32), kThreads>>>(y, dy, dx, rows, cols);
-      check_launch("activation_backward(softmax)");
-      return;
-  }
+      check_activation_launch("activation_backward", a.kind);
+    } else {
+      if (n <= 0) return;
+      backward_kernel<F><<<blocks_for(n), kThreads>>>(f, x, y, dy, dx, n);
+      check_activation_launch("activation_backward", a.kind);
+    }
+  });
 }
 
 }  // namespace drun::kernels::cuda

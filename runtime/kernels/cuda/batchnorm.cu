@@ -7,7 +7,7 @@
 // evaluated exactly as written, as on the CPU, without nvcc's FMA fusion.
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/batchnorm.hpp"
+#include "kernels/batchnorm.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/launch.cuh"
 

@@ -1,7 +1,8 @@
 // The CUDA backend's GEMM: cuBLAS SGEMM on device pointers, row-major like
-// kernels/cpu/gemm.hpp. drun's own kernels mirror their CPU namesakes in
-// elementwise.hpp, activation.hpp, loss.hpp and optimizer_update.hpp; the
-// cuDNN convolutions and their layout helpers are in conv.hpp.
+// kernels/cpu/gemm.hpp. drun's own kernels share their declarations with
+// their CPU namesakes (kernels/elementwise.hpp, activation.hpp, loss.hpp,
+// batchnorm.hpp, optimizer_update.hpp); pooling is in pool.hpp, the cuDNN
+// convolutions and their layout helpers in conv.hpp.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -23,7 +23,7 @@ class Context {
 
   int device() const { return device_; }
   Blas& blas() { return *blas_; }
-  Convolution& convolution(const cpu::ConvGeometry& g);
+  Convolution& convolution(const ConvGeometry& g);
   void* copy_stream() const { return copy_stream_; }  // cudaStream_t
 
  private:

@@ -66,7 +66,7 @@ struct Convolution::Descriptors {
   }
 };
 
-Convolution::Convolution(Dnn& dnn, const cpu::ConvGeometry& g, size_t workspace_limit)
+Convolution::Convolution(Dnn& dnn, const ConvGeometry& g, size_t workspace_limit)
     : dnn_(dnn), g_(g), d_(std::make_unique<Descriptors>()) {
   auto handle = static_cast<cudnnHandle_t>(dnn.raw());
   // Total padding per axis; what exceeds twice the top/left side goes bottom/right explicitly.

@@ -1,5 +1,5 @@
-// Convolutions on the GPU through cuDNN, on the CPU backend's geometry
-// (kernels/cpu/conv2d.hpp): NHWC activations as drun keeps them, kernels in
+// Convolutions on the GPU through cuDNN, on the shared geometry
+// (kernels/types.hpp): NHWC activations as drun keeps them, kernels in
 // cuDNN's NHWC filter layout (O, KH, KW, I), converted from and to Keras'
 // HWIO at the edge. TensorFlow's 'same' padding puts an odd pixel at the
 // bottom/right, which cuDNN's symmetric padding cannot say: such inputs are
@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "kernels/cpu/conv2d.hpp"
+#include "kernels/types.hpp"
 
 namespace drun::kernels::cuda {
 
@@ -30,7 +30,7 @@ class Convolution {
  public:
   // Chooses cuDNN's fastest algorithms (by its heuristics) whose workspace
   // fits in `workspace_limit` bytes.
-  Convolution(Dnn& dnn, const cpu::ConvGeometry& g, size_t workspace_limit = size_t{256} << 20);
+  Convolution(Dnn& dnn, const ConvGeometry& g, size_t workspace_limit = size_t{256} << 20);
   ~Convolution();
   Convolution(const Convolution&) = delete;
   Convolution& operator=(const Convolution&) = delete;
@@ -49,7 +49,7 @@ class Convolution {
   // x itself, or its copy padded at the bottom/right at the workspace's start.
   const float* input(const float* x, char* workspace) const;
   Dnn& dnn_;
-  cpu::ConvGeometry g_;
+  ConvGeometry g_;
   std::unique_ptr<Descriptors> d_;
 };
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "kernels/cuda/device.hpp"
-#include "kernels/cuda/elementwise.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/elementwise.hpp"
 
 namespace drun::kernels::cuda {
 

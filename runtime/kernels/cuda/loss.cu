@@ -9,7 +9,7 @@
 
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/launch.cuh"
-#include "kernels/cuda/loss.hpp"
+#include "kernels/loss.hpp"
 
 namespace drun::kernels::cuda {
 

@@ -10,15 +10,15 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/activation.hpp"
-#include "kernels/cuda/batchnorm.hpp"
+#include "kernels/activation.hpp"
+#include "kernels/batchnorm.hpp"
 #include "kernels/cuda/context.hpp"
 #include "kernels/cuda/device.hpp"
-#include "kernels/cuda/elementwise.hpp"
-#include "kernels/cuda/loss.hpp"
-#include "kernels/cuda/optimizer_update.hpp"
 #include "kernels/cuda/pool.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
+#include "kernels/loss.hpp"
+#include "kernels/optimizer_update.hpp"
 
 namespace drun::kernels {
 
@@ -95,43 +95,51 @@ class CudaStager final : public GpuStager {
   int current_ = 0;
 };
 
+// One override per line of kernels/op_list.hpp: the op's CUDA side, on
+// device tensors after ops.cpp's checks.
 class CudaBackend final : public GpuBackend {
  public:
-  void synchronize(const Exec&) override { cuda::synchronize(); }
   std::unique_ptr<GpuStager> make_stager(const Exec& ex) override {
     context(ex, "input staging");
     return std::make_unique<CudaStager>(ex);
   }
 
+  void synchronize(const Exec&) override { cuda::synchronize(); }
   void matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
               const Tensor& a, const Tensor& b, float beta, Tensor& y) override {
     context(ex, "matmul").blas().gemm(ta, tb, m, n, k, alpha, a.f32(), b.f32(), beta, y.f32());
   }
-  void bias_add(Tensor& y, const Tensor& b) override {
+  void bias_add(const Exec&, Tensor& y, const Tensor& b) override {
     cuda::bias_add(y.f32(), b.f32(), y.numel() / b.numel(), b.numel());
   }
-  void column_sums(const Tensor& x, Tensor& s) override {
+  void column_sums(const Exec&, const Tensor& x, Tensor& s) override {
     cuda::column_sums(x.f32(), x.numel() / s.numel(), s.numel(), s.f32());
   }
-  void activation_forward(Activation a, const Tensor& x, Tensor& y) override {
+  void activation_forward(const Exec&, ActivationFn a, const Tensor& x, Tensor& y) override {
     const int64_t cols = last_dim(x);
     cuda::activation_forward(a, x.f32(), y.f32(), x.numel() / cols, cols);
   }
-  void activation_backward(Activation a, const Tensor& y, const Tensor& dy, Tensor& dx) override {
+  void activation_backward(const Exec&, ActivationFn a, const Tensor& x, const Tensor& y,
+                           const Tensor& dy, Tensor& dx) override {
     const int64_t cols = last_dim(y);
-    cuda::activation_backward(a, y.f32(), dy.f32(), dx.f32(), y.numel() / cols, cols);
+    cuda::activation_backward(a, x.defined() ? x.f32() : nullptr, y.f32(), dy.f32(), dx.f32(),
+                              y.numel() / cols, cols);
   }
-  void add(const Tensor& a, const Tensor& b, Tensor& y) override {
+  void add(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) override {
     cuda::add(a.f32(), b.f32(), y.f32(), a.numel());
   }
-  void axpy(float alpha, const Tensor& x, Tensor& y) override {
+  void axpy(const Exec&, float alpha, const Tensor& x, Tensor& y) override {
     cuda::axpy(alpha, x.f32(), y.f32(), x.numel());
   }
-  void scale(float alpha, Tensor& y) override { cuda::scale(alpha, y.f32(), y.numel()); }
-  void mul(const Tensor& a, const Tensor& b, Tensor& y) override {
+  void scale(const Exec&, float alpha, Tensor& y) override {
+    cuda::scale(alpha, y.f32(), y.numel());
+  }
+  void mul(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) override {
     cuda::mul(a.f32(), b.f32(), y.f32(), a.numel());
   }
-  bool all_finite(const Tensor& x) override { return cuda::all_finite(x.f32(), x.numel()); }
+  bool all_finite(const Exec&, const Tensor& x) override {
+    return cuda::all_finite(x.f32(), x.numel());
+  }
 
   int64_t conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) override {
     const size_t bytes = context(ex, "conv2d").convolution(g).workspace_bytes();
@@ -156,8 +164,8 @@ class CudaBackend final : public GpuBackend {
     std::optional<cuda::Scratch> masked;
     if (relu_y) {
       masked.emplace(dy.bytes());
-      cuda::activation_backward(Activation::relu, relu_y->f32(), dy.f32(), masked->f32(), rows,
-                                g.co);
+      cuda::activation_backward(Activation::relu, nullptr, relu_y->f32(), dy.f32(), masked->f32(),
+                                rows, g.co);
       d = masked->f32();
     }
     cuda::column_sums(d, rows, g.co, db.f32());
@@ -173,45 +181,47 @@ class CudaBackend final : public GpuBackend {
     conv.backward_data(dy.f32(), w_ohwi.f32(), dx.f32(), ws.raw());
   }
 
-  void max_pool_forward(const PoolGeometry& g, const Tensor& x, Tensor& y,
+  void max_pool_forward(const Exec&, const PoolGeometry& g, const Tensor& x, Tensor& y,
                         Tensor& argmax) override {
     cuda::max_pool_forward(g, x.f32(), y.f32(), argmax.i32());
   }
-  void max_pool_backward(const PoolGeometry& g, const Tensor& dy, const Tensor& argmax,
+  void max_pool_backward(const Exec&, const PoolGeometry& g, const Tensor& dy, const Tensor& argmax,
                          Tensor& dx) override {
     cuda::max_pool_backward(g, dy.f32(), argmax.i32(), dx.f32());
   }
-  void avg_pool_forward(const PoolGeometry& g, const Tensor& x, Tensor& y) override {
+  void avg_pool_forward(const Exec&, const PoolGeometry& g, const Tensor& x, Tensor& y) override {
     cuda::avg_pool_forward(g, x.f32(), y.f32());
   }
-  void avg_pool_backward(const PoolGeometry& g, const Tensor& dy, Tensor& dx) override {
+  void avg_pool_backward(const Exec&, const PoolGeometry& g, const Tensor& dy,
+                         Tensor& dx) override {
     cuda::avg_pool_backward(g, dy.f32(), dx.f32());
   }
-  void global_avg_pool_forward(const Tensor& x, Tensor& y) override {
+  void global_avg_pool_forward(const Exec&, const Tensor& x, Tensor& y) override {
     const int64_t n = x.dim(0), c = x.dim(-1);
     cuda::global_avg_pool_forward(n, x.numel() / (n * c), c, x.f32(), y.f32());
   }
-  void global_avg_pool_backward(const Tensor& dy, Tensor& dx) override {
+  void global_avg_pool_backward(const Exec&, const Tensor& dy, Tensor& dx) override {
     const int64_t n = dx.dim(0), c = dx.dim(-1);
     cuda::global_avg_pool_backward(n, dx.numel() / (n * c), c, dy.f32(), dx.f32());
   }
 
-  void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
-                               float momentum, Tensor& moving_mean, Tensor& moving_var,
-                               Tensor& mean, Tensor& inv_std, Tensor& y) override {
+  void batchnorm_forward_train(const Exec&, const Tensor& x, const Tensor& gamma,
+                               const Tensor& beta, float eps, float momentum, Tensor& moving_mean,
+                               Tensor& moving_var, Tensor& mean, Tensor& inv_std,
+                               Tensor& y) override {
     const int64_t c = gamma.numel();
     cuda::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
                                   moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),
                                   y.f32());
   }
-  void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
-                               const Tensor& moving_mean, const Tensor& moving_var,
-                               Tensor& y) override {
+  void batchnorm_forward_infer(const Exec&, const Tensor& x, const Tensor& gamma,
+                               const Tensor& beta, float eps, const Tensor& moving_mean,
+                               const Tensor& moving_var, Tensor& y) override {
     const int64_t c = gamma.numel();
     cuda::batchnorm_forward_infer(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps,
                                   moving_mean.f32(), moving_var.f32(), y.f32());
   }
-  void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+  void batchnorm_backward(const Exec&, const Tensor& x, const Tensor& dy, const Tensor& gamma,
                           const Tensor& mean, const Tensor& inv_std, bool batch_statistics,
                           Tensor& dx, Tensor& dgamma, Tensor& dbeta) override {
     const int64_t c = gamma.numel();
@@ -219,7 +229,7 @@ class CudaBackend final : public GpuBackend {
                              inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32());
   }
 
-  double loss_forward_backward(LossKind kind, const Tensor& pred, const Tensor& target,
+  double loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred, const Tensor& target,
                                Tensor& grad, int64_t* bad_row) override {
     const int64_t rows = pred.dim(0), cols = pred.numel() / rows;
     switch (kind) {
@@ -240,7 +250,7 @@ class CudaBackend final : public GpuBackend {
     }
     return 0.0;
   }
-  void argmax_rows(const Tensor& x, Tensor& out) override {
+  void argmax_rows(const Exec&, const Tensor& x, Tensor& out) override {
     const int64_t rows = x.dim(0);
     cuda::argmax_rows(x.f32(), rows, x.numel() / rows, out.i32());
   }
@@ -317,7 +327,7 @@ Context::~Context() {
   if (copy_stream_) cudaStreamDestroy(static_cast<cudaStream_t>(copy_stream_));
 }
 
-Convolution& Context::convolution(const cpu::ConvGeometry& g) {
+Convolution& Context::convolution(const ConvGeometry& g) {
   const Key key{g.n,  g.h,  g.w,       g.c,        g.kh, g.kw, g.co,
                 g.sh, g.sw, g.pad_top, g.pad_left, g.oh, g.ow};
   auto it = plans_.find(key);

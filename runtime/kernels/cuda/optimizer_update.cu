@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/launch.cuh"
-#include "kernels/cuda/optimizer_update.hpp"
+#include "kernels/optimizer_update.hpp"
 
 namespace drun::kernels::cuda {
 

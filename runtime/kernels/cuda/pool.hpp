@@ -1,15 +1,13 @@
 // 2-D pooling on NHWC device tensors, the CUDA twin of kernels/cpu/pool.hpp:
-// the same geometry (cpu::pool_geometry stays on the host), the same argmax
+// the same geometry (kernels/types.hpp), the same argmax
 // integers and tie-breaking, the same sums. Pointers are device pointers;
 // each call launches on the default stream and returns without waiting.
 #pragma once
 #include <cstdint>
 
-#include "kernels/cpu/pool.hpp"
+#include "kernels/types.hpp"
 
 namespace drun::kernels::cuda {
-
-using cpu::PoolGeometry;
 
 // argmax (N, OH, OW, C) holds the winning input pixel (iy * W + ix), the
 // first maximum in window order, as on the CPU.

@@ -36,10 +36,7 @@
 #include <vector>
 
 #include "base/rng.hpp"
-#include "kernels/cpu/conv2d.hpp"
-#include "kernels/cpu/pool.hpp"
 #include "kernels/ops.hpp"
-#include "nn/layers.hpp"
 #include "tensor/tensor.hpp"
 
 namespace drun::kernels {
@@ -212,7 +209,7 @@ std::string index_str(const Shape& shape, int64_t flat) {
 }
 
 const char* name(Activation a) {
-  return nn::activation_name(a);
+  return activation_name(a);
 }
 
 const char* name(LossKind k) {
@@ -295,39 +292,77 @@ TEST(BackendHarness, BiasAddAndColumnSums) {
 // ---------------------------------------------------------------------------
 // Activations
 
+// The activations' cases: each activation of kernels/activation_list.hpp
+// with the tolerances of its arithmetic (a missing one fails the test).
+struct ActivationCase {
+  ActivationFn act;
+  Tol forward, backward;
+};
+const ActivationCase kActivationCases[] = {
+    {Activation::linear, kExact, kExact},      // copies
+    {Activation::relu, kExact, kExact},        // selections
+    {Activation::leaky_relu, kExact, kExact},  // selections and one product
+    {{Activation::leaky_relu, 0.3f}, kExact, kExact},
+    {Activation::sigmoid, kMath, kElementwise},  // backward from y: products
+    {Activation::tanh, kMath, kElementwise},
+    {Activation::softmax, kMath, kMath},     // row sums
+    {Activation::elu, kMath, kElementwise},  // expm1; backward from y
+    {Activation::selu, kMath, kElementwise},
+    {Activation::softplus, kMath, kMath},  // log1p, exp; backward expm1
+    {Activation::softsign, kElementwise, kElementwise},
+    {Activation::silu, kMath, kMath},  // exp; backward from x
+    {Activation::gelu, kMath, kMath},  // erfc, exp; backward from x
+    {Activation::hard_sigmoid, kElementwise, kElementwise},
+    {Activation::exponential, kMath, kElementwise},
+};
+
+TEST(BackendHarness, EveryActivationHasACase) {
+  for (const Activation a : kAllActivations)
+    EXPECT_TRUE(std::any_of(std::begin(kActivationCases), std::end(kActivationCases),
+                            [&](const ActivationCase& c) { return c.act.kind == a; }))
+        << name(a) << " has no case in kActivationCases";
+}
+
 TEST(BackendHarness, ActivationsForwardAndBackward) {
   // Softmax works over the last dimension: a 1000-wide row needs the GPU's
   // row reduction to span several threads.
   const Shape shapes[] = {Shape{4, 10}, Shape{3, 1000}, Shape{2, 5, 5, 8}, Shape{1, 1}};
-  const Activation acts[] = {Activation::linear, Activation::relu, Activation::sigmoid,
-                             Activation::tanh, Activation::softmax};
   int seed = 300;
-  for (const Activation act : acts)
+  for (const ActivationCase& c : kActivationCases)
     for (const Shape& s : shapes) {
+      const ActivationFn act = c.act;
       Rng rng(static_cast<uint64_t>(++seed));
-      const std::string label = std::string("activation ") + name(act) + " " + s.str();
-      const bool selects = act == Activation::linear || act == Activation::relu;
+      const std::string label = std::string("activation ") + name(act.kind) + " (alpha " +
+                                std::to_string(act.alpha) + ") " + s.str();
 
       const Tensor x_host = uniform(rng, s, -4.0f, 4.0f);
       const Both x = both(x_host);
       Both y = output(rng, s);
       on_both([&](const Exec& ex) { activation_forward(ex, act, x.on(ex), y.on(ex)); });
-      EXPECT_TRUE(matches(label + " forward: y", y, selects ? kExact : kMath));
+      EXPECT_TRUE(matches(label + " forward: y", y, c.forward));
 
       // In place, as the dense and conv layers call it.
       Both inplace = both(x_host);
       on_both([&](const Exec& ex) { activation_forward(ex, act, inplace.on(ex), inplace.on(ex)); });
-      EXPECT_TRUE(matches(label + " forward in place: y", inplace, selects ? kExact : kMath));
+      EXPECT_TRUE(matches(label + " forward in place: y", inplace, c.forward));
 
-      // Backward from the CPU's forward output, on both.
+      // Backward from the CPU's forward output (and the input, where the
+      // activation reads it; an empty tensor otherwise, as the layers pass), on both.
       const Both y_ref = both(y.cpu);
+      const Both x_in = act.reads_input() ? x : Both{};
       const Both dy = both(uniform(rng, s));
       Both dx = output(rng, s);
       on_both([&](const Exec& ex) {
-        activation_backward(ex, act, y_ref.on(ex), dy.on(ex), dx.on(ex));
+        activation_backward(ex, act, x_in.on(ex), y_ref.on(ex), dy.on(ex), dx.on(ex));
       });
-      const Tol tol = selects ? kExact : act == Activation::softmax ? kMath : kElementwise;
-      EXPECT_TRUE(matches(label + " backward: dx", dx, tol));
+      EXPECT_TRUE(matches(label + " backward: dx", dx, c.backward));
+
+      // In place (dx and dy alias), as the activation layer may.
+      Both d_inplace = both(dy.cpu);
+      on_both([&](const Exec& ex) {
+        activation_backward(ex, act, x_in.on(ex), y_ref.on(ex), d_inplace.on(ex), d_inplace.on(ex));
+      });
+      EXPECT_TRUE(matches(label + " backward in place: dx", d_inplace, c.backward));
     }
 }
 
@@ -426,7 +461,7 @@ TEST(BackendHarness, Conv2dForwardAndBackward) {
   for (const Case& t : cases) {
     Rng rng(static_cast<uint64_t>(++seed));
     const ConvGeometry g =
-        cpu::conv_geometry(t.n, t.h, t.w, t.c, t.k, t.k, t.co, t.stride, t.stride, t.same);
+        conv_geometry(t.n, t.h, t.w, t.c, t.k, t.k, t.co, t.stride, t.stride, t.same);
     std::ostringstream os;
     os << "conv2d x=(" << t.n << ", " << t.h << ", " << t.w << ", " << t.c << ") " << t.k << "x"
        << t.k << "x" << t.co << " stride " << t.stride << (t.same ? " same" : " valid");
@@ -494,7 +529,7 @@ TEST(BackendHarness, PoolingForwardAndBackward) {
   for (const Case& t : cases) {
     Rng rng(static_cast<uint64_t>(++seed));
     const PoolGeometry g =
-        cpu::pool_geometry(t.n, t.h, t.w, t.c, t.window, t.window, t.stride, t.stride, t.same);
+        pool_geometry(t.n, t.h, t.w, t.c, t.window, t.window, t.stride, t.stride, t.same);
     std::ostringstream os;
     os << "x=(" << t.n << ", " << t.h << ", " << t.w << ", " << t.c << ") " << t.window << "x"
        << t.window << " stride " << t.stride << (t.same ? " same" : " valid");

@@ -14,21 +14,17 @@
 #include <vector>
 
 #include "base/rng.hpp"
-#include "kernels/cpu/activation.hpp"
+#include "kernels/activation.hpp"
 #include "kernels/cpu/conv2d.hpp"
-#include "kernels/cpu/elementwise.hpp"
-#include "kernels/cpu/loss.hpp"
-#include "kernels/cpu/optimizer_update.hpp"
-#include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/device.hpp"
-#include "kernels/cuda/elementwise.hpp"
-#include "kernels/cuda/loss.hpp"
-#include "kernels/cuda/optimizer_update.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/loss.hpp"
+#include "kernels/optimizer_update.hpp"
 
 // Calls are qualified (cuda:: or cpu::): the two backends' functions share
-// names and signatures, and an Activation argument would bring both in by ADL.
+// names and signatures (one declaration, kernels/*.hpp).
 namespace drun::kernels::cuda {
 namespace {
 
@@ -208,29 +204,34 @@ TEST(CudaKernels, ArgmaxRowsMatchTheCpu) {
 
 TEST(CudaKernels, ActivationsMatchTheCpu) {
   DevicePool pool;
-  for (const Activation a : {Activation::linear, Activation::relu, Activation::sigmoid,
-                             Activation::tanh, Activation::softmax})
+  // Every activation of the list, with a negative slope of its own for leaky_relu.
+  for (const Activation kind : kAllActivations)
     for (const int64_t cols : {int64_t{10}, int64_t{100}}) {
+      const ActivationFn a =
+          kind == Activation::leaky_relu ? ActivationFn(kind, 0.3f) : ActivationFn(kind);
+      SCOPED_TRACE(activation_name(kind));
       const int64_t rows = 37;
       const size_t n = static_cast<size_t>(rows * cols);
       const auto x = random(n, 12, -4.f, 4.f), dy = random(n, 13);
-      const float tol = a == Activation::linear || a == Activation::relu ? 0.f : 1e-5f;
+      const bool selects =
+          kind == Activation::linear || kind == Activation::relu || kind == Activation::leaky_relu;
+      const float tol = selects ? 0.f : 1e-5f;
       std::vector<float> y(n), dx(n);
       cpu::activation_forward(a, x.data(), y.data(), rows, cols);
-      cpu::activation_backward(a, y.data(), dy.data(), dx.data(), rows, cols);
+      cpu::activation_backward(a, x.data(), y.data(), dy.data(), dx.data(), rows, cols);
 
       DeviceVector dxv(pool, x), dyv(pool, std::vector<float>(n)), ddy(pool, dy),
           ddx(pool, std::vector<float>(n));
       cuda::activation_forward(a, dxv.get(), dyv.get(), rows, cols);
       expect_near(dyv.host(), y, tol, "activation_forward");
-      // The backward pass on the CPU's y, so that only its own error shows.
-      DeviceVector yv(pool, y);
-      cuda::activation_backward(a, yv.get(), ddy.get(), ddx.get(), rows, cols);
+      // The backward pass on the CPU's y (and x), so that only its own error shows.
+      DeviceVector yv(pool, y), xv(pool, x);
+      cuda::activation_backward(a, xv.get(), yv.get(), ddy.get(), ddx.get(), rows, cols);
       expect_near(ddx.host(), dx, tol, "activation_backward");
       // In place, as the headers allow.
       cuda::activation_forward(a, dxv.get(), dxv.get(), rows, cols);
       expect_near(dxv.host(), y, tol, "activation_forward in place");
-      cuda::activation_backward(a, yv.get(), ddy.get(), ddy.get(), rows, cols);
+      cuda::activation_backward(a, xv.get(), yv.get(), ddy.get(), ddy.get(), rows, cols);
       expect_near(ddy.host(), dx, tol, "activation_backward in place");
     }
 }
@@ -398,7 +399,7 @@ TEST(CudaKernels, ConvolutionsMatchTheCpu) {
   for (const Case t : {Case{2, 8, 8, 3, 3, 4, 1, true}, Case{2, 8, 8, 4, 3, 6, 2, true},
                        Case{3, 7, 9, 2, 1, 5, 2, false}, Case{2, 12, 12, 1, 3, 8, 1, false},
                        Case{1, 9, 9, 3, 5, 2, 2, true}}) {
-    const auto g = cpu::conv_geometry(t.n, t.h, t.w, t.c, t.k, t.k, t.co, t.s, t.s, t.same);
+    const auto g = conv_geometry(t.n, t.h, t.w, t.c, t.k, t.k, t.co, t.s, t.s, t.same);
     const auto x = random(static_cast<size_t>(g.n * g.h * g.w * g.c), 21);
     const auto w = random(static_cast<size_t>(g.kh * g.kw * g.c * g.co), 22);
     const auto dy = random(static_cast<size_t>(g.n * g.oh * g.ow * g.co), 23);

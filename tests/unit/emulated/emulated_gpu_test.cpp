@@ -7,6 +7,7 @@
 // the dispatcher's device check or these comparisons.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -88,6 +89,45 @@ TEST(EmulatedGpu, SeedCnnStepsMatchTheCpuBitForBit) {
   const auto slots = gpu.optimizer().state();
   ASSERT_EQ(slots.size(), 6u);  // a momentum per variable
   for (const auto& [name, t] : slots) EXPECT_EQ(t->device(), Device::cuda) << name;
+}
+
+// An MLP with a Dense layer of every activation of the list, Activation
+// layers and LeakyReLU: on the GPU the activations that read their input
+// (swish, gelu) keep a pre-activation buffer of their own, which must live
+// on the device and give the CPU's numbers to the bit.
+json every_activation_spec() {
+  json layers = json::array();
+  for (const kernels::Activation a : kernels::kAllActivations)
+    layers.push_back({{"class_name", "Dense"},
+                      {"config", {{"units", 8}, {"activation", kernels::activation_name(a)}}}});
+  layers.push_back({{"class_name", "Activation"}, {"config", {{"activation", "gelu"}}}});
+  layers.push_back({{"class_name", "LeakyReLU"}, {"config", {{"negative_slope", 0.1}}}});
+  layers.push_back({{"class_name", "Dense"}, {"config", {{"units", 10}}}});
+  return json{{"name", "mlp"}, {"input_shape", {12}}, {"layers", layers}};
+}
+
+TEST(EmulatedGpu, EveryActivationTrainsAsOnTheCpuBitForBit) {
+  const char* adam = R"({"class_name": "Adam", "config": {"learning_rate": 0.01}})";
+  nn::Model on_gpu(every_activation_spec(), 4), on_cpu(every_activation_spec(), 4);
+  const auto ctx = kernels::make_cuda_context(0);
+  Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
+  Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
+  auto ds = std::make_shared<data::Dataset>();
+  Rng rng(5);
+  ds->x = Tensor(Shape{32, 12});
+  ds->y = Tensor(Shape{32}, DType::i32);
+  for (float& v : ds->x.span_f32()) v = rng.uniform(-2.0f, 2.0f);
+  for (int64_t i = 0; i < 32; ++i) ds->y.i32()[i] = static_cast<int32_t>(i % 10);
+  data::Batch batch;
+  for (int step = 0; step < 4; ++step) {
+    batch.x = ds->x.rows(step * 8, step * 8 + 8);
+    batch.y = ds->y.rows(step * 8, step * 8 + 8);
+    batch.size = 8;
+    const double g = gpu.train_step(batch), c = cpu.train_step(batch);
+    EXPECT_EQ(g, c) << "step " << step;
+    EXPECT_TRUE(std::isfinite(c)) << "step " << step;
+  }
+  expect_same_variables(on_gpu, on_cpu);
 }
 
 // A GPU worker's optimizer (built, or restored, on the GPU) later given host

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -106,6 +107,80 @@ TEST_F(KerasH5, WeightsRoundTripByOrderAndByName) {
 }
 
 using drun::testing::expect_usage_error;
+
+// An MLP with a Dense layer of every activation of the list, an Activation
+// layer (an alias among them) and LeakyReLU layers: export writes each
+// activation's Keras name and LeakyReLU's slope, and the model loads back
+// with the same predictions.
+TEST_F(KerasH5, EveryActivationAndLeakyReLURoundTrip) {
+  json layers = json::array();
+  for (const kernels::Activation a : kernels::kAllActivations)
+    layers.push_back({{"class_name", "Dense"},
+                      {"config", {{"units", 6}, {"activation", kernels::activation_name(a)}}}});
+  layers.push_back({{"class_name", "Activation"}, {"config", {{"activation", "swish"}}}});
+  layers.push_back({{"class_name", "LeakyReLU"}, {"config", {{"negative_slope", 0.1}}}});
+  layers.push_back({{"class_name", "LeakyReLU"}, {"config", json::object()}});
+  layers.push_back({{"class_name", "Dense"}, {"config", {{"units", 3}}}});
+  nn::Model model(json{{"name", "mlp"}, {"input_shape", {5}}, {"layers", layers}}, 7);
+  save_model(model, path("mlp.h5"), nullptr);
+  auto loaded = load_model(path("mlp.h5"));
+  EXPECT_EQ(loaded->summary(), model.summary());
+  expect_same_predictions(model, *loaded);
+
+  const json config = model_config(model)["config"]["layers"];
+  size_t i = 1;  // after the InputLayer
+  for (const kernels::Activation a : kernels::kAllActivations)
+    EXPECT_EQ(config[i++]["config"]["activation"], kernels::activation_name(a));
+  EXPECT_EQ(config[i++]["config"]["activation"], "silu");  // Keras' name for swish
+  EXPECT_EQ(config[i]["class_name"], "LeakyReLU");
+  EXPECT_EQ(config[i++]["config"]["negative_slope"], 0.1);
+  EXPECT_EQ(config[i]["config"]["name"], "leaky_re_lu_1");
+  EXPECT_EQ(config[i++]["config"]["negative_slope"], 0.3);  // Keras 3's default
+}
+
+// LeakyReLU's slope as Keras 3 writes it (negative_slope) and as Keras 2 did
+// (alpha); a negative one is refused, as Keras does.
+TEST_F(KerasH5, LeakyReLUSlopeFromKeras2And3) {
+  const auto keras_model = [](const json& config) {
+    return json{
+        {"class_name", "Sequential"},
+        {"config",
+         {{"name", "s"},
+          {"layers",
+           json::array({{{"class_name", "InputLayer"}, {"config", {{"batch_shape", {nullptr, 4}}}}},
+                        {{"class_name", "LeakyReLU"}, {"config", config}}})}}}};
+  };
+  for (const char* key : {"negative_slope", "alpha"}) {
+    const json spec = spec_from_model_config(keras_model({{"name", "lr"}, {key, 0.25}}), "f.h5");
+    EXPECT_EQ(spec["layers"][0]["config"]["negative_slope"], 0.25) << key;
+    nn::Model model(spec, 1);
+    Tensor x(Shape{1, 4});
+    const float in[4] = {-2.0f, -0.5f, 0.0f, 3.0f};
+    std::copy(in, in + 4, x.f32());
+    const Tensor& y = model.forward(x, false);
+    EXPECT_EQ(y.f32()[0], -0.5f) << key;
+    EXPECT_EQ(y.f32()[1], -0.125f) << key;
+    EXPECT_EQ(y.f32()[2], 0.0f) << key;
+    EXPECT_EQ(y.f32()[3], 3.0f) << key;
+  }
+  expect_usage_error(
+      [&] {
+        nn::Model(
+            spec_from_model_config(keras_model({{"name", "lr"}, {"negative_slope", -0.1}}), "f.h5"),
+            1);
+      },
+      {"'lr'", "negative_slope", ">= 0"});
+}
+
+// An activation drun does not know is named, with every one it does.
+TEST_F(KerasH5, UnknownActivationListsTheValidOnes) {
+  const json spec = json::parse(R"({"name": "m", "input_shape": [4], "layers": [
+    {"class_name": "Dense", "config": {"units": 2, "activation": "mish"}}]})");
+  expect_usage_error([&] { nn::Model(spec, 1); },
+                     {"Dense 'dense'", "unknown activation 'mish'",
+                      "valid: linear, relu, sigmoid, tanh, softmax, elu, selu, softplus, softsign, "
+                      "silu, gelu, hard_sigmoid, exponential, leaky_relu, swish"});
+}
 
 TEST_F(KerasH5, BadFilesAreClearErrors) {
   std::ofstream(path("text.h5")) << "not an HDF5 file\n";

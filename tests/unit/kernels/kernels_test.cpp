@@ -5,18 +5,19 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "base/rng.hpp"
 #include "kernel_reference.hpp"
-#include "kernels/cpu/activation.hpp"
-#include "kernels/cpu/batchnorm.hpp"
+#include "kernels/activation.hpp"
+#include "kernels/batchnorm.hpp"
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/conv2d_direct.hpp"
-#include "kernels/cpu/elementwise.hpp"
 #include "kernels/cpu/gemm.hpp"
-#include "kernels/cpu/loss.hpp"
 #include "kernels/cpu/pool.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/loss.hpp"
 
 namespace drun::kernels::cpu {
 namespace {
@@ -261,13 +262,59 @@ TEST(Pool, GlobalAverage) {
 
 // ---------------------------------------------------------------- Activations
 
+// Each activation of the list and its derivative in double, from x: a new
+// activation without a case here is a -Wswitch warning and a failed test.
+struct ActivationReference {
+  double y, dydx;
+};
+ActivationReference reference(ActivationFn a, double v) {
+  const double alpha = a.alpha, sig = 1.0 / (1.0 + std::exp(-v));
+  switch (a.kind) {
+    case Activation::linear:
+      return {v, 1.0};
+    case Activation::relu:
+      return {v > 0 ? v : 0.0, v > 0 ? 1.0 : 0.0};
+    case Activation::sigmoid:
+      return {sig, sig * (1.0 - sig)};
+    case Activation::tanh:
+      return {std::tanh(v), 1.0 / (std::cosh(v) * std::cosh(v))};
+    case Activation::softmax:
+      break;  // over rows: in the test
+    case Activation::elu:
+      return {v > 0 ? v : alpha * std::expm1(v), v > 0 ? 1.0 : alpha * std::exp(v)};
+    case Activation::selu: {
+      const double la = 1.6732632423543772848170429916717, sc = 1.0507009873554804934193349852946;
+      return {sc * (v > 0 ? v : la * std::expm1(v)), sc * (v > 0 ? 1.0 : la * std::exp(v))};
+    }
+    case Activation::softplus:
+      return {std::log1p(std::exp(v)), sig};
+    case Activation::softsign:
+      return {v / (1.0 + std::fabs(v)), 1.0 / ((1.0 + std::fabs(v)) * (1.0 + std::fabs(v)))};
+    case Activation::silu:
+      return {v * sig, sig * (1.0 + v * (1.0 - sig))};
+    case Activation::gelu: {
+      const double phi = 0.5 * std::erfc(-v / std::sqrt(2.0));
+      return {v * phi, phi + v * std::exp(-0.5 * v * v) / std::sqrt(2.0 * M_PI)};
+    }
+    case Activation::hard_sigmoid:
+      return {std::clamp(v / 6.0 + 0.5, 0.0, 1.0), std::fabs(v) < 3.0 ? 1.0 / 6.0 : 0.0};
+    case Activation::exponential:
+      return {std::exp(v), std::exp(v)};
+    case Activation::leaky_relu:
+      return {v >= 0 ? v : alpha * v, v > 0 ? 1.0 : alpha};
+  }
+  return {0.0, 0.0};
+}
+
 TEST(Activation, ForwardAndBackward) {
   Rng rng(6);
   const int64_t rows = 5, cols = 13, n = rows * cols;
   const auto x = random_vec(n, rng, -6.0f, 6.0f), dy = random_vec(n, rng);
-  for (Activation a : {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh,
-                       Activation::softmax}) {
-    SCOPED_TRACE(static_cast<int>(a));
+  // Every activation of the list; leaky_relu also with a slope of its own.
+  std::vector<ActivationFn> acts(std::begin(kAllActivations), std::end(kAllActivations));
+  acts.emplace_back(Activation::leaky_relu, 0.3f);
+  for (const ActivationFn a : acts) {
+    SCOPED_TRACE(std::string(activation_name(a.kind)) + " alpha " + std::to_string(a.alpha));
     std::vector<double> y_ref(n), dx_ref(n);
     for (int64_t r = 0; r < rows; ++r) {
       double m = -1e300, sum = 0.0;
@@ -275,67 +322,51 @@ TEST(Activation, ForwardAndBackward) {
       for (int64_t j = 0; j < cols; ++j) sum += std::exp(x[r * cols + j] - m);
       for (int64_t j = 0; j < cols; ++j) {
         const int64_t i = r * cols + j;
-        const double v = x[i];
-        switch (a) {
-          case Activation::linear:
-            y_ref[i] = v;
-            break;
-          case Activation::relu:
-            y_ref[i] = v > 0 ? v : 0.0;
-            break;
-          case Activation::sigmoid:
-            y_ref[i] = 1.0 / (1.0 + std::exp(-v));
-            break;
-          case Activation::tanh:
-            y_ref[i] = std::tanh(v);
-            break;
-          case Activation::softmax:
-            y_ref[i] = std::exp(v - m) / sum;
-            break;
+        if (a.kind == Activation::softmax) {
+          y_ref[i] = std::exp(x[i] - m) / sum;
+        } else {
+          const ActivationReference ref = reference(a, x[i]);
+          y_ref[i] = ref.y;
+          dx_ref[i] = dy[i] * ref.dydx;  // dx = J^T dy, from the derivative in x
         }
       }
-      // dx = J^T dy, from the derivative in x.
-      for (int64_t j = 0; j < cols; ++j) {
-        const int64_t i = r * cols + j;
-        const double v = x[i], yv = y_ref[i];
-        switch (a) {
-          case Activation::linear:
-            dx_ref[i] = dy[i];
-            break;
-          case Activation::relu:
-            dx_ref[i] = v > 0 ? dy[i] : 0.0;
-            break;
-          case Activation::sigmoid:
-            dx_ref[i] = dy[i] * yv * (1.0 - yv);
-            break;
-          case Activation::tanh:
-            dx_ref[i] = dy[i] / (std::cosh(v) * std::cosh(v));
-            break;
-          case Activation::softmax: {
-            double acc = 0.0;
-            for (int64_t k = 0; k < cols; ++k) {
-              const double yk = y_ref[r * cols + k];
-              acc += dy[r * cols + k] * yk * ((k == j ? 1.0 : 0.0) - yv);
-            }
-            dx_ref[i] = acc;
-            break;
+      if (a.kind == Activation::softmax)
+        for (int64_t j = 0; j < cols; ++j) {
+          const int64_t i = r * cols + j;
+          double acc = 0.0;
+          for (int64_t k = 0; k < cols; ++k) {
+            const double yk = y_ref[r * cols + k];
+            acc += dy[r * cols + k] * yk * ((k == j ? 1.0 : 0.0) - y_ref[i]);
           }
+          dx_ref[i] = acc;
         }
-      }
     }
+    // Backward gets x only where the activation reads it, as the layers call it.
+    const float* xin = a.reads_input() ? x.data() : nullptr;
     std::vector<float> y(n, 2.0f), dx(n, 2.0f);
     activation_forward(a, x.data(), y.data(), rows, cols);
     expect_close(y, y_ref, 1e-5, "forward");
-    activation_backward(a, y.data(), dy.data(), dx.data(), rows, cols);
+    activation_backward(a, xin, y.data(), dy.data(), dx.data(), rows, cols);
     expect_close(dx, dx_ref, 1e-4, "backward");
     // In place: x and y alias, dx and dy alias.
     std::vector<float> inplace = x;
     activation_forward(a, inplace.data(), inplace.data(), rows, cols);
     expect_close(inplace, y_ref, 1e-5, "forward in place");
     std::vector<float> dinplace = dy;
-    activation_backward(a, y.data(), dinplace.data(), dinplace.data(), rows, cols);
+    activation_backward(a, xin, y.data(), dinplace.data(), dinplace.data(), rows, cols);
     expect_close(dinplace, dx_ref, 1e-4, "backward in place");
   }
+}
+
+// Keras 3's hard sigmoid is relu6(x + 3) / 6 (Keras 2's was 0.2 x + 0.5);
+// exact at the corners, where the two differ.
+TEST(Activation, HardSigmoidIsKeras3s) {
+  const std::vector<float> x = {-4.0f, -3.0f, -2.5f, 0.0f, 1.5f, 3.0f, 7.0f};
+  std::vector<float> y(x.size());
+  activation_forward(Activation::hard_sigmoid, x.data(), y.data(), 1,
+                     static_cast<int64_t>(x.size()));
+  const std::vector<float> want = {0.0f, 0.0f, 0.5f / 6.0f, 0.5f, 4.5f / 6.0f, 1.0f, 1.0f};
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(y[i], want[i]) << "x = " << x[i];
 }
 
 // ---------------------------------------------------------------- BatchNorm

@@ -1,6 +1,9 @@
 // Every layer's backward against finite differences, through one checker.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "gradient_checker.hpp"
 #include "nn/layer.hpp"
 
@@ -17,6 +20,7 @@ struct Case {
   Shape in;  // per example
   int batch = 2;
   bool training = true;
+  float input_scale = 1.0f;  // inputs uniform in [-scale, scale]
 };
 
 void check_layer(const Case& c) {
@@ -29,7 +33,7 @@ void check_layer(const Case& c) {
   for (auto& p : layer->params())
     if (p.name.ends_with("bias") || p.name.ends_with("beta"))
       for (float& v : p.value.span_f32()) v = rng.uniform(-0.1f, 0.1f);
-  Tensor x = random_tensor(c.in.with_batch(c.batch), rng);
+  Tensor x = random_tensor(c.in.with_batch(c.batch), rng, -c.input_scale, c.input_scale);
   std::vector<Probe> probes{{"input", &x, nullptr}};
   for (auto& p : layer->params())
     if (p.trainable) probes.push_back({p.name, &p.value, &p.grad});
@@ -47,10 +51,22 @@ void check_layer(const Case& c) {
   check_gradients(fwd, bwd, probes);
 }
 
+// Every activation of kernels/activation_list.hpp by its Keras name.
+std::vector<std::string> every_activation() {
+  std::vector<std::string> names;
+  for (const kernels::Activation a : kernels::kAllActivations)
+    names.emplace_back(kernels::activation_name(a));
+  return names;
+}
+
 TEST(LayerGradient, Dense) {
-  for (const char* act : {"linear", "relu", "sigmoid", "tanh", "softmax"})
+  for (const std::string& act : every_activation())
     check_layer({"Dense", {{"units", 5}, {"activation", act}}, Shape{7}});
   check_layer({"Dense", {{"units", 3}, {"use_bias", false}}, Shape{4}, 3});
+  // Pre-activations spread over [-4, 4]: hard_sigmoid's saturated sides
+  // (its kinks at +-3 are skipped by the checker), elu/selu's exponential side.
+  for (const char* act : {"hard_sigmoid", "elu", "selu", "gelu", "swish", "softplus"})
+    check_layer({"Dense", {{"units", 4}, {"activation", act}}, Shape{6}, 3, true, 4.0f});
 }
 
 TEST(LayerGradient, Conv2D) {
@@ -66,6 +82,12 @@ TEST(LayerGradient, Conv2D) {
   check_layer({"Conv2D",
                {{"filters", 2}, {"kernel_size", 3}, {"activation", "tanh"}, {"strides", {1, 2}}},
                Shape{6, 7, 1}});
+  // Activations whose backward reads the pre-activation (kept by the layer),
+  // and ones computed from the output in place.
+  for (const char* act : {"gelu", "silu", "elu", "softsign"})
+    check_layer({"Conv2D",
+                 {{"filters", 3}, {"kernel_size", 3}, {"padding", "same"}, {"activation", act}},
+                 Shape{5, 4, 2}});
   // Channel counts with vectorised direct kernels (K <= 32 taps), and im2col + GEMM (K > 32).
   check_layer(
       {"Conv2D", {{"filters", 32}, {"kernel_size", 3}, {"activation", "tanh"}}, Shape{7, 6, 1}, 1});
@@ -89,9 +111,13 @@ TEST(LayerGradient, Pooling) {
 
 TEST(LayerGradient, ShapeAndActivationLayers) {
   check_layer({"Flatten", json::object(), Shape{3, 2, 4}});
-  for (const char* act : {"relu", "sigmoid", "tanh", "softmax", "linear"})
+  for (const std::string& act : every_activation())
     check_layer({"Activation", {{"activation", act}}, Shape{3, 6}});
+  check_layer({"Activation", {{"activation", "swish"}}, Shape{3, 6}});
+  check_layer({"Activation", {{"activation", "hard_sigmoid"}}, Shape{3, 6}, 2, true, 5.0f});
   check_layer({"ReLU", json::object(), Shape{10}});
+  check_layer({"LeakyReLU", json::object(), Shape{10}});
+  check_layer({"LeakyReLU", {{"negative_slope", 0.05}}, Shape{4, 3}});
 }
 
 TEST(LayerGradient, BatchNormalizationTraining) {

@@ -73,6 +73,28 @@ TEST_P(SteadyStep, TrainStepAllocatesNothingOnceWarm) {
 INSTANTIATE_TEST_SUITE_P(Threads, SteadyStep, ::testing::Values(1, 2),
                          [](const auto& info) { return std::to_string(info.param) + "_threads"; });
 
+// Activations whose backward reads the pre-activation (gelu, swish) keep it
+// in a buffer of the layer, sized once like the others.
+TEST(StepAllocation, LayersKeepingThePreActivationAllocateNothingOnceWarm) {
+  const json spec = json::parse(R"({"name": "m", "input_shape": [28, 28, 1], "layers": [
+    {"class_name": "Conv2D", "config": {"filters": 4, "kernel_size": 3, "activation": "gelu"}},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 16, "activation": "swish"}},
+    {"class_name": "LeakyReLU", "config": {}},
+    {"class_name": "Dense", "config": {"units": 10, "activation": "elu"}}]})");
+  nn::Model model(spec, 3);
+  Trainer trainer(model, seed_compiled(), kernels::Exec{Device::cpu, 1});
+  data::Batch batch;
+  fill_random(batch.x, batch.y, 32, 12);
+  batch.size = 32;
+  for (int i = 0; i < 3; ++i) trainer.train_step(batch);
+  AllocationCounter counter;
+  double loss = 0.0;
+  for (int i = 0; i < 3; ++i) loss += trainer.train_step(batch);
+  EXPECT_EQ(counter.stop(), 0) << "3 warm train_steps allocated";
+  EXPECT_TRUE(std::isfinite(loss));
+}
+
 TEST(StepAllocation, PipelineNextAndTrainStepAllocateNothingWithinAnEpoch) {
   auto ds = std::make_shared<data::Dataset>();
   fill_random(ds->x, ds->y, 256, 5);

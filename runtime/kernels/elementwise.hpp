@@ -1,0 +1,25 @@
+// Elementwise loops and reductions over contiguous float arrays. One
+// declaration for both backends: kernels/cpu/elementwise.cpp on host
+// pointers, kernels/cuda/elementwise.cu on device pointers (launched on the
+// default stream, returning at once, except all_finite, which waits for its
+// answer).
+#pragma once
+#include <cstdint>
+
+#include "kernels/types.hpp"
+
+namespace drun::kernels {
+
+DRUN_CPU_AND_CUDA(void add(const float* a, const float* b, float* y, int64_t n);  // y = a + b
+                  void axpy(float alpha, const float* x, float* y, int64_t n);    // y += alpha x
+                  void scale(float alpha, float* y, int64_t n);                   // y *= alpha
+                  void bias_add(float* y, const float* b, int64_t rows,
+                                int64_t cols);  // y[r, :] += b
+                  void column_sums(const float* x, int64_t rows, int64_t cols,
+                                   float* s);  // s = sum_r x[r, :]
+                  void mul(const float* a, const float* b, float* y, int64_t n);  // y = a * b
+                  bool all_finite(const float* x, int64_t n);
+                  // Row-wise argmax of a (rows, cols) matrix; the first index of the maximum.
+                  void argmax_rows(const float* x, int64_t rows, int64_t cols, int32_t* out);)
+
+}  // namespace drun::kernels

@@ -1,0 +1,172 @@
+// The list of the backend's ops, one DRUN_OP line each: the one place an op's
+// signature is written. From it come
+//   - the ops themselves (ops.hpp declares them, ops.cpp defines each: its
+//     checks, the check that every tensor argument is on the op's device,
+//     and the hand-off to the GPU backend or the CPU side, on_cpu::<op>),
+//   - the GPU backend interface (gpu_backend.hpp: one pure virtual per op),
+//   - the emulated GPU of the tests (tests/unit/emulated: each op on host
+//     views of its tensors).
+// Adding an op means: its line here; its CPU side (on_cpu::<op> in ops.cpp,
+// over a kernel in cpu/); its CUDA side (the CudaBackend override in
+// cuda/ops_cuda.cpp, over a kernel in cuda/); its case in the cross-backend
+// harness (tests/unit/cuda/backend_harness_test.cpp). A missing side does not
+// build: on_cpu::<op> is declared from here and the backend is abstract.
+//
+// DRUN_OP(return type, name, (parameters), (arguments), device, checks)
+//   arguments: the parameters' names, to forward them;
+//   device:    the Exec the op runs on (an optimizer update runs where its
+//              variable lives: where(w));
+//   checks:    an expression run before any backend, in ops.cpp, over the
+//              parameters (`op` is the op's name): what would otherwise
+//              corrupt memory. Shapes are the callers' to check (layers know
+//              the names users see).
+//
+// No include guard: define DRUN_OP, include this file, undefine DRUN_OP.
+// Every op takes tensors on one device (kernels/ops.hpp, Exec); where two
+// tensors may alias it says so.
+
+// Waits until every kernel launched on ex's device has finished.
+DRUN_OP(void, synchronize, (const Exec& ex), (ex), ex, none())
+
+// y = op(a) op(b) * alpha + beta * y, with a, b, y seen as matrices (rows =
+// leading dimension, or as given by m/n/k). With beta 0, y is not read.
+DRUN_OP(void, matmul,
+        (const Exec& ex, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+         const Tensor& a, const Tensor& b, float beta, Tensor& y),
+        (ex, trans_a, trans_b, m, n, k, alpha, a, b, beta, y), ex, none())
+
+// Rows of y += b.
+DRUN_OP(void, bias_add, (const Exec& ex, Tensor& y, const Tensor& b), (ex, y, b), ex, none())
+
+// s = the sums of x's columns, over its leading rows.
+DRUN_OP(void, column_sums, (const Exec& ex, const Tensor& x, Tensor& s), (ex, x, s), ex, none())
+
+// y = act(x), elementwise or (softmax) over the last dimension; x and y may alias.
+DRUN_OP(void, activation_forward, (const Exec& ex, ActivationFn a, const Tensor& x, Tensor& y),
+        (ex, a, x, y), ex, same_size(op, x, y))
+
+// dx = dy * act'(x) from the forward's output y and, where the activation
+// reads it (a.reads_input()), its input x; otherwise x may be an empty
+// tensor. dx and dy may alias.
+DRUN_OP(void, activation_backward,
+        (const Exec& ex, ActivationFn a, const Tensor& x, const Tensor& y, const Tensor& dy,
+         Tensor& dx),
+        (ex, a, x, y, dy, dx), ex, check_activation_backward(op, a, x, y, dy, dx))
+
+// y = a + b.
+DRUN_OP(void, add, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y), (ex, a, b, y), ex,
+        same_size(op, a, b, y))
+
+// y += alpha x.
+DRUN_OP(void, axpy, (const Exec& ex, float alpha, const Tensor& x, Tensor& y), (ex, alpha, x, y),
+        ex, same_size(op, x, y))
+
+// y *= alpha.
+DRUN_OP(void, scale, (const Exec& ex, float alpha, Tensor& y), (ex, alpha, y), ex, none())
+
+// y = a * b, elementwise.
+DRUN_OP(void, mul, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y), (ex, a, b, y), ex,
+        same_size(op, a, b, y))
+
+// Whether every value of x is finite (no NaN, no infinity). Waits for the answer.
+DRUN_OP(bool, all_finite, (const Exec& ex, const Tensor& x), (ex, x), ex, none())
+
+// Convolutions, NHWC x HWIO (kernels/types.hpp, ConvGeometry). The workspace
+// is conv2d_workspace_floats(ex, g) floats on ex's device.
+DRUN_OP(int64_t, conv2d_workspace_floats, (const Exec& ex, const ConvGeometry& g), (ex, g), ex,
+        none())
+// y = conv(x, w) + b, then ReLU where `relu` (fused).
+DRUN_OP(void, conv2d_forward,
+        (const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& b,
+         Tensor& y, bool relu, Tensor& workspace),
+        (ex, g, x, w, b, y, relu, workspace), ex, none())
+// dw, db (overwritten) from dy; relu_y: the forward's ReLU output to mask dy
+// with, fused (nullptr: dy as is).
+DRUN_OP(void, conv2d_backward_filter,
+        (const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& dy,
+         const Tensor* relu_y, Tensor& dw, Tensor& db, Tensor& workspace),
+        (ex, g, x, dy, relu_y, dw, db, workspace), ex, none())
+// dx (overwritten) from dy.
+DRUN_OP(void, conv2d_backward_data,
+        (const Exec& ex, const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx,
+         Tensor& workspace),
+        (ex, g, dy, w, dx, workspace), ex, none())
+
+// Pooling, NHWC (PoolGeometry). Max pooling records in argmax (int32, the
+// shape of y) the input pixel (iy * W + ix) that won, the first maximum in
+// window order; its backward scatters dy there. Average pooling leaves the
+// padding out of the average, as Keras. Backward passes overwrite dx.
+DRUN_OP(void, max_pool_forward,
+        (const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y, Tensor& argmax),
+        (ex, g, x, y, argmax), ex, none())
+DRUN_OP(void, max_pool_backward,
+        (const Exec& ex, const PoolGeometry& g, const Tensor& dy, const Tensor& argmax, Tensor& dx),
+        (ex, g, dy, argmax, dx), ex, none())
+DRUN_OP(void, avg_pool_forward, (const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y),
+        (ex, g, x, y), ex, none())
+DRUN_OP(void, avg_pool_backward,
+        (const Exec& ex, const PoolGeometry& g, const Tensor& dy, Tensor& dx), (ex, g, dy, dx), ex,
+        none())
+// (N, H, W, C) -> (N, C) and back.
+DRUN_OP(void, global_avg_pool_forward, (const Exec& ex, const Tensor& x, Tensor& y), (ex, x, y), ex,
+        none())
+DRUN_OP(void, global_avg_pool_backward, (const Exec& ex, const Tensor& dy, Tensor& dx),
+        (ex, dy, dx), ex, none())
+
+// Batch normalisation over the last axis (kernels/batchnorm.hpp states the
+// formulas). Training normalises with the batch statistics, keeps them in
+// mean/inv_std for backward and moves the moving statistics by `momentum`.
+DRUN_OP(void, batchnorm_forward_train,
+        (const Exec& ex, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+         float momentum, Tensor& moving_mean, Tensor& moving_var, Tensor& mean, Tensor& inv_std,
+         Tensor& y),
+        (ex, x, gamma, beta, eps, momentum, moving_mean, moving_var, mean, inv_std, y), ex, none())
+DRUN_OP(void, batchnorm_forward_infer,
+        (const Exec& ex, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+         const Tensor& moving_mean, const Tensor& moving_var, Tensor& y),
+        (ex, x, gamma, beta, eps, moving_mean, moving_var, y), ex, none())
+// dx, dgamma, dbeta overwritten. With batch_statistics the mean and variance
+// depend on x (training); otherwise they are constants.
+DRUN_OP(void, batchnorm_backward,
+        (const Exec& ex, const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
+         const Tensor& inv_std, bool batch_statistics, Tensor& dx, Tensor& dgamma, Tensor& dbeta),
+        (ex, x, dy, gamma, mean, inv_std, batch_statistics, dx, dgamma, dbeta), ex, none())
+
+// The mean loss over the batch; grad = d(mean)/d(pred) (kernels/loss.hpp).
+// For sparse kinds, a label outside [0, classes) sets *bad_row to its row
+// (else -1).
+DRUN_OP(double, loss_forward_backward,
+        (const Exec& ex, LossKind kind, const Tensor& pred, const Tensor& target, Tensor& grad,
+         int64_t* bad_row),
+        (ex, kind, pred, target, grad, bad_row), ex,
+        check_loss(op, kind, pred, target, grad, bad_row))
+
+// out (int32, rows) = the column of each row's maximum, the first one.
+DRUN_OP(void, argmax_rows, (const Exec& ex, const Tensor& x, Tensor& out), (ex, x, out), ex, none())
+
+// Optimizer updates (kernels/optimizer_update.hpp gives each rule); they run
+// where w lives. Optional slots (AMSGrad's vhat, centered RMSprop's mg) are
+// null when unused.
+DRUN_OP(void, sgd_update, (const Tensor& g, Tensor& w, float lr, float weight_decay),
+        (g, w, lr, weight_decay), where(w), same_size(op, g, w))
+DRUN_OP(void, sgd_momentum_update,
+        (const Tensor& g, Tensor& w, Tensor& v, float lr, float momentum, bool nesterov,
+         float weight_decay),
+        (g, w, v, lr, momentum, nesterov, weight_decay), where(w), same_size(op, g, w))
+DRUN_OP(void, adagrad_update,
+        (const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon, float weight_decay),
+        (g, w, acc, lr, epsilon, weight_decay), where(w), same_size(op, g, w))
+DRUN_OP(void, adam_update,
+        (const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat, float lr_t, float beta_1,
+         float beta_2, float epsilon, float weight_decay),
+        (g, w, m, v, vhat, lr_t, beta_1, beta_2, epsilon, weight_decay), where(w),
+        same_size(op, g, w))
+DRUN_OP(void, rmsprop_update,
+        (const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr, float rho, float epsilon,
+         float weight_decay),
+        (g, w, rms, mg, lr, rho, epsilon, weight_decay), where(w), same_size(op, g, w))
+DRUN_OP(void, rmsprop_momentum_update,
+        (const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom, float lr, float rho,
+         float momentum, float epsilon, float weight_decay),
+        (g, w, rms, mg, mom, lr, rho, momentum, epsilon, weight_decay), where(w),
+        same_size(op, g, w))

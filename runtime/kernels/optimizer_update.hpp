@@ -1,0 +1,52 @@
+// Optimizer updates: one pass over a parameter, its gradient and the
+// optimizer's slot tensors. Every rule is the one tf.keras (optimizer_v2,
+// Keras 2) applies, in the form of TensorFlow's training ops, so the results
+// match TensorFlow to rounding. One declaration for both backends:
+// kernels/cpu/optimizer_update.cpp (plain loops that GCC vectorises at -O3)
+// on host pointers, kernels/cuda/optimizer_update.cu (one fused kernel each,
+// launched on the default stream, returning at once) on device pointers.
+//
+// `weight_decay` is an L2 term added to the gradient before the rule sees it:
+// g' = g + weight_decay * w (0 leaves g unchanged). Arrays must not overlap.
+#pragma once
+#include <cstdint>
+
+#include "kernels/types.hpp"
+
+namespace drun::kernels {
+
+DRUN_CPU_AND_CUDA(
+    // w -= lr * g'
+    void sgd(float* w, const float* g, int64_t n, float lr, float weight_decay = 0.f);
+
+    // v = momentum * v - lr * g'; w += v, or with nesterov w += momentum * v - lr * g'.
+    void sgd_momentum(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+                      bool nesterov, float weight_decay = 0.f);
+
+    // acc += g'^2; w -= lr * g' / (sqrt(acc) + epsilon)
+    void adagrad(float* w, const float* g, float* acc, int64_t n, float lr, float epsilon,
+                 float weight_decay = 0.f);
+
+    // m += (g' - m) * (1 - beta_1); v += (g'^2 - v) * (1 - beta_2);
+    // w -= lr_t * m / (sqrt(v) + epsilon), where the caller folds the bias correction
+    // into lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t).
+    // With `vhat` non-null (AMSGrad): vhat = max(vhat, v) and vhat replaces v in the step.
+    void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n, float lr_t,
+              float beta_1, float beta_2, float epsilon, float weight_decay = 0.f);
+
+    // tf.keras RMSprop without momentum (epsilon outside the square root):
+    // rms = rho * rms + (1 - rho) * g'^2; with `mg` non-null (centered)
+    // mg = rho * mg + (1 - rho) * g' and denom = rms - mg^2, else denom = rms;
+    // w -= lr * g' / (sqrt(denom) + epsilon)
+    void rmsprop(float* w, const float* g, float* rms, float* mg, int64_t n, float lr, float rho,
+                 float epsilon, float weight_decay = 0.f);
+
+    // tf.keras RMSprop with momentum (TensorFlow's ApplyRMSProp / ApplyCenteredRMSProp,
+    // epsilon inside the square root): rms += (g'^2 - rms) * (1 - rho); centered:
+    // mg += (g' - mg) * (1 - rho), denom = rms - mg^2 + epsilon, else denom = rms + epsilon;
+    // mom = momentum * mom + lr * g' / sqrt(denom); w -= mom
+    void rmsprop_momentum(float* w, const float* g, float* rms, float* mg, float* mom, int64_t n,
+                          float lr, float rho, float momentum, float epsilon,
+                          float weight_decay = 0.f);)
+
+}  // namespace drun::kernels

@@ -1,0 +1,145 @@
+// The types the kernels of every backend share: activations (generated from
+// the list in kernels/activation_list.hpp), convolution and pooling geometry,
+// loss kinds. Plain C++ that nvcc compiles too: the CPU kernels (cpu/), the
+// CUDA kernels (cuda/) and the backend interface (ops.hpp) all include it.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kernels/activation_list.hpp"
+
+namespace drun::kernels {
+
+// ---------------------------------------------------------------------------
+// Activations
+
+enum class Activation : uint8_t {
+#define DRUN_ENUM(id, functor, name) id,
+  DRUN_ACTIVATIONS(DRUN_ENUM)
+#undef DRUN_ENUM
+};
+
+// Every activation, in the list's order (for tests).
+inline constexpr Activation kAllActivations[] = {
+#define DRUN_ALL(id, functor, name) Activation::id,
+    DRUN_ACTIVATIONS(DRUN_ALL)
+#undef DRUN_ALL
+};
+
+// Its Keras name (what export writes).
+constexpr const char* activation_name(Activation a) {
+  switch (a) {
+#define DRUN_NAME(id, functor, name) \
+  case Activation::id:               \
+    return name;
+    DRUN_ACTIVATIONS(DRUN_NAME)
+#undef DRUN_NAME
+  }
+  return "linear";
+}
+
+// Whether its backward reads the input x as well as the output y (a layer
+// then keeps the pre-activation).
+constexpr bool activation_reads_input(Activation a) {
+  switch (a) {
+#define DRUN_READS(id, functor, name) \
+  case Activation::id:                \
+    return act::functor::kReadsInput;
+    DRUN_ACTIVATIONS(DRUN_READS)
+#undef DRUN_READS
+  }
+  return false;
+}
+
+// Its parameter's default (elu's alpha, leaky_relu's negative slope; 0 for
+// those without one).
+constexpr float activation_default_alpha(Activation a) {
+  switch (a) {
+#define DRUN_ALPHA(id, functor, name) \
+  case Activation::id:                \
+    return act::default_alpha<act::functor>();
+    DRUN_ACTIVATIONS(DRUN_ALPHA)
+#undef DRUN_ALPHA
+  }
+  return 0.0f;
+}
+
+// The activation a name means (a Keras name or an alias such as "swish");
+// nullopt for a name drun does not know.
+std::optional<Activation> activation_from_name(std::string_view name);
+// Every name activation_from_name accepts, comma-separated, for messages.
+std::string activation_names();
+
+// An activation and its parameter. Converts from a bare Activation, which
+// takes the parameter's Keras default.
+struct ActivationFn {
+  Activation kind = Activation::linear;
+  float alpha = 0.0f;
+  constexpr ActivationFn() = default;
+  constexpr ActivationFn(Activation k) : kind(k), alpha(activation_default_alpha(k)) {}  // NOLINT
+  constexpr ActivationFn(Activation k, float a) : kind(k), alpha(a) {}
+  constexpr bool reads_input() const { return activation_reads_input(kind); }
+};
+
+// Calls visit(functor) with the functor of `a` (act::make<F>(a.alpha)): the
+// one switch over the list that each backend's dispatch goes through.
+template <class Visitor>
+decltype(auto) visit_activation(ActivationFn a, Visitor&& visit) {
+  switch (a.kind) {
+#define DRUN_VISIT(id, functor, name) \
+  case Activation::id:                \
+    return visit(act::make<act::functor>(a.alpha));
+    DRUN_ACTIVATIONS(DRUN_VISIT)
+#undef DRUN_VISIT
+  }
+  return visit(act::Linear{});
+}
+
+// ---------------------------------------------------------------------------
+// Convolution and pooling geometry (NHWC)
+
+struct ConvGeometry {
+  int64_t n, h, w, c;  // input
+  int64_t kh, kw, co;  // kernel
+  int64_t sh, sw;      // strides
+  int64_t pad_top, pad_left;
+  int64_t oh, ow;  // output
+  int64_t k() const { return kh * kw * c; }
+  int64_t out_pixels() const { return oh * ow; }
+};
+
+// Output size and padding for Keras' 'valid' or 'same' padding (TensorFlow
+// puts an odd padding pixel at the bottom/right).
+ConvGeometry conv_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
+                           int64_t co, int64_t sh, int64_t sw, bool same_padding);
+
+//   x (N, H, W, C) -> y (N, OH, OW, C) through ph x pw windows.
+struct PoolGeometry {
+  int64_t n, h, w, c;
+  int64_t ph, pw, sh, sw;
+  int64_t pad_top, pad_left;
+  int64_t oh, ow;
+};
+
+PoolGeometry pool_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t ph, int64_t pw,
+                           int64_t sh, int64_t sw, bool same_padding);
+
+// ---------------------------------------------------------------------------
+// Losses (kernels/loss.hpp), as loss_forward_backward takes them
+
+enum class LossKind { softmax_xent_sparse, xent_sparse, softmax_xent, xent, sigmoid_bce, bce, mse };
+
+}  // namespace drun::kernels
+
+// Declares the same functions in namespace cpu (on host pointers, defined in
+// kernels/cpu/) and in namespace cuda (on device pointers, kernels/cuda/):
+// one declaration for kernels that both backends have with one signature.
+#define DRUN_CPU_AND_CUDA(...) \
+  namespace cpu {              \
+  __VA_ARGS__                  \
+  }                            \
+  namespace cuda {             \
+  __VA_ARGS__                  \
+  }
