@@ -109,6 +109,11 @@ MetricValues Trainer::metric_values() const {
 }
 
 Evaluation Trainer::evaluate(data::Pipeline& input, int64_t max_steps) {
+  // An evaluation within an epoch leaves the epoch's running training sums as they were.
+  const double train_loss_sum = loss_sum_;
+  const int64_t train_loss_count = loss_count_;
+  std::vector<std::pair<double, int64_t>> train_metrics;
+  for (const auto& m : metrics_) train_metrics.emplace_back(m.sum(), m.count());
   reset_metrics();
   data::Batch batch;
   input.start_epoch(0);
@@ -121,7 +126,10 @@ Evaluation Trainer::evaluate(data::Pipeline& input, int64_t max_steps) {
   }
   Evaluation e{loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0, metric_values(),
                loss_count_};
-  reset_metrics();
+  loss_sum_ = train_loss_sum;
+  loss_count_ = train_loss_count;
+  for (size_t i = 0; i < metrics_.size(); ++i)
+    metrics_[i].set(train_metrics[i].first, train_metrics[i].second);
   return e;
 }
 

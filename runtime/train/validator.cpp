@@ -26,10 +26,10 @@ void Validator::continuing(const StepResult& step) {
 }
 
 void Validator::end_epoch(EpochEnd& epoch) {
-  // Not twice at one step: the step interval may have just evaluated.
-  const bool evaluated =
-      every_steps_ > 0 && epoch.batches > 0 && trainer_->global_step() % every_steps_ == 0;
-  if (!evaluated) epoch.shown = evaluate(epoch.epoch);
+  // Not twice at one step: the step interval may have just evaluated. (A fit
+  // stopped by max_steps on such a step has not: its last step runs no
+  // `continuing`.)
+  if (evaluated_step_ != trainer_->global_step()) epoch.shown = evaluate(epoch.epoch);
 }
 
 void Validator::complete() {
@@ -38,6 +38,7 @@ void Validator::complete() {
 
 MetricValues Validator::evaluate(int64_t epoch) {
   MetricValues values;
+  evaluated_step_ = trainer_->global_step();
   auto* strategy = trainer_->strategy();
   if (strategy && strategy->workers() > 1) {
     // The other workers go on training while the chief's copy is evaluated.

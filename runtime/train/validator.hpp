@@ -46,7 +46,8 @@ class Validator final : public Hook {
   std::unique_ptr<io::EventWriter> events_;
   Trainer* trainer_ = nullptr;
   BackgroundEval background_;
-  int64_t eval_step_ = 0;  // the global step being evaluated
+  int64_t eval_step_ = 0;        // the global step being evaluated
+  int64_t evaluated_step_ = -1;  // the step of the last evaluation started
 };
 
 }  // namespace drun::train

@@ -172,5 +172,35 @@ TEST(FitHooks, MaxStepsStopsWithoutAHook) {
   EXPECT_EQ(rec.last->batch, 3);
 }
 
+TEST(FitHooks, AnEvaluationWithinTheEpochLeavesTheTrainingMetrics) {
+  // Evaluating at step 4, the epoch's last, must not reset the epoch's
+  // running training loss that summary.json reports.
+  Fixture plain, interval;
+  FitConfig c;
+  const auto without = plain.trainer.fit(plain.train, &plain.eval, c, plain.progress);
+  c.eval_every_steps = 4;
+  const auto with = interval.trainer.fit(interval.train, &interval.eval, c, interval.progress);
+  EXPECT_GT(without.train.loss, 0.0);
+  EXPECT_EQ(with.train.loss, without.train.loss);
+  EXPECT_EQ(with.train.examples, 8);
+  ASSERT_TRUE(with.eval);
+  EXPECT_EQ(with.eval->loss, without.eval->loss);
+}
+
+TEST(FitHooks, AStopAtAnEvaluationStepStillEvaluatesTheFinalModel) {
+  // max_steps 6 is a multiple of eval_every_steps 3: the last step runs no
+  // interval evaluation, so the end of the fit must evaluate.
+  Fixture f;
+  FitConfig c;
+  c.epochs = 5;
+  c.max_steps = 6;
+  c.eval_every_steps = 3;
+  const auto r = f.trainer.fit(f.train, &f.eval, c, f.progress);
+  EXPECT_EQ(r.global_step, 6);
+  ASSERT_TRUE(r.eval);
+  const Evaluation now = f.trainer.evaluate(f.eval);
+  EXPECT_EQ(r.eval->loss, now.loss);  // the evaluation was of the final weights
+}
+
 }  // namespace
 }  // namespace drun::train
