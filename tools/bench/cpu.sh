@@ -5,6 +5,10 @@
 #
 #   tools/bench/cpu.sh [--threads "1 2"] [--repeats 5] [--models "seed_cnn resnet20 resnet56"]
 #
+# Also: seed_cnn256 (the seed CNN at batch 256, for thread scaling). On a
+# machine that reaches no package archive (the lent GPU node), TORCH2_PY names
+# a Python with PyTorch 2.x and DEBIAN_TORCH=0 leaves Debian's column out.
+#
 # Models: the seed CNN at batch 64 on Fashion-MNIST (tools/bench/seed_cnn_*),
 # ResNet-20 and ResNet-56 (option B) at batch 128 on random 32x32x3 images
 # (tools/bench/resnet20_*, --n 3 and --n 9). For every model and thread count
@@ -37,17 +41,19 @@ OUTDIR=build/bench
 DRUN="${DRUN:-build/drun}"
 DEBIAN_PY=/usr/bin/python3
 VENV="$OUTDIR/torch-venv"
+TORCH2_PY="${TORCH2_PY:-$VENV/bin/python}"
+DEBIAN_TORCH="${DEBIAN_TORCH:-1}"
 GLIBC_BEST="glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295"
 DATA_DIR="$OUTDIR/cifar10-noise"
 mkdir -p "$OUTDIR"
 [[ -x "$DRUN" ]] || { echo "error: $DRUN is missing; run tools/bootstrap first" >&2; exit 1; }
 
 sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
-if ! "$DEBIAN_PY" -c 'import torch, numpy' 2>/dev/null; then
+if [[ "$DEBIAN_TORCH" == 1 ]] && ! "$DEBIAN_PY" -c 'import torch, numpy' 2>/dev/null; then
   echo "# installing Debian's PyTorch (python3-torch)" >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-torch python3-numpy >&2
 fi
-if ! "$VENV/bin/python" -c 'import torch, numpy' 2>/dev/null; then
+if [[ "$TORCH2_PY" == "$VENV/bin/python" ]] && ! "$VENV/bin/python" -c 'import torch, numpy' 2>/dev/null; then
   # PyPI's wheel brings its CUDA libraries too (several GB); the CPU-only
   # index is not reachable from every machine this runs on.
   echo "# installing PyTorch 2.x from PyPI into $VENV" >&2
@@ -63,6 +69,8 @@ model_args() {  # $1 = model, $2 = drun|torch
   case "$1:$2" in
     seed_cnn:drun)  echo "tools/bench/seed_cnn_bench.lua --steps 300 --warmup 20" ;;
     seed_cnn:torch) echo "tools/bench/seed_cnn_torch.py --steps 300 --warmup 20" ;;
+    seed_cnn256:drun)  echo "tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 100 --warmup 10" ;;
+    seed_cnn256:torch) echo "tools/bench/seed_cnn_torch.py --batch 256 --steps 100 --warmup 10" ;;
     resnet20:drun)  echo "tools/bench/resnet20_bench.lua --dir $DATA_DIR --n 3 --steps 30 --warmup 3" ;;
     resnet20:torch) echo "tools/bench/resnet20_torch.py --n 3 --steps 30 --warmup 3" ;;
     resnet56:drun)  echo "tools/bench/resnet20_bench.lua --dir $DATA_DIR --n 9 --steps 10 --warmup 2" ;;
@@ -83,7 +91,7 @@ run_one() {  # $1 = model, $2 = drun|pytorch2|debian, $3 = threads; prints image
     out="$("$DRUN" --device cpu --threads "$t" $(model_args "$model" drun) 2>"$ERRLOG")" || {
       echo "error: drun failed ($model, $t threads):" >&2; tail -n 20 "$ERRLOG" >&2; return 1; }
   else
-    local py="$DEBIAN_PY"; [[ "$who" == pytorch2 ]] && py="$VENV/bin/python"
+    local py="$DEBIAN_PY"; [[ "$who" == pytorch2 ]] && py="$TORCH2_PY"
     out="$(env OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS=1 GLIBC_TUNABLES="$GLIBC_BEST" \
            "$py" $(model_args "$model" torch) --threads "$t" 2>"$ERRLOG")" || {
       echo "error: $who failed ($model, $t threads):" >&2; tail -n 20 "$ERRLOG" >&2; return 1; }
@@ -102,8 +110,9 @@ median() {
 }
 
 torch_version() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; }
-V2="$(torch_version "$VENV/bin/python")"
-VD="$(torch_version "$DEBIAN_PY")"
+V2="$(torch_version "$TORCH2_PY")"
+VD="not run"; [[ "$DEBIAN_TORCH" == 1 ]] && VD="$(torch_version "$DEBIAN_PY")"
+PEERS="pytorch2 debian"; [[ "$DEBIAN_TORCH" == 1 ]] || PEERS="pytorch2"
 CPU="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
 HEADER="CPU: $CPU ($(nproc) cores), $(date -u +%Y-%m-%dT%H:%MZ)
 $("$DRUN" --version | sed 's/^/    /')"
@@ -115,19 +124,19 @@ for model in $MODELS; do
   for t in $THREADS; do
     d=(); p=(); b=()
     for ((r = 0; r < REPEATS; r++)); do
-      case $((r % 3)) in
-        0) order="drun pytorch2 debian" ;;
-        1) order="pytorch2 debian drun" ;;
-        2) order="debian drun pytorch2" ;;
-      esac
+      # Rotate the order each repeat: drun first, then second, then last.
+      order="drun $PEERS"
+      for ((k = 0; k < r; k++)); do order="${order#* } ${order%% *}"; done
       for who in $order; do
         v="$(run_one "$model" "$who" "$t")" || exit 1
         case "$who" in drun) d+=("$v") ;; pytorch2) p+=("$v") ;; debian) b+=("$v") ;; esac
       done
     done
-    dm="$(median "${d[@]}")"; pm="$(median "${p[@]}")"; bm="$(median "${b[@]}")"
+    dm="$(median "${d[@]}")"; pm="$(median "${p[@]}")"; bm="nan"
+    [[ ${#b[@]} -gt 0 ]] && bm="$(median "${b[@]}")"
     TABLE+=$'\n'"$(awk -v m="$model" -v t="$t" -v d="$dm" -v p="$pm" -v b="$bm" 'BEGIN {
-      printf "| %s | %d | %.0f | %.0f | %.0f | %.2f | %.2f |", m, t, d, p, b, d / p, d / b }')"
+      if (b == "nan") printf "| %s | %d | %.0f | %.0f | - | %.2f | - |", m, t, d, p, d / p
+      else printf "| %s | %d | %.0f | %.0f | %.0f | %.2f | %.2f |", m, t, d, p, b, d / p, d / b }')"
     NOTES+=$'\n'"- $model, $t threads: drun ${d[*]}; PyTorch $V2 ${p[*]}; Debian ${b[*]}"
   done
 done

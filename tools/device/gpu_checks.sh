@@ -5,14 +5,18 @@
 #   2. the cross-backend harness: every op of kernels/ops.hpp (test_backend_harness),
 #   3. the seed CNN on GPU vs CPU: 20 AllReduce steps, then one epoch's accuracy
 #      (tests/gpu/gpu_train_test.py),
-#   4. tools/bench/gpu.sh: drun vs PyTorch on this GPU (seed CNN b256, ResNet-20 b128).
-# Logs and the benchmark table go to $OUT (the device tool brings it back).
-#   device run: bash tools/device/gpu_checks.sh [--no-bench]   (carry: [".device"])
+#   4. tools/bench/gpu.sh: drun vs PyTorch on this GPU (seed CNN b256, ResNet-20 b128),
+#   5. tools/bench/cpu.sh on the node's CPU (issue 14): drun vs the machine's
+#      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20.
+# The benchmark tables (gpu.md, cpu.md) and every log, packed in
+# gpu_checks.tar.gz, go to $OUT (the device tool brings back at most 8 files).
+#   device run: bash tools/device/gpu_checks.sh [--no-bench] [--no-cpu-bench]   (carry: [".device"])
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-out="${OUT:-/tmp/drun-gpu-out}"
-mkdir -p "$out" /tmp/drun
+result="${OUT:-/tmp/drun-gpu-out}"
+out=/tmp/drun-gpu-logs
+mkdir -p "$result" "$out" /tmp/drun
 tar -C /tmp/drun -xJf .device/bundle.tar.xz || exit 1
 bin=/tmp/drun/bin
 # CUDA's libraries from the machine's Python packages (nvidia-*), then the bundle's.
@@ -35,9 +39,16 @@ step ldd ldd "$bin/drun"
 step cuda_kernels "$bin/test_cuda_kernels"
 step backend_harness "$bin/test_backend_harness"
 step gpu_train python3 tests/gpu/gpu_train_test.py "$bin/drun" "$bin/compare_checkpoints" "$root"
-if [[ "${1:-}" != --no-bench ]]; then
+if [[ " $* " != *" --no-bench "* ]]; then
   mkdir -p build/bench
   step bench env DRUN="$bin/drun" bash tools/bench/gpu.sh
   cp build/bench/gpu.md build/bench/gpu.jsonl "$out/" 2>/dev/null
 fi
+if [[ " $* " != *" --no-cpu-bench "* ]]; then
+  step cpu_bench env DRUN="$bin/drun" TORCH2_PY=/opt/torch/.venv/bin/python DEBIAN_TORCH=0 \
+    bash tools/bench/cpu.sh --threads "1 16" --repeats 3 --models "seed_cnn seed_cnn256 resnet20"
+  cp build/bench/cpu.md build/bench/cpu.jsonl "$out/" 2>/dev/null
+fi
+cp "$out"/gpu.md "$out"/cpu.md "$result/" 2>/dev/null
+tar -C "$out" -czf "$result/gpu_checks.tar.gz" .
 exit $status
