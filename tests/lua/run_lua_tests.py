@@ -95,6 +95,17 @@ def test_unknown_keys_everywhere():
     assert m and int(m.group(1)) >= 70, show(rc, out, err)
 
 
+def test_unknown_cpu_kernel_variant():
+    """DRUN_ISA naming a variant the CPU or build lacks is refused at start-up,
+    naming the ones there are."""
+    p = subprocess.run([DRUN, "unknown_keys.lua"], cwd=HERE, capture_output=True, text=True,
+                       timeout=TIMEOUT, env=dict(os.environ, DRUN_ISA="avx9"))
+    check_clean(p.returncode, p.stdout, p.stderr)
+    assert p.returncode == 1, show(p.returncode, p.stdout, p.stderr)
+    assert "DRUN_ISA=avx9" in p.stderr and "baseline" in p.stderr, show(p.returncode, p.stdout,
+                                                                        p.stderr)
+
+
 def test_shape_mismatch():
     expect_error(["shape_mismatch.lua"], ["'dense'", "(None, 6, 6, 4)", "Flatten"],
                  [r"shape_mismatch\.lua:\d+:"], cwd=HERE)
