@@ -4,12 +4,16 @@
 // on_cpu::<op>, written out here over the kernels of kernels/cpu/.
 #include "kernels/ops.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "kernels/activation.hpp"
 #include "kernels/batchnorm.hpp"
+#include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
@@ -97,6 +101,28 @@ int64_t last_dim(const Tensor& t) {
 // ---------------------------------------------------------------------------
 // The CPU side of each op, on host tensors, after the checks.
 
+namespace {
+
+// Splits `rows` rows into one contiguous range per thread of ex's budget and
+// runs f(first_row, row_count) on each, for kernels whose rows are
+// independent: the result is the same, bit for bit, whatever the split.
+// Small inputs stay on one thread (a parallel region costs microseconds).
+template <class F>
+void by_rows(const Exec& ex, int64_t rows, int64_t cols, F&& f) {
+  constexpr int64_t kMinPerThread = 1 << 14;  // floats
+  const int64_t most = std::max<int64_t>(1, rows * cols / kMinPerThread);
+  const int parts = static_cast<int>(std::min<int64_t>({ex.threads, rows, most}));
+  if (parts <= 1) return f(int64_t{0}, rows);
+#pragma omp parallel num_threads(parts)
+  {
+    const int64_t t = omp_get_thread_num(), per = (rows + parts - 1) / parts;
+    const int64_t r0 = std::min(rows, t * per), r1 = std::min(rows, r0 + per);
+    if (r1 > r0) f(r0, r1 - r0);
+  }
+}
+
+}  // namespace
+
 namespace on_cpu {
 #define DRUN_OP(ret, name, params, args, device, checks) ret name params;
 #include "kernels/op_list.hpp"
@@ -114,9 +140,11 @@ void on_cpu::matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int6
             ex.threads);
 }
 
-void on_cpu::bias_add(const Exec&, Tensor& y, const Tensor& b) {
+void on_cpu::bias_add(const Exec& ex, Tensor& y, const Tensor& b) {
   const int64_t cols = b.numel();
-  cpu::bias_add(y.f32(), b.f32(), y.numel() / cols, cols);
+  float* yp = y.f32();
+  by_rows(ex, y.numel() / cols, cols,
+          [&](int64_t r0, int64_t n) { cpu::bias_add(yp + r0 * cols, b.f32(), n, cols); });
 }
 
 void on_cpu::column_sums(const Exec&, const Tensor& x, Tensor& s) {
@@ -124,32 +152,48 @@ void on_cpu::column_sums(const Exec&, const Tensor& x, Tensor& s) {
   cpu::column_sums(x.f32(), x.numel() / cols, cols, s.f32());
 }
 
-void on_cpu::activation_forward(const Exec&, ActivationFn a, const Tensor& x, Tensor& y) {
+void on_cpu::activation_forward(const Exec& ex, ActivationFn a, const Tensor& x, Tensor& y) {
   const int64_t cols = last_dim(x);
-  cpu::activation_forward(a, x.f32(), y.f32(), x.numel() / cols, cols);
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  by_rows(ex, x.numel() / cols, cols, [&](int64_t r0, int64_t n) {
+    cpu::activation_forward(a, xp + r0 * cols, yp + r0 * cols, n, cols);
+  });
 }
 
-void on_cpu::activation_backward(const Exec&, ActivationFn a, const Tensor& x, const Tensor& y,
+void on_cpu::activation_backward(const Exec& ex, ActivationFn a, const Tensor& x, const Tensor& y,
                                  const Tensor& dy, Tensor& dx) {
   const int64_t cols = last_dim(y);
-  cpu::activation_backward(a, x.defined() ? x.f32() : nullptr, y.f32(), dy.f32(), dx.f32(),
-                           y.numel() / cols, cols);
+  const float* xp = x.defined() ? x.f32() : nullptr;
+  const float *yp = y.f32(), *dyp = dy.f32();
+  float* dxp = dx.f32();
+  by_rows(ex, y.numel() / cols, cols, [&](int64_t r0, int64_t n) {
+    const int64_t o = r0 * cols;
+    cpu::activation_backward(a, xp ? xp + o : nullptr, yp + o, dyp + o, dxp + o, n, cols);
+  });
 }
 
-void on_cpu::add(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) {
-  cpu::add(a.f32(), b.f32(), y.f32(), a.numel());
+void on_cpu::add(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
+  const float *ap = a.f32(), *bp = b.f32();
+  float* yp = y.f32();
+  by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) { cpu::add(ap + i, bp + i, yp + i, n); });
 }
 
-void on_cpu::axpy(const Exec&, float alpha, const Tensor& x, Tensor& y) {
-  cpu::axpy(alpha, x.f32(), y.f32(), x.numel());
+void on_cpu::axpy(const Exec& ex, float alpha, const Tensor& x, Tensor& y) {
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  by_rows(ex, x.numel(), 1, [&](int64_t i, int64_t n) { cpu::axpy(alpha, xp + i, yp + i, n); });
 }
 
-void on_cpu::scale(const Exec&, float alpha, Tensor& y) {
-  cpu::scale(alpha, y.f32(), y.numel());
+void on_cpu::scale(const Exec& ex, float alpha, Tensor& y) {
+  float* yp = y.f32();
+  by_rows(ex, y.numel(), 1, [&](int64_t i, int64_t n) { cpu::scale(alpha, yp + i, n); });
 }
 
-void on_cpu::mul(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) {
-  cpu::mul(a.f32(), b.f32(), y.f32(), a.numel());
+void on_cpu::mul(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
+  const float *ap = a.f32(), *bp = b.f32();
+  float* yp = y.f32();
+  by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) { cpu::mul(ap + i, bp + i, yp + i, n); });
 }
 
 bool on_cpu::all_finite(const Exec&, const Tensor& x) {
@@ -206,30 +250,35 @@ void on_cpu::global_avg_pool_backward(const Exec&, const Tensor& dy, Tensor& dx)
   cpu::global_avg_pool_backward(n, dx.numel() / (n * c), c, dy.f32(), dx.f32());
 }
 
-void on_cpu::batchnorm_forward_train(const Exec&, const Tensor& x, const Tensor& gamma,
+void on_cpu::batchnorm_forward_train(const Exec& ex, const Tensor& x, const Tensor& gamma,
                                      const Tensor& beta, float eps, float momentum,
                                      Tensor& moving_mean, Tensor& moving_var, Tensor& mean,
                                      Tensor& inv_std, Tensor& y) {
   const int64_t c = gamma.numel();
   cpu::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
                                moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),
-                               y.f32());
+                               y.f32(), ex.threads);
 }
 
-void on_cpu::batchnorm_forward_infer(const Exec&, const Tensor& x, const Tensor& gamma,
+void on_cpu::batchnorm_forward_infer(const Exec& ex, const Tensor& x, const Tensor& gamma,
                                      const Tensor& beta, float eps, const Tensor& moving_mean,
                                      const Tensor& moving_var, Tensor& y) {
   const int64_t c = gamma.numel();
-  cpu::batchnorm_forward_infer(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps,
-                               moving_mean.f32(), moving_var.f32(), y.f32());
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  by_rows(ex, x.numel() / c, c, [&](int64_t r0, int64_t n) {
+    cpu::batchnorm_forward_infer(xp + r0 * c, n, c, gamma.f32(), beta.f32(), eps, moving_mean.f32(),
+                                 moving_var.f32(), yp + r0 * c);
+  });
 }
 
-void on_cpu::batchnorm_backward(const Exec&, const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                const Tensor& mean, const Tensor& inv_std, bool batch_statistics,
-                                Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+void on_cpu::batchnorm_backward(const Exec& ex, const Tensor& x, const Tensor& dy,
+                                const Tensor& gamma, const Tensor& mean, const Tensor& inv_std,
+                                bool batch_statistics, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   const int64_t c = gamma.numel();
   cpu::batchnorm_backward(x.f32(), dy.f32(), x.numel() / c, c, gamma.f32(), mean.f32(),
-                          inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32());
+                          inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32(),
+                          ex.threads);
 }
 
 double on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred,

@@ -2,9 +2,11 @@
 """CIFAR-10 and ResNet end to end on generated data in the real binary format
 (tests/data/make_cifar10.py, with the label drawn into the images):
 
-  signal     ResNet-20, 300 steps of batch 16: accuracy on the training images
-             >= 0.9 (tests/cifar/resnet_signal.lua; measured 1.0; with the crop and
-             flip augmentation on, 0.85 after 300 steps).
+  signal     ResNet-20, 300 steps of batch 16 at learning rate 0.05: accuracy on
+             the training images >= 0.75, chance being 0.1 (tests/cifar/resnet_signal.lua).
+             So short a run is chaotic: float rounding alone (another thread
+             count, another summation order) moves it; measured 0.83-1.00 over
+             seeds 1-4 and two builds (at 0.1 it ranged 0.50-1.00).
   all_reduce drun -np 2 scripts/cifar10_resnet56.lua --data-dir D --epochs 1
              --train-limit 2000 writes summary.json with 2 workers.
   downpour   the same with --strategy downpour (1 parameter server).
@@ -42,7 +44,7 @@ def main():
         if not ONLY or "signal" in ONLY:
             p = drun("-q", "--data-dir", data, os.path.join(ROOT, "tests/cifar/resnet_signal.lua"))
             m = re.search(r"train accuracy (\S+) after (\d+) steps", p.stdout)
-            ok = p.returncode == 0 and m and float(m.group(1)) >= 0.9 and m.group(2) == "300"
+            ok = p.returncode == 0 and m and float(m.group(1)) >= 0.75 and m.group(2) == "300"
             check("signal", ok, m.group(0) if m else p.stderr[-1500:])
         script = os.path.join(ROOT, "scripts/cifar10_resnet56.lua")
         for strategy in ("all_reduce", "downpour"):

@@ -10,7 +10,7 @@ local opt = drun.args{steps = 300, batch_size = 16, seed = 1}
 local train = data.cifar10{split = 'train'}
 local model = resnet{n = 3, seed = opt.seed}
 model:compile{
-  optimizer = optim.SGD{learning_rate = 0.1, momentum = 0.9, weight_decay = 2e-4},
+  optimizer = optim.SGD{learning_rate = 0.05, momentum = 0.9, weight_decay = 2e-4},
   loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
   metrics = {'accuracy'},
 }

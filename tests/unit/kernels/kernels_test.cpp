@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/rng.hpp"
 #include "kernel_reference.hpp"
 #include "kernels/activation.hpp"
 #include "kernels/batchnorm.hpp"
+#include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/conv2d_direct.hpp"
 #include "kernels/cpu/gemm.hpp"
@@ -458,6 +460,62 @@ TEST(BatchNorm, TrainInferAndBackward) {
     xm[i] -= h;
     const double fd = (loss(xp) - loss(xm)) / (static_cast<double>(xp[i]) - xm[i]);
     EXPECT_NEAR(fd, dx_ref[i], 1e-3 * std::max(1.0, std::fabs(dx_ref[i]))) << i;
+  }
+}
+
+TEST(BatchNorm, BlockedSumsOnThreadsMatchTheReferenceAndEachOther) {
+  // Many rows (sums in blocks of rows, several threads) and many channels
+  // (too many for the partial sums: one block summed in place).
+  for (auto [rows, c] : {std::pair<int64_t, int64_t>{6000, 16}, {16384, 16}, {40, 5000}}) {
+    SCOPED_TRACE(::testing::Message() << rows << " x " << c);
+    Rng rng(static_cast<uint64_t>(rows + c));
+    const auto x = random_vec(rows * c, rng, -2.0f, 3.0f);
+    const auto dy = random_vec(rows * c, rng);
+    const auto gamma = random_vec(c, rng, 0.5f, 1.5f), beta = random_vec(c, rng);
+    std::vector<double> mean(c, 0.0), var(c, 0.0), dbeta_ref(c, 0.0), dgamma_ref(c, 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < c; ++j) mean[j] += x[r * c + j] / static_cast<double>(rows);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < c; ++j)
+        var[j] += (x[r * c + j] - mean[j]) * (x[r * c + j] - mean[j]) / static_cast<double>(rows);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < c; ++j) {
+        dbeta_ref[j] += dy[r * c + j];
+        dgamma_ref[j] += dy[r * c + j] * (x[r * c + j] - mean[j]) / std::sqrt(var[j] + 1e-3);
+      }
+    std::vector<std::vector<float>> outputs;
+    for (int threads : {1, 2}) {
+      std::vector<float> mm(c, 0.0f), mv(c, 1.0f), m(c), inv_std(c), y(rows * c);
+      batchnorm_forward_train(x.data(), rows, c, gamma.data(), beta.data(), 1e-3f, 0.9f, mm.data(),
+                              mv.data(), m.data(), inv_std.data(), y.data(), threads);
+      expect_close(m, mean, 1e-5, "mean");
+      std::vector<double> y_ref(rows * c);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < c; ++j)
+          y_ref[r * c + j] =
+              (x[r * c + j] - mean[j]) / std::sqrt(var[j] + 1e-3) * gamma[j] + beta[j];
+      expect_close(y, y_ref, 1e-4, "y");
+      std::vector<float> dx(rows * c), dgamma(c), dbeta(c);
+      batchnorm_backward(x.data(), dy.data(), rows, c, gamma.data(), m.data(), inv_std.data(), true,
+                         dx.data(), dgamma.data(), dbeta.data(), threads);
+      expect_close(dbeta, dbeta_ref, 1e-4, "dbeta");
+      expect_close(dgamma, dgamma_ref, 1e-4, "dgamma");
+      std::vector<double> dx_ref(rows * c);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < c; ++j) {
+          const double is = 1.0 / std::sqrt(var[j] + 1e-3);
+          const double xhat = (x[r * c + j] - mean[j]) * is;
+          dx_ref[r * c + j] =
+              gamma[j] * is / static_cast<double>(rows) *
+              (static_cast<double>(rows) * dy[r * c + j] - dbeta_ref[j] - xhat * dgamma_ref[j]);
+        }
+      expect_close(dx, dx_ref, 1e-4, "dx");
+      std::vector<float> all = y;
+      all.insert(all.end(), dx.begin(), dx.end());
+      all.insert(all.end(), inv_std.begin(), inv_std.end());
+      outputs.push_back(std::move(all));
+    }
+    EXPECT_TRUE(outputs[0] == outputs[1]) << "the thread count changed the result";
   }
 }
 
