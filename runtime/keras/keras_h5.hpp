@@ -2,7 +2,7 @@
 // reads and writes): a model drun trained loads in Keras and predicts the
 // same, and a model Keras saved loads into drun.
 //
-// File layout (../shared/REFERENCE.md has the facts and their sources):
+// File layout (docs/formats.md; tests/interop checks it against Keras 3 and h5py):
 //   attributes keras_version, backend, model_config (JSON: Sequential or
 //   Functional), training_config (when compiled), drun_version;
 //   group model_weights: attributes layer_names, backend, keras_version; one

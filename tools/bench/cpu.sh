@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CPU training throughput, drun against the peers a user would pick: PyTorch
 # 2.x from PyPI (oneDNN; in build/bench/torch-venv, made here on first use)
-# and Debian's python3-torch in its best configuration (REFERENCE.md).
+# and Debian's python3-torch in their best configuration (docs/benchmarks.md).
 #
 #   tools/bench/cpu.sh [--threads "1 2"] [--repeats 5] [--models "seed_cnn resnet20 resnet56"]
 #

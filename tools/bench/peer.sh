@@ -16,7 +16,7 @@
 #
 # drun:    $DRUN (default build/drun) --threads N tools/bench/MODEL_bench.lua [model args] --steps S --warmup W
 # PyTorch: /usr/bin/python3 tools/bench/MODEL_torch.py, in its best configuration
-#          (OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=1 GLIBC_TUNABLES=... see REFERENCE.md).
+#          (OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=1 GLIBC_TUNABLES=... see docs/benchmarks.md).
 # SGEMM:   $SGEMM_PEAK, else build/tools/bench/sgemm_peak, else compiled with g++
 #          into build/bench/sgemm_peak. Square N=2048, median of repeats.
 # Fraction of SGEMM peak = drun images/s * FLOP per image / (SGEMM GFLOP/s * 1e9).

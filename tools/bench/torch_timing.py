@@ -2,8 +2,8 @@
 resnet20_torch.py): command-line options, the best-configuration check,
 torch set-up, the timed training loop and the one JSON line of results.
 
---device cpu (the default). Best configuration on this machine (see
-/work/shared/REFERENCE.md): the caller must set, before the process starts,
+--device cpu (the default). Best configuration (docs/benchmarks.md):
+the caller must set, before the process starts,
   OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=1
   GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295
 (tools/bench/peer.sh does); setup_torch calls torch.set_num_threads(N).

@@ -1,4 +1,4 @@
-// The cross-backend harness (docs: DESIGN.md, "Tests"): every op of the
+// The cross-backend harness (docs/architecture.md, "Tests"): every op of the
 // backend interface (kernels/ops.hpp) runs on the CPU, the reference, and on
 // the GPU with the same random inputs, and the GPU's outputs must match the
 // CPU's within a float tolerance, forward and backward.
