@@ -4,8 +4,6 @@
 // on_cpu::<op>, written out here over the kernels of kernels/cpu/.
 #include "kernels/ops.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -17,6 +15,7 @@
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
+#include "kernels/cpu/split.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
 #include "kernels/loss.hpp"
@@ -111,14 +110,10 @@ template <class F>
 void by_rows(const Exec& ex, int64_t rows, int64_t cols, F&& f) {
   constexpr int64_t kMinPerThread = 1 << 14;  // floats
   const int64_t most = std::max<int64_t>(1, rows * cols / kMinPerThread);
-  const int parts = static_cast<int>(std::min<int64_t>({ex.threads, rows, most}));
-  if (parts <= 1) return f(int64_t{0}, rows);
-#pragma omp parallel num_threads(parts)
-  {
-    const int64_t t = omp_get_thread_num(), per = (rows + parts - 1) / parts;
-    const int64_t r0 = std::min(rows, t * per), r1 = std::min(rows, r0 + per);
-    if (r1 > r0) f(r0, r1 - r0);
-  }
+  cpu::for_each_range(rows, static_cast<int>(std::min<int64_t>(ex.threads, most)),
+                      [&](int64_t, int64_t r0, int64_t r1) {
+                        if (r1 > r0) f(r0, r1 - r0);
+                      });
 }
 
 }  // namespace

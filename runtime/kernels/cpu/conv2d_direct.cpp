@@ -1,30 +1,16 @@
 #include "kernels/cpu/conv2d_direct.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/split.hpp"
 
 namespace drun::kernels::cpu {
 
 namespace {
 
 constexpr int64_t kMaxTaps = 32;
-
-// Splits the batch's images evenly over `threads` threads and runs f(t, n0, n1).
-template <class F>
-int by_images(const ConvGeometry& g, int threads, F&& f) {
-  const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, g.n)));
-#pragma omp parallel num_threads(parts)
-  {
-    const int64_t t = omp_get_thread_num(), per = (g.n + parts - 1) / parts;
-    const int64_t n0 = std::min(g.n, t * per), n1 = std::min(g.n, n0 + per);
-    f(t, n0, n1);
-  }
-  return parts;
-}
 
 }  // namespace
 
@@ -35,7 +21,7 @@ bool conv2d_direct_suits(const ConvGeometry& g) {
 void conv2d_direct_forward(const ConvGeometry& g, const float* x, const float* w, const float* b,
                            float* y, bool relu, int threads) {
   const CpuKernels& kernels = cpu_kernels();
-  by_images(g, threads, [&](int64_t, int64_t n0, int64_t n1) {
+  for_each_range(g.n, threads, [&](int64_t, int64_t n0, int64_t n1) {
     kernels.conv_direct_forward(g, x, w, b, y, relu, n0, n1);
   });
 }
@@ -45,7 +31,7 @@ void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const 
                                    float* scratch, int64_t scratch_stride, int threads) {
   const CpuKernels& kernels = cpu_kernels();
   const int64_t co = g.co, k = g.k();
-  const int parts = by_images(g, threads, [&](int64_t t, int64_t n0, int64_t n1) {
+  const int parts = for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
     float* dwt = partial + t * (k * co + co);
     float* dbt = dwt + k * co;
     std::memset(dwt, 0, sizeof(float) * (k * co + co));

@@ -1,42 +1,29 @@
 #include "kernels/cpu/pool.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
 
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/split.hpp"
 
 namespace drun::kernels::cpu {
-
-namespace {
-// Runs f(n0, n1) on contiguous ranges of the n images, one per thread.
-template <class F>
-void by_images(int64_t n, int threads, F&& f) {
-  const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n)));
-#pragma omp parallel num_threads(parts)
-  {
-    const int64_t t = omp_get_thread_num(), per = (n + parts - 1) / parts;
-    const int64_t n0 = std::min(n, t * per), n1 = std::min(n, n0 + per);
-    f(n0, n1);
-  }
-}
-}  // namespace
 
 // Max pooling runs the CPU's kernel variant (cpu_kernels.hpp).
 void max_pool_forward(const PoolGeometry& g, const float* x, float* y, int32_t* argmax,
                       int threads) {
   const CpuKernels& kernels = cpu_kernels();
-  by_images(g.n, threads,
-            [&](int64_t n0, int64_t n1) { kernels.max_pool_forward(g, x, y, argmax, n0, n1); });
+  for_each_range(g.n, threads, [&](int64_t, int64_t n0, int64_t n1) {
+    kernels.max_pool_forward(g, x, y, argmax, n0, n1);
+  });
 }
 
 void max_pool_backward(const PoolGeometry& g, const float* dy, const int32_t* argmax, float* dx,
                        int threads) {
   const CpuKernels& kernels = cpu_kernels();
-  by_images(g.n, threads,
-            [&](int64_t n0, int64_t n1) { kernels.max_pool_backward(g, dy, argmax, dx, n0, n1); });
+  for_each_range(g.n, threads, [&](int64_t, int64_t n0, int64_t n1) {
+    kernels.max_pool_backward(g, dy, argmax, dx, n0, n1);
+  });
 }
 
 static int64_t window_count(const PoolGeometry& g, int64_t oy, int64_t ox) {
