@@ -10,25 +10,42 @@ namespace drun::lua {
 
 namespace {
 
+// A Lua table with any of begin, before_step, after_step, end_. Its methods
+// are looked up once, here, so that a step costs only the calls themselves.
 class LuaHook final : public train::Hook {
  public:
   LuaHook(lua_State* L, int index, std::string name) : L_(L), name_(std::move(name)) {
     lua_pushvalue(L, index);
     ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    for (int m = 0; m < kMethods; ++m) {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, ref_);
+      get_field(L, -1, kMethodNames[m]);
+      if (lua_isfunction(L, -1)) {
+        methods_[m] = luaL_ref(L, LUA_REGISTRYINDEX);
+      } else {
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
   }
-  ~LuaHook() override { luaL_unref(L_, LUA_REGISTRYINDEX, ref_); }
+  ~LuaHook() override {
+    for (int m : methods_) luaL_unref(L_, LUA_REGISTRYINDEX, m);
+    luaL_unref(L_, LUA_REGISTRYINDEX, ref_);
+  }
+  LuaHook(const LuaHook&) = delete;
+  LuaHook& operator=(const LuaHook&) = delete;
   std::string name() const override { return name_; }
 
   void begin(train::Trainer&) override {
-    if (push_method("begin")) call(1, 0);
+    if (push_method(kBegin)) call(1, 0);
   }
   void before_step(int64_t global_step) override {
-    if (!push_method("before_step")) return;
+    if (!push_method(kBeforeStep)) return;
     lua_pushnumber(L_, static_cast<double>(global_step));
     call(2, 0);
   }
   bool after_step(const train::StepResult& s) override {
-    if (!push_method("after_step")) return false;
+    if (!push_method(kAfterStep)) return false;
     lua_createtable(L_, 0, 6);
     set("step", static_cast<double>(s.global_step));
     set("epoch", static_cast<double>(s.epoch));
@@ -44,21 +61,21 @@ class LuaHook final : public train::Hook {
     return stop;
   }
   void end(train::Trainer&, json& result) override {
-    if (!push_method("end_")) return;
+    if (!push_method(kEnd)) return;
     push_json(L_, result);
     call(2, 0);
   }
 
  private:
+  enum Method { kBegin, kBeforeStep, kAfterStep, kEnd, kMethods };
+  static constexpr const char* kMethodNames[kMethods] = {"begin", "before_step", "after_step",
+                                                         "end_"};
+
   // Pushes the hook's function `method` and the hook table (its self).
-  bool push_method(const char* method) {
+  bool push_method(Method method) {
+    if (methods_[method] == LUA_NOREF) return false;
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, methods_[method]);
     lua_rawgeti(L_, LUA_REGISTRYINDEX, ref_);
-    get_field(L_, -1, method);
-    if (!lua_isfunction(L_, -1)) {
-      lua_pop(L_, 2);
-      return false;
-    }
-    lua_insert(L_, -2);
     return true;
   }
   void set(const char* key, double v) {
@@ -77,6 +94,7 @@ class LuaHook final : public train::Hook {
   lua_State* L_;
   std::string name_;
   int ref_ = LUA_NOREF;
+  int methods_[kMethods] = {LUA_NOREF, LUA_NOREF, LUA_NOREF, LUA_NOREF};
 };
 
 }  // namespace
