@@ -22,4 +22,8 @@ DRUN_CPU_AND_CUDA(void add(const float* a, const float* b, float* y, int64_t n);
                   // Row-wise argmax of a (rows, cols) matrix; the first index of the maximum.
                   void argmax_rows(const float* x, int64_t rows, int64_t cols, int32_t* out);)
 
+namespace cpu {
+void add_relu(const float* a, const float* b, float* y, int64_t n);  // y = max(0, a + b)
+}
+
 }  // namespace drun::kernels

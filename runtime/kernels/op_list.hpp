@@ -57,6 +57,10 @@ DRUN_OP(void, activation_backward,
 DRUN_OP(void, add, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y), (ex, a, b, y), ex,
         same_size(op, a, b, y))
 
+// y = max(0, a + b): an Add followed by a ReLU, fused (nn::Model decides where).
+DRUN_OP(void, add_relu, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y),
+        (ex, a, b, y), ex, same_size(op, a, b, y))
+
 // y += alpha x.
 DRUN_OP(void, axpy, (const Exec& ex, float alpha, const Tensor& x, Tensor& y), (ex, alpha, x, y),
         ex, same_size(op, x, y))
@@ -116,21 +120,29 @@ DRUN_OP(void, global_avg_pool_backward, (const Exec& ex, const Tensor& dy, Tenso
 // Batch normalisation over the last axis (kernels/batchnorm.hpp states the
 // formulas). Training normalises with the batch statistics, keeps them in
 // mean/inv_std for backward and moves the moving statistics by `momentum`.
+// With `relu` the output is max(0, y): a ReLU that follows the batch norm,
+// fused (nn::Model decides where).
 DRUN_OP(void, batchnorm_forward_train,
         (const Exec& ex, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
          float momentum, Tensor& moving_mean, Tensor& moving_var, Tensor& mean, Tensor& inv_std,
-         Tensor& y),
-        (ex, x, gamma, beta, eps, momentum, moving_mean, moving_var, mean, inv_std, y), ex, none())
+         Tensor& y, bool relu),
+        (ex, x, gamma, beta, eps, momentum, moving_mean, moving_var, mean, inv_std, y, relu), ex,
+        none())
 DRUN_OP(void, batchnorm_forward_infer,
         (const Exec& ex, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
-         const Tensor& moving_mean, const Tensor& moving_var, Tensor& y),
-        (ex, x, gamma, beta, eps, moving_mean, moving_var, y), ex, none())
+         const Tensor& moving_mean, const Tensor& moving_var, Tensor& y, bool relu),
+        (ex, x, gamma, beta, eps, moving_mean, moving_var, y, relu), ex, none())
 // dx, dgamma, dbeta overwritten. With batch_statistics the mean and variance
-// depend on x (training); otherwise they are constants.
+// depend on x (training); otherwise they are constants. relu_y, when not
+// null, is the fused forward's output: dy is first masked where the ReLU was
+// closed (the CPU recomputes that mask from x, gamma and beta, one read of
+// the activations fewer; CUDA reads relu_y).
 DRUN_OP(void, batchnorm_backward,
-        (const Exec& ex, const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
-         const Tensor& inv_std, bool batch_statistics, Tensor& dx, Tensor& dgamma, Tensor& dbeta),
-        (ex, x, dy, gamma, mean, inv_std, batch_statistics, dx, dgamma, dbeta), ex, none())
+        (const Exec& ex, const Tensor& x, const Tensor& dy, const Tensor* relu_y,
+         const Tensor& gamma, const Tensor& beta, const Tensor& mean, const Tensor& inv_std,
+         bool batch_statistics, Tensor& dx, Tensor& dgamma, Tensor& dbeta),
+        (ex, x, dy, relu_y, gamma, beta, mean, inv_std, batch_statistics, dx, dgamma, dbeta), ex,
+        none())
 
 // The mean loss over the batch; grad = d(mean)/d(pred) (kernels/loss.hpp).
 // For sparse kinds, a label outside [0, classes) sets *bad_row to its row

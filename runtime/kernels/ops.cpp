@@ -174,6 +174,13 @@ void on_cpu::add(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
   by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) { cpu::add(ap + i, bp + i, yp + i, n); });
 }
 
+void on_cpu::add_relu(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
+  const float *ap = a.f32(), *bp = b.f32();
+  float* yp = y.f32();
+  by_rows(ex, a.numel(), 1,
+          [&](int64_t i, int64_t n) { cpu::add_relu(ap + i, bp + i, yp + i, n); });
+}
+
 void on_cpu::axpy(const Exec& ex, float alpha, const Tensor& x, Tensor& y) {
   const float* xp = x.f32();
   float* yp = y.f32();
@@ -248,32 +255,33 @@ void on_cpu::global_avg_pool_backward(const Exec&, const Tensor& dy, Tensor& dx)
 void on_cpu::batchnorm_forward_train(const Exec& ex, const Tensor& x, const Tensor& gamma,
                                      const Tensor& beta, float eps, float momentum,
                                      Tensor& moving_mean, Tensor& moving_var, Tensor& mean,
-                                     Tensor& inv_std, Tensor& y) {
+                                     Tensor& inv_std, Tensor& y, bool relu) {
   const int64_t c = gamma.numel();
   cpu::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
                                moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),
-                               y.f32(), ex.threads);
+                               y.f32(), relu, ex.threads);
 }
 
 void on_cpu::batchnorm_forward_infer(const Exec& ex, const Tensor& x, const Tensor& gamma,
                                      const Tensor& beta, float eps, const Tensor& moving_mean,
-                                     const Tensor& moving_var, Tensor& y) {
+                                     const Tensor& moving_var, Tensor& y, bool relu) {
   const int64_t c = gamma.numel();
   const float* xp = x.f32();
   float* yp = y.f32();
   by_rows(ex, x.numel() / c, c, [&](int64_t r0, int64_t n) {
     cpu::batchnorm_forward_infer(xp + r0 * c, n, c, gamma.f32(), beta.f32(), eps, moving_mean.f32(),
-                                 moving_var.f32(), yp + r0 * c);
+                                 moving_var.f32(), yp + r0 * c, relu);
   });
 }
 
 void on_cpu::batchnorm_backward(const Exec& ex, const Tensor& x, const Tensor& dy,
-                                const Tensor& gamma, const Tensor& mean, const Tensor& inv_std,
-                                bool batch_statistics, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+                                const Tensor* relu_y, const Tensor& gamma, const Tensor& beta,
+                                const Tensor& mean, const Tensor& inv_std, bool batch_statistics,
+                                Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   const int64_t c = gamma.numel();
-  cpu::batchnorm_backward(x.f32(), dy.f32(), x.numel() / c, c, gamma.f32(), mean.f32(),
-                          inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32(),
-                          ex.threads);
+  cpu::batchnorm_backward(x.f32(), dy.f32(), relu_y ? beta.f32() : nullptr, x.numel() / c, c,
+                          gamma.f32(), mean.f32(), inv_std.f32(), batch_statistics, dx.f32(),
+                          dgamma.f32(), dbeta.f32(), ex.threads);
 }
 
 double on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred,

@@ -1,6 +1,7 @@
 #include "kernels/platform.hpp"
 
 #include "kernels/cpu/blas_core.hpp"
+#include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/ops.hpp"
 
@@ -8,16 +9,25 @@ extern "C" char* openblas_get_config(void);
 
 namespace drun::kernels {
 
+namespace {
+
+std::string conv_engine_text() {
+  if (cpu::conv_engine_choice() == cpu::ConvEngineChoice::im2col)
+    return "drun direct (K <= 32), im2col + OpenBLAS SGEMM otherwise (DRUN_CONV=im2col)";
+  const std::string w = std::to_string(cpu::cpu_kernels().vec_floats);
+  return "drun direct (K <= 32), drun implicit GEMM (output channels a multiple of " + w +
+         "), im2col + OpenBLAS SGEMM otherwise";
+}
+
+}  // namespace
+
 json describe_platform() {
   json variants = json::array();
   for (const cpu::CpuKernels* k : cpu::supported_cpu_kernels()) variants.push_back(k->name);
   const char* blas = openblas_get_config();
-  return {{"cpu", cpu::cpu_model_name()},
-          {"cpu_kernels", cpu::cpu_kernels().name},
-          {"cpu_kernels_supported", variants},
-          {"blas", blas ? blas : "OpenBLAS"},
-          {"blas_core", cpu::blas_core()},
-          {"conv_engine", "drun direct (K <= 32), im2col + OpenBLAS SGEMM otherwise"},
+  return {{"cpu", cpu::cpu_model_name()},      {"cpu_kernels", cpu::cpu_kernels().name},
+          {"cpu_kernels_supported", variants}, {"blas", blas ? blas : "OpenBLAS"},
+          {"blas_core", cpu::blas_core()},     {"conv_engine", conv_engine_text()},
           {"cuda_built", cuda_built()}};
 }
 

@@ -52,6 +52,7 @@ class ActivationLayer final : public Layer {
     return "Activation";
   }
   Shape build(std::span<const Shape> in, Rng&) override { return output_shape_ = in[0]; }
+  bool is_plain_relu() const override { return act_.kind == Activation::relu; }
   void forward(std::span<const Tensor* const> in, bool) override {
     ensure(out_, in[0]->shape());
     kernels::activation_forward(ex_, act_, *in[0], out_);

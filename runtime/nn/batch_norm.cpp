@@ -21,6 +21,7 @@ class BatchNorm final : public Layer {
       throw UsageError(who() + ": center=false and scale=false are not supported");
   }
   const char* kind() const override { return "BatchNormalization"; }
+  bool absorb_relu() override { return relu_ = true; }
   Shape build(std::span<const Shape> in, Rng&) override {
     const int64_t c = in[0][-1];
     add_param("gamma", Shape{c}).value.fill(1.0f);
@@ -40,10 +41,10 @@ class BatchNorm final : public Layer {
     if (training)
       kernels::batchnorm_forward_train(ex_, x, params_[0].value, params_[1].value, epsilon_,
                                        momentum_, params_[2].value, params_[3].value, mean_,
-                                       inv_std_, out_);
+                                       inv_std_, out_, relu_);
     else
       kernels::batchnorm_forward_infer(ex_, x, params_[0].value, params_[1].value, epsilon_,
-                                       params_[2].value, params_[3].value, out_);
+                                       params_[2].value, params_[3].value, out_, relu_);
     if (!training) {  // backward through frozen statistics (fine-tuning) needs them
       const Tensor mm = params_[2].value.to(Device::cpu);
       const Tensor mv = params_[3].value.to(Device::cpu);
@@ -60,8 +61,9 @@ class BatchNorm final : public Layer {
                 std::span<const bool>) override {
     // The batch statistics couple every input, so dx is always computed.
     ensure(dx_[0], in[0]->shape());
-    kernels::batchnorm_backward(ex_, *in[0], dy, params_[0].value, mean_, inv_std_, training_,
-                                dx_[0], params_[0].grad, params_[1].grad);
+    kernels::batchnorm_backward(ex_, *in[0], dy, relu_ ? &out_ : nullptr, params_[0].value,
+                                params_[1].value, mean_, inv_std_, training_, dx_[0],
+                                params_[0].grad, params_[1].grad);
   }
   json config() const override {
     json c = Layer::config();
@@ -76,6 +78,7 @@ class BatchNorm final : public Layer {
  private:
   float momentum_ = 0.99f, epsilon_ = 1e-3f;
   bool training_ = true;
+  bool relu_ = false;  // a following ReLU layer absorbed (Layer::absorb_relu)
   Tensor mean_, inv_std_;
 };
 }  // namespace

@@ -52,6 +52,13 @@ class Layer {
   // The layer's random generator (Dropout's masks), for checkpoints; null when none.
   virtual Rng* rng() { return nullptr; }
 
+  // Fusing a ReLU layer into the layer before it (nn::Model decides where):
+  // whether this layer is exactly y = max(0, x), and whether this layer can
+  // apply such a ReLU to its own output (it then does from now on: its
+  // output is the ReLU's, its backward takes the gradient at the ReLU's output).
+  virtual bool is_plain_relu() const { return false; }
+  virtual bool absorb_relu() { return false; }
+
  protected:
   Param& add_param(const std::string& short_name, const Shape& shape, bool trainable = true);
   // Name for messages: "Conv2D 'conv2d'".

@@ -115,6 +115,25 @@ Model::Model(const json& spec_in, uint64_t seed) : spec_(spec_in) {
   for (const auto& n : nodes_) max_in = std::max(max_in, n.inbound.size());
   in_scratch_.resize(max_in);
   need_scratch_ = std::make_unique<bool[]>(max_in);
+  fuse_relus();
+}
+
+// A ReLU is absorbed by the layer that feeds it when that layer's output goes
+// nowhere else: the pair then makes one pass over memory each way instead of
+// two (batch norm + ReLU in every ResNet block). The ReLU layer stays in the
+// model (summaries, export); it just does no work.
+void Model::fuse_relus() {
+  absorbed_by_.assign(nodes_.size(), -1);
+  relu_node_.assign(nodes_.size(), -1);
+  for (size_t j = 0; j <= static_cast<size_t>(output_); ++j) {
+    const Node& n = nodes_[j];
+    if (!n.layer->is_plain_relu() || n.inbound.size() != 1 || n.inbound[0] < 0) continue;
+    const int i = n.inbound[0];
+    if (i == output_ || consumers_[static_cast<size_t>(i)].size() != 1) continue;
+    if (!nodes_[static_cast<size_t>(i)].layer->absorb_relu()) continue;
+    absorbed_by_[j] = i;
+    relu_node_[static_cast<size_t>(i)] = static_cast<int>(j);
+  }
 }
 
 const Shape& Model::output_shape() const {
@@ -127,7 +146,9 @@ void Model::set_exec(const Exec& ex) {
 }
 
 const Tensor& Model::node_output(int id, const Tensor& x) const {
-  return id < 0 ? x : nodes_[static_cast<size_t>(id)].layer->output();
+  if (id < 0) return x;
+  const int by = absorbed_by_[static_cast<size_t>(id)];
+  return nodes_[static_cast<size_t>(by >= 0 ? by : id)].layer->output();
 }
 
 const Tensor& Model::forward(const Tensor& x, bool training) {
@@ -136,40 +157,39 @@ const Tensor& Model::forward(const Tensor& x, bool training) {
                      " but the model expects " + input_shape_.with_batch(0).str(true));
   input_ = &x;
   for (size_t i = 0; i <= static_cast<size_t>(output_); ++i) {
+    if (absorbed_by_[i] >= 0) continue;
     Node& n = nodes_[i];
     for (size_t s = 0; s < n.inbound.size(); ++s) in_scratch_[s] = &node_output(n.inbound[s], x);
     n.layer->forward(std::span(in_scratch_.data(), n.inbound.size()), training);
   }
-  return nodes_[static_cast<size_t>(output_)].layer->output();
+  return node_output(output_, x);
+}
+
+const Tensor* Model::arriving_grad(int i, const Tensor& dy) {
+  // The loss's gradient at the output, the one consumer's input gradient, or
+  // the sum over several consumers.
+  if (i == output_) return &dy;
+  const auto& cons = consumers_[static_cast<size_t>(i)];
+  if (cons.empty()) return nullptr;  // feeds nothing that reaches the output
+  auto part = [&](size_t k) -> const Tensor& {
+    return nodes_[static_cast<size_t>(cons[k].first)].layer->input_grad(cons[k].second);
+  };
+  if (cons.size() == 1) return &part(0);
+  Tensor& sum = grad_sum_[static_cast<size_t>(i)];
+  sum.ensure(part(0).shape(), DType::f32, ex_.device);
+  kernels::add(ex_, part(0), part(1), sum);
+  for (size_t k = 2; k < cons.size(); ++k) kernels::axpy(ex_, 1.0f, part(k), sum);
+  return &sum;
 }
 
 void Model::backward(const Tensor& dy) {
   const Tensor& x = *input_;
   for (int i = output_; i >= 0; --i) {
+    if (absorbed_by_[static_cast<size_t>(i)] >= 0) continue;  // its layer below does its work
     Node& n = nodes_[static_cast<size_t>(i)];
-    const auto& cons = consumers_[static_cast<size_t>(i)];
-    // The gradient arriving at this node's output: the loss's at the output,
-    // the one consumer's input gradient, or the sum over several consumers.
-    const Tensor* g = nullptr;
-    if (i == output_) {
-      g = &dy;
-    } else if (cons.empty()) {
-      continue;  // feeds nothing that reaches the output
-    } else if (cons.size() == 1) {
-      g = &nodes_[static_cast<size_t>(cons[0].first)].layer->input_grad(cons[0].second);
-    } else {
-      Tensor& sum = grad_sum_[static_cast<size_t>(i)];
-      sum.ensure(n.layer->output().shape(), DType::f32, ex_.device);
-      for (size_t k = 0; k < cons.size(); ++k) {
-        const Tensor& part =
-            nodes_[static_cast<size_t>(cons[k].first)].layer->input_grad(cons[k].second);
-        if (k == 0)
-          sum.copy_from(part);
-        else
-          kernels::axpy(ex_, 1.0f, part, sum);
-      }
-      g = &sum;
-    }
+    const int relu = relu_node_[static_cast<size_t>(i)];
+    const Tensor* g = arriving_grad(relu >= 0 ? relu : i, dy);
+    if (!g) continue;
     for (size_t s = 0; s < n.inbound.size(); ++s) {
       in_scratch_[s] = &node_output(n.inbound[s], x);
       need_scratch_[s] = n.inbound[s] >= 0;

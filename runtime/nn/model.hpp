@@ -52,6 +52,11 @@ class Model {
 
  private:
   const Tensor& node_output(int id, const Tensor& x) const;
+  // The gradient arriving at node i's output (null when it reaches nothing).
+  const Tensor* arriving_grad(int i, const Tensor& dy);
+  // ReLU layers whose ReLU the layer before applies (Layer::absorb_relu):
+  // found once, when the model is built.
+  void fuse_relus();
 
   std::string name_;
   Shape input_shape_;
@@ -63,6 +68,9 @@ class Model {
   // sums the gradient when there is more than one consumer.
   std::vector<std::vector<std::pair<int, int>>> consumers_;
   std::vector<Tensor> grad_sum_;
+  // Per node: the node whose output stands for its own (a ReLU absorbed by
+  // its input's layer), else -1; and the absorbed ReLU node of a layer, else -1.
+  std::vector<int> absorbed_by_, relu_node_;
   const Tensor* input_ = nullptr;
   std::function<void(Layer&)> listener_;
   std::vector<const Tensor*> in_scratch_;

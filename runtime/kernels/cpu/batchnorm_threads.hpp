@@ -1,5 +1,6 @@
-// The CPU's batch normalisation on `threads` threads (kernels/batchnorm.hpp
-// gives the one-thread form both backends share). Per-channel sums are taken
+// The CPU's batch normalisation on `threads` threads, with a following ReLU
+// fused where asked (kernels/batchnorm.hpp gives the one-thread, unfused form
+// both backends share; op_list.hpp the meaning of relu and relu_y). Per-channel sums are taken
 // over fixed blocks of rows and added in block order, so the result is the
 // same whatever the thread count.
 #pragma once
@@ -9,9 +10,16 @@ namespace drun::kernels::cpu {
 
 void batchnorm_forward_train(const float* x, int64_t rows, int64_t c, const float* gamma,
                              const float* beta, float eps, float momentum, float* moving_mean,
-                             float* moving_var, float* mean, float* inv_std, float* y, int threads);
-void batchnorm_backward(const float* x, const float* dy, int64_t rows, int64_t c,
-                        const float* gamma, const float* mean, const float* inv_std,
+                             float* moving_var, float* mean, float* inv_std, float* y, bool relu,
+                             int threads);
+void batchnorm_forward_infer(const float* x, int64_t rows, int64_t c, const float* gamma,
+                             const float* beta, float eps, const float* moving_mean,
+                             const float* moving_var, float* y, bool relu);
+// relu_beta: null, or beta when a ReLU was fused into the forward; dy is then
+// masked where (x - mean) inv_std gamma + relu_beta <= 0 (the forward's
+// expression, so the mask is the forward's without reading its output).
+void batchnorm_backward(const float* x, const float* dy, const float* relu_beta, int64_t rows,
+                        int64_t c, const float* gamma, const float* mean, const float* inv_std,
                         bool batch_statistics, float* dx, float* dgamma, float* dbeta, int threads);
 
 }  // namespace drun::kernels::cpu

@@ -23,6 +23,7 @@ enum class Isa { baseline, avx2, avx512 };
 struct CpuKernels {
   Isa isa;
   const char* name;  // "baseline", "avx2", "avx512"
+  int vec_floats;    // floats per vector register (4, 8, 16)
   // Direct convolution (conv2d_direct.hpp): y = conv(x, w) + b, ReLU if asked.
   void (*conv_direct_forward)(const ConvGeometry& g, const float* x, const float* w, const float* b,
                               float* y, bool relu, int64_t n0, int64_t n1);
@@ -31,6 +32,16 @@ struct CpuKernels {
   void (*conv_direct_backward_filter)(const ConvGeometry& g, const float* x, const float* dy,
                                       const float* relu_y, float* dw, float* db, float* taps,
                                       int64_t n0, int64_t n1);
+  // Implicit-GEMM convolution (conv2d_implicit.hpp) of one image whose
+  // padding is already applied: src is (rows, src_w, C), pixel (oy, ox)'s
+  // window starts at row oy*SH, column ox*SW. Needs CO % vec_floats == 0.
+  // y = conv + b (b may be null: no bias), ReLU if asked.
+  void (*conv_implicit_forward)(const ConvGeometry& g, const float* src, int64_t src_w,
+                                const float* w, const float* b, float* y, bool relu);
+  // dw += the filter gradient of one image x (H, W, C), unpadded, for output
+  // gradient dz (OH, OW, CO).
+  void (*conv_implicit_backward_filter)(const ConvGeometry& g, const float* x, const float* dz,
+                                        float* dw);
   void (*max_pool_forward)(const PoolGeometry& g, const float* x, float* y, int32_t* argmax,
                            int64_t n0, int64_t n1);
   void (*max_pool_backward)(const PoolGeometry& g, const float* dy, const int32_t* argmax,

@@ -1,11 +1,16 @@
 #include "kernels/elementwise.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace drun::kernels::cpu {
 
 void add(const float* a, const float* b, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+void add_relu(const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::max(0.0f, a[i] + b[i]);
 }
 
 void axpy(float alpha, const float* x, float* y, int64_t n) {

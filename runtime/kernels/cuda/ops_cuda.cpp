@@ -128,6 +128,12 @@ class CudaBackend final : public GpuBackend {
   void add(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) override {
     cuda::add(a.f32(), b.f32(), y.f32(), a.numel());
   }
+  void add_relu(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) override {
+    // Two passes: the fusion saves memory passes on the CPU; here it keeps
+    // one code path for the layer.
+    cuda::add(a.f32(), b.f32(), y.f32(), a.numel());
+    cuda::activation_forward(Activation::relu, y.f32(), y.f32(), a.numel(), 1);
+  }
   void axpy(const Exec&, float alpha, const Tensor& x, Tensor& y) override {
     cuda::axpy(alpha, x.f32(), y.f32(), x.numel());
   }
@@ -207,26 +213,37 @@ class CudaBackend final : public GpuBackend {
 
   void batchnorm_forward_train(const Exec&, const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, float eps, float momentum, Tensor& moving_mean,
-                               Tensor& moving_var, Tensor& mean, Tensor& inv_std,
-                               Tensor& y) override {
+                               Tensor& moving_var, Tensor& mean, Tensor& inv_std, Tensor& y,
+                               bool relu) override {
     const int64_t c = gamma.numel();
     cuda::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
                                   moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),
                                   y.f32());
+    // The ReLU in place, a second pass: fusing it is a CPU saving (memory
+    // passes); here it keeps one code path for the layer.
+    if (relu) cuda::activation_forward(Activation::relu, y.f32(), y.f32(), x.numel() / c, c);
   }
   void batchnorm_forward_infer(const Exec&, const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, float eps, const Tensor& moving_mean,
-                               const Tensor& moving_var, Tensor& y) override {
+                               const Tensor& moving_var, Tensor& y, bool relu) override {
     const int64_t c = gamma.numel();
     cuda::batchnorm_forward_infer(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps,
                                   moving_mean.f32(), moving_var.f32(), y.f32());
+    if (relu) cuda::activation_forward(Activation::relu, y.f32(), y.f32(), x.numel() / c, c);
   }
-  void batchnorm_backward(const Exec&, const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                          const Tensor& mean, const Tensor& inv_std, bool batch_statistics,
-                          Tensor& dx, Tensor& dgamma, Tensor& dbeta) override {
-    const int64_t c = gamma.numel();
-    cuda::batchnorm_backward(x.f32(), dy.f32(), x.numel() / c, c, gamma.f32(), mean.f32(),
-                             inv_std.f32(), batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32());
+  void batchnorm_backward(const Exec&, const Tensor& x, const Tensor& dy, const Tensor* relu_y,
+                          const Tensor& gamma, const Tensor&, const Tensor& mean,
+                          const Tensor& inv_std, bool batch_statistics, Tensor& dx, Tensor& dgamma,
+                          Tensor& dbeta) override {
+    const int64_t c = gamma.numel(), rows = x.numel() / c;
+    const float* grad = dy.f32();
+    if (relu_y) {  // the masked gradient goes to dx first; batch norm's passes may read it there
+      cuda::activation_backward(Activation::relu, nullptr, relu_y->f32(), dy.f32(), dx.f32(), rows,
+                                c);
+      grad = dx.f32();
+    }
+    cuda::batchnorm_backward(x.f32(), grad, rows, c, gamma.f32(), mean.f32(), inv_std.f32(),
+                             batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32());
   }
 
   double loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred, const Tensor& target,

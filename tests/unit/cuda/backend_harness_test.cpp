@@ -382,6 +382,10 @@ TEST(BackendHarness, ElementwiseOps) {
     on_both([&](const Exec& ex) { add(ex, a.on(ex), b.on(ex), sum.on(ex)); });
     EXPECT_TRUE(matches("add" + len + ": y", sum, kElementwise));
 
+    Both sum_relu = output(rng, Shape{n});
+    on_both([&](const Exec& ex) { add_relu(ex, a.on(ex), b.on(ex), sum_relu.on(ex)); });
+    EXPECT_TRUE(matches("add_relu" + len + ": y", sum_relu, kElementwise));
+
     Both acc = both(uniform(rng, Shape{n}));
     on_both([&](const Exec& ex) { axpy(ex, -0.7f, a.on(ex), acc.on(ex)); });
     EXPECT_TRUE(matches("axpy" + len + ": y", acc, kElementwise));
@@ -591,58 +595,63 @@ TEST(BackendHarness, BatchNormTrainInferBackward) {
   const Shape shapes[] = {Shape{64, 8}, Shape{4, 5, 5, 16}, Shape{2, 3, 3, 3}, Shape{256, 1}};
   const float eps = 1e-3f, momentum = 0.99f;
   int seed = 900;
-  for (const Shape& s : shapes) {
-    Rng rng(static_cast<uint64_t>(++seed));
-    const std::string label = "batchnorm " + s.str();
-    const int64_t c = s[-1];
-    const Shape cs{c};
-    // A mean away from zero, so the variance is not the mean square.
-    const Both x = both(uniform(rng, s, -2.0f, 3.0f));
-    const Both gamma = both(uniform(rng, cs, 0.5f, 1.5f)), beta = both(uniform(rng, cs));
-    const Tensor moving_mean0 = uniform(rng, cs), moving_var0 = uniform(rng, cs, 0.5f, 2.0f);
+  // relu: with a following ReLU fused (nn::Model's BatchNormalization + ReLU).
+  for (const bool relu : {false, true})
+    for (const Shape& s : shapes) {
+      Rng rng(static_cast<uint64_t>(++seed));
+      const std::string label = "batchnorm " + s.str() + (relu ? " + relu" : "");
+      const int64_t c = s[-1];
+      const Shape cs{c};
+      // A mean away from zero, so the variance is not the mean square.
+      const Both x = both(uniform(rng, s, -2.0f, 3.0f));
+      const Both gamma = both(uniform(rng, cs, 0.5f, 1.5f)), beta = both(uniform(rng, cs));
+      const Tensor moving_mean0 = uniform(rng, cs), moving_var0 = uniform(rng, cs, 0.5f, 2.0f);
 
-    Both moving_mean = both(moving_mean0), moving_var = both(moving_var0);
-    Both mean = output(rng, cs), inv_std = output(rng, cs), y = output(rng, s);
-    on_both([&](const Exec& ex) {
-      batchnorm_forward_train(ex, x.on(ex), gamma.on(ex), beta.on(ex), eps, momentum,
-                              moving_mean.on(ex), moving_var.on(ex), mean.on(ex), inv_std.on(ex),
-                              y.on(ex));
-    });
-    EXPECT_TRUE(matches(label + " train: y", y, kSum));
-    EXPECT_TRUE(matches(label + " train: mean", mean, kSum));
-    EXPECT_TRUE(matches(label + " train: inv_std", inv_std, kSum));
-    EXPECT_TRUE(matches(label + " train: moving_mean", moving_mean, kSum));
-    EXPECT_TRUE(matches(label + " train: moving_var", moving_var, kSum));
-
-    const Both mm = both(moving_mean0), mv = both(moving_var0);
-    Both y_infer = output(rng, s);
-    on_both([&](const Exec& ex) {
-      batchnorm_forward_infer(ex, x.on(ex), gamma.on(ex), beta.on(ex), eps, mm.on(ex), mv.on(ex),
-                              y_infer.on(ex));
-    });
-    EXPECT_TRUE(matches(label + " infer: y", y_infer, kMath));
-
-    // Backward with the batch's statistics (training; the CPU's from above)
-    // and with constant ones (the moving statistics, frozen layers).
-    Tensor frozen_inv_std(cs);
-    for (int64_t j = 0; j < c; ++j)
-      frozen_inv_std.f32()[j] = 1.0f / std::sqrt(moving_var0.f32()[j] + eps);
-    const Both dy = both(uniform(rng, s));
-    for (const bool batch_statistics : {true, false}) {
-      const Both m = both(batch_statistics ? mean.cpu : moving_mean0);
-      const Both is = both(batch_statistics ? inv_std.cpu : frozen_inv_std);
-      Both dx = output(rng, s), dgamma = output(rng, cs), dbeta = output(rng, cs);
+      Both moving_mean = both(moving_mean0), moving_var = both(moving_var0);
+      Both mean = output(rng, cs), inv_std = output(rng, cs), y = output(rng, s);
       on_both([&](const Exec& ex) {
-        batchnorm_backward(ex, x.on(ex), dy.on(ex), gamma.on(ex), m.on(ex), is.on(ex),
-                           batch_statistics, dx.on(ex), dgamma.on(ex), dbeta.on(ex));
+        batchnorm_forward_train(ex, x.on(ex), gamma.on(ex), beta.on(ex), eps, momentum,
+                                moving_mean.on(ex), moving_var.on(ex), mean.on(ex), inv_std.on(ex),
+                                y.on(ex), relu);
       });
-      const std::string what =
-          label + " backward" + (batch_statistics ? " batch statistics" : " moving statistics");
-      EXPECT_TRUE(matches(what + ": dx", dx, kSum));
-      EXPECT_TRUE(matches(what + ": dgamma", dgamma, kSum));
-      EXPECT_TRUE(matches(what + ": dbeta", dbeta, kSum));
+      EXPECT_TRUE(matches(label + " train: y", y, kSum));
+      EXPECT_TRUE(matches(label + " train: mean", mean, kSum));
+      EXPECT_TRUE(matches(label + " train: inv_std", inv_std, kSum));
+      EXPECT_TRUE(matches(label + " train: moving_mean", moving_mean, kSum));
+      EXPECT_TRUE(matches(label + " train: moving_var", moving_var, kSum));
+
+      const Both mm = both(moving_mean0), mv = both(moving_var0);
+      Both y_infer = output(rng, s);
+      on_both([&](const Exec& ex) {
+        batchnorm_forward_infer(ex, x.on(ex), gamma.on(ex), beta.on(ex), eps, mm.on(ex), mv.on(ex),
+                                y_infer.on(ex), relu);
+      });
+      EXPECT_TRUE(matches(label + " infer: y", y_infer, kMath));
+
+      // Backward with the batch's statistics (training; the CPU's from above)
+      // and with constant ones (the moving statistics, frozen layers).
+      Tensor frozen_inv_std(cs);
+      for (int64_t j = 0; j < c; ++j)
+        frozen_inv_std.f32()[j] = 1.0f / std::sqrt(moving_var0.f32()[j] + eps);
+      const Both dy = both(uniform(rng, s));
+      for (const bool batch_statistics : {true, false}) {
+        const Both m = both(batch_statistics ? mean.cpu : moving_mean0);
+        const Both is = both(batch_statistics ? inv_std.cpu : frozen_inv_std);
+        Both dx = output(rng, s), dgamma = output(rng, cs), dbeta = output(rng, cs);
+        on_both([&](const Exec& ex) {
+          // The fused output the statistics belong to.
+          Both& relu_y = batch_statistics ? y : y_infer;
+          batchnorm_backward(ex, x.on(ex), dy.on(ex), relu ? &relu_y.on(ex) : nullptr, gamma.on(ex),
+                             beta.on(ex), m.on(ex), is.on(ex), batch_statistics, dx.on(ex),
+                             dgamma.on(ex), dbeta.on(ex));
+        });
+        const std::string what =
+            label + " backward" + (batch_statistics ? " batch statistics" : " moving statistics");
+        EXPECT_TRUE(matches(what + ": dx", dx, kSum));
+        EXPECT_TRUE(matches(what + ": dgamma", dgamma, kSum));
+        EXPECT_TRUE(matches(what + ": dbeta", dbeta, kSum));
+      }
     }
-  }
 }
 
 // ---------------------------------------------------------------------------

@@ -16,6 +16,9 @@
 #include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/conv2d_direct.hpp"
+#include "kernels/cpu/conv2d_im2col.hpp"
+#include "kernels/cpu/conv2d_implicit.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
 #include "kernels/elementwise.hpp"
@@ -86,12 +89,36 @@ struct ConvCase {
   bool same;
 };
 
-void check_conv(const ConvCase& cc, bool expect_direct) {
+// One convolution engine's entry points; backward_data may be null (the
+// engine leaves that geometry's input gradient to another).
+struct ConvEngine {
+  const char* name;
+  int64_t (*workspace_floats)(const ConvGeometry&, int);
+  void (*forward)(const ConvGeometry&, const float*, const float*, const float*, float*, bool,
+                  float*, int);
+  void (*backward_filter)(const ConvGeometry&, const float*, const float*, const float*, float*,
+                          float*, float*, int);
+  void (*backward_data)(const ConvGeometry&, const float*, const float*, float*, float*, int);
+};
+
+// What conv2d_* choose; for direct-kernel geometries that is the direct engine.
+const ConvEngine kDispatched = {"dispatched", conv2d_workspace_floats, conv2d_forward,
+                                conv2d_backward_filter, conv2d_backward_data};
+const ConvEngine kIm2col = {"im2col", conv2d_im2col_workspace_floats, conv2d_im2col_forward,
+                            conv2d_im2col_backward_filter, conv2d_im2col_backward_data};
+ConvEngine implicit_engine(const ConvGeometry& g) {
+  return {"implicit", conv2d_implicit_workspace_floats, conv2d_implicit_forward,
+          conv2d_implicit_backward_filter,
+          conv2d_implicit_backward_data_suits(g) ? conv2d_implicit_backward_data : nullptr};
+}
+
+void check_conv(const ConvCase& cc, bool expect_direct, const ConvEngine& engine = kDispatched) {
   const ConvGeometry g =
       conv_geometry(cc.n, cc.h, cc.w, cc.c, cc.kh, cc.kw, cc.co, cc.sh, cc.sw, cc.same);
-  SCOPED_TRACE(testing::Message() << "conv n=" << cc.n << " " << cc.h << "x" << cc.w << "x" << cc.c
-                                  << " k=" << cc.kh << "x" << cc.kw << " co=" << cc.co
-                                  << " s=" << cc.sh << "," << cc.sw << " same=" << cc.same);
+  SCOPED_TRACE(testing::Message() << engine.name << " conv n=" << cc.n << " " << cc.h << "x" << cc.w
+                                  << "x" << cc.c << " k=" << cc.kh << "x" << cc.kw
+                                  << " co=" << cc.co << " s=" << cc.sh << "," << cc.sw
+                                  << " same=" << cc.same);
   ASSERT_EQ(conv2d_direct_suits(g), expect_direct);
   ASSERT_GT(g.oh, 0);
   ASSERT_GT(g.ow, 0);
@@ -116,28 +143,29 @@ void check_conv(const ConvCase& cc, bool expect_direct) {
 
   for (int threads : {1, 2}) {
     SCOPED_TRACE(testing::Message() << "threads=" << threads);
-    std::vector<float> ws(static_cast<size_t>(conv2d_workspace_floats(g, threads)), 1e30f);
+    std::vector<float> ws(static_cast<size_t>(engine.workspace_floats(g, threads)), 1e30f);
     std::vector<float> y(static_cast<size_t>(ny), 7.0f);
-    conv2d_forward(g, x.data(), w.data(), b.data(), y.data(), false, ws.data(), threads);
+    engine.forward(g, x.data(), w.data(), b.data(), y.data(), false, ws.data(), threads);
     expect_close(y, y_lin, 1e-4, "forward");
     std::fill(y.begin(), y.end(), -7.0f);
-    conv2d_forward(g, x.data(), w.data(), b.data(), y.data(), true, ws.data(), threads);
+    engine.forward(g, x.data(), w.data(), b.data(), y.data(), true, ws.data(), threads);
     expect_close(y, y_relu, 1e-4, "forward relu");
 
     std::vector<float> dw(static_cast<size_t>(g.k() * g.co), 9.0f), db(g.co, 9.0f);
-    conv2d_backward_filter(g, x.data(), dy.data(), nullptr, dw.data(), db.data(), ws.data(),
+    engine.backward_filter(g, x.data(), dy.data(), nullptr, dw.data(), db.data(), ws.data(),
                            threads);
     expect_close(dw, dw_ref, 1e-4, "backward filter dw");
     expect_close(db, db_ref, 1e-4, "backward filter db");
     std::fill(dw.begin(), dw.end(), 9.0f);
     std::fill(db.begin(), db.end(), 9.0f);
-    conv2d_backward_filter(g, x.data(), dy.data(), relu_y.data(), dw.data(), db.data(), ws.data(),
+    engine.backward_filter(g, x.data(), dy.data(), relu_y.data(), dw.data(), db.data(), ws.data(),
                            threads);
     expect_close(dw, dwm_ref, 1e-4, "backward filter dw (relu)");
     expect_close(db, dbm_ref, 1e-4, "backward filter db (relu)");
 
+    if (!engine.backward_data) continue;
     std::vector<float> dx(static_cast<size_t>(g.n * g.h * g.w * g.c), 5.0f);
-    conv2d_backward_data(g, dy.data(), w.data(), dx.data(), ws.data(), threads);
+    engine.backward_data(g, dy.data(), w.data(), dx.data(), ws.data(), threads);
     expect_close(dx, dx_ref, 1e-4, "backward data");
   }
 }
@@ -174,15 +202,43 @@ TEST(Conv2D, DirectPathMatchesReference) {
 }
 
 TEST(Conv2D, Im2colGemmPathMatchesReference) {
+  for (const ConvEngine& engine : {kDispatched, kIm2col}) {
+    for (bool same : {false, true}) {
+      for (int64_t s : {1, 2}) {
+        check_conv({3, 9, 8, 8, 3, 3, 16, s, s, same}, false, engine);
+        check_conv({2, 7, 10, 5, 3, 3, 7, s, s, same}, false, engine);
+        check_conv({5, 6, 6, 4, 5, 5, 3, s, s, same}, false, engine);
+      }
+    }
+    check_conv({3, 9, 7, 40, 1, 1, 12, 1, 1, false}, false, engine);  // pointwise, no im2col
+    check_conv({3, 9, 7, 40, 1, 1, 12, 2, 2, false}, false, engine);  // strided 1x1
+  }
+}
+
+// The implicit-GEMM engine with the variant DRUN_ISA picks (kernels_each_isa
+// runs this binary once per variant the CPU has). Output channels are
+// multiples of 16, the widest vector; row lengths that leave partial pixel
+// tiles; channel counts that leave partial channel blocks; ResNet's shapes.
+TEST(Conv2D, ImplicitGemmPathMatchesReference) {
+  SCOPED_TRACE(cpu_kernels().name);
   for (bool same : {false, true}) {
     for (int64_t s : {1, 2}) {
-      check_conv({3, 9, 8, 8, 3, 3, 16, s, s, same}, false);
-      check_conv({2, 7, 10, 5, 3, 3, 7, s, s, same}, false);
-      check_conv({5, 6, 6, 4, 5, 5, 3, s, s, same}, false);
+      for (int64_t co : {16, 32, 48, 64}) {
+        const ConvCase cc{2, 9, 17, 12, 3, 3, co, s, s, same};
+        check_conv(cc, false, implicit_engine(conv_geometry(2, 9, 17, 12, 3, 3, co, s, s, same)));
+      }
+      const ConvCase five{3, 8, 15, 16, 5, 5, 32, s, s, same};
+      check_conv(five, false, implicit_engine(conv_geometry(3, 8, 15, 16, 5, 5, 32, s, s, same)));
     }
   }
-  check_conv({3, 9, 7, 40, 1, 1, 12, 1, 1, false}, false);  // pointwise, no im2col
-  check_conv({3, 9, 7, 40, 1, 1, 12, 2, 2, false}, false);  // strided 1x1
+  check_conv({3, 32, 32, 16, 3, 3, 16, 1, 1, true}, false,
+             implicit_engine(conv_geometry(3, 32, 32, 16, 3, 3, 16, 1, 1, true)));
+  check_conv({2, 16, 16, 48, 1, 1, 64, 2, 2, true}, false,  // a strided 1x1 shortcut
+             implicit_engine(conv_geometry(2, 16, 16, 48, 1, 1, 64, 2, 2, true)));
+  check_conv({2, 8, 8, 64, 3, 3, 64, 1, 1, true}, false,
+             implicit_engine(conv_geometry(2, 8, 8, 64, 3, 3, 64, 1, 1, true)));
+  check_conv({2, 7, 6, 16, 2, 3, 16, 2, 1, true}, false,  // mixed strides, odd padding
+             implicit_engine(conv_geometry(2, 7, 6, 16, 2, 3, 16, 2, 1, true)));
 }
 
 // ---------------------------------------------------------------- Pooling
@@ -472,50 +528,58 @@ TEST(BatchNorm, BlockedSumsOnThreadsMatchTheReferenceAndEachOther) {
     const auto x = random_vec(rows * c, rng, -2.0f, 3.0f);
     const auto dy = random_vec(rows * c, rng);
     const auto gamma = random_vec(c, rng, 0.5f, 1.5f), beta = random_vec(c, rng);
-    std::vector<double> mean(c, 0.0), var(c, 0.0), dbeta_ref(c, 0.0), dgamma_ref(c, 0.0);
+    std::vector<double> mean(c, 0.0), var(c, 0.0);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < c; ++j) mean[j] += x[r * c + j] / static_cast<double>(rows);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < c; ++j)
         var[j] += (x[r * c + j] - mean[j]) * (x[r * c + j] - mean[j]) / static_cast<double>(rows);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < c; ++j) {
-        dbeta_ref[j] += dy[r * c + j];
-        dgamma_ref[j] += dy[r * c + j] * (x[r * c + j] - mean[j]) / std::sqrt(var[j] + 1e-3);
-      }
     std::vector<std::vector<float>> outputs;
-    for (int threads : {1, 2}) {
-      std::vector<float> mm(c, 0.0f), mv(c, 1.0f), m(c), inv_std(c), y(rows * c);
-      batchnorm_forward_train(x.data(), rows, c, gamma.data(), beta.data(), 1e-3f, 0.9f, mm.data(),
-                              mv.data(), m.data(), inv_std.data(), y.data(), threads);
-      expect_close(m, mean, 1e-5, "mean");
-      std::vector<double> y_ref(rows * c);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < c; ++j)
-          y_ref[r * c + j] =
-              (x[r * c + j] - mean[j]) / std::sqrt(var[j] + 1e-3) * gamma[j] + beta[j];
-      expect_close(y, y_ref, 1e-4, "y");
-      std::vector<float> dx(rows * c), dgamma(c), dbeta(c);
-      batchnorm_backward(x.data(), dy.data(), rows, c, gamma.data(), m.data(), inv_std.data(), true,
-                         dx.data(), dgamma.data(), dbeta.data(), threads);
-      expect_close(dbeta, dbeta_ref, 1e-4, "dbeta");
-      expect_close(dgamma, dgamma_ref, 1e-4, "dgamma");
-      std::vector<double> dx_ref(rows * c);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < c; ++j) {
-          const double is = 1.0 / std::sqrt(var[j] + 1e-3);
-          const double xhat = (x[r * c + j] - mean[j]) * is;
-          dx_ref[r * c + j] =
-              gamma[j] * is / static_cast<double>(rows) *
-              (static_cast<double>(rows) * dy[r * c + j] - dbeta_ref[j] - xhat * dgamma_ref[j]);
-        }
-      expect_close(dx, dx_ref, 1e-4, "dx");
-      std::vector<float> all = y;
-      all.insert(all.end(), dx.begin(), dx.end());
-      all.insert(all.end(), inv_std.begin(), inv_std.end());
-      outputs.push_back(std::move(all));
+    // relu: with a following ReLU fused; its backward masks dy by y > 0.
+    for (bool relu : {false, true}) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(::testing::Message() << "relu=" << relu << " threads=" << threads);
+        std::vector<float> mm(c, 0.0f), mv(c, 1.0f), m(c), inv_std(c), y(rows * c);
+        batchnorm_forward_train(x.data(), rows, c, gamma.data(), beta.data(), 1e-3f, 0.9f,
+                                mm.data(), mv.data(), m.data(), inv_std.data(), y.data(), relu,
+                                threads);
+        expect_close(m, mean, 1e-5, "mean");
+        std::vector<double> y_ref(rows * c), dz(rows * c);
+        std::vector<double> dbeta_ref(c, 0.0), dgamma_ref(c, 0.0);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < c; ++j) {
+            const int64_t i = r * c + j;
+            const double v = (x[i] - mean[j]) / std::sqrt(var[j] + 1e-3) * gamma[j] + beta[j];
+            y_ref[i] = relu ? std::max(0.0, v) : v;
+            dz[i] = relu && !(y[i] > 0.0f) ? 0.0 : dy[i];
+            dbeta_ref[j] += dz[i];
+            dgamma_ref[j] += dz[i] * (x[i] - mean[j]) / std::sqrt(var[j] + 1e-3);
+          }
+        expect_close(y, y_ref, 1e-4, "y");
+        std::vector<float> dx(rows * c), dgamma(c), dbeta(c);
+        batchnorm_backward(x.data(), dy.data(), relu ? beta.data() : nullptr, rows, c, gamma.data(),
+                           m.data(), inv_std.data(), true, dx.data(), dgamma.data(), dbeta.data(),
+                           threads);
+        expect_close(dbeta, dbeta_ref, 1e-4, "dbeta");
+        expect_close(dgamma, dgamma_ref, 1e-4, "dgamma");
+        std::vector<double> dx_ref(rows * c);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < c; ++j) {
+            const double is = 1.0 / std::sqrt(var[j] + 1e-3);
+            const double xhat = (x[r * c + j] - mean[j]) * is;
+            dx_ref[r * c + j] =
+                gamma[j] * is / static_cast<double>(rows) *
+                (static_cast<double>(rows) * dz[r * c + j] - dbeta_ref[j] - xhat * dgamma_ref[j]);
+          }
+        expect_close(dx, dx_ref, 1e-4, "dx");
+        std::vector<float> all = y;
+        all.insert(all.end(), dx.begin(), dx.end());
+        all.insert(all.end(), inv_std.begin(), inv_std.end());
+        outputs.push_back(std::move(all));
+      }
     }
-    EXPECT_TRUE(outputs[0] == outputs[1]) << "the thread count changed the result";
+    EXPECT_TRUE(outputs[0] == outputs[1] && outputs[2] == outputs[3])
+        << "the thread count changed the result";
   }
 }
 
@@ -531,6 +595,10 @@ TEST(Elementwise, AddAxpyBiasColumnSums) {
   add(a.data(), b.data(), y.data(), n);
   for (int64_t i = 0; i < n; ++i) want[i] = static_cast<double>(a[i]) + b[i];
   expect_close(y, want, 1e-6, "add");
+
+  add_relu(a.data(), b.data(), y.data(), n);
+  for (int64_t i = 0; i < n; ++i) want[i] = std::max(0.0, static_cast<double>(a[i]) + b[i]);
+  expect_close(y, want, 1e-6, "add_relu");
 
   y = b;
   axpy(-1.5f, a.data(), y.data(), n);

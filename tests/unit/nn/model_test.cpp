@@ -159,3 +159,60 @@ TEST(Model, ResNetDownsamplingBlockGradient) {
 
 }  // namespace
 }  // namespace drun::nn
+
+namespace drun::nn {
+namespace {
+
+// A ReLU whose input comes from a batch norm or an Add that feeds nothing
+// else is absorbed by it (Model::fuse_relus): same outputs and gradients as the
+// unfused pair, which LeakyReLU with slope 0 (the same function, never fused)
+// stands for. Where the batch norm's output has a second consumer, the ReLU
+// runs on its own.
+TEST(Model, BatchNormAbsorbsTheReluAfterIt) {
+  auto spec_with = [](const char* relu_layer) {
+    std::string relu = relu_layer;
+    return json::parse(R"({"name": "fuse", "input_shape": [6, 6, 16], "layers": [
+      {"class_name": "Conv2D", "config": {"filters": 16, "kernel_size": 3, "padding": "same",
+                                          "use_bias": false}, "inbound": [-1]},
+      {"class_name": "BatchNormalization", "config": {}},
+      )" + relu + R"(,
+      {"class_name": "Conv2D", "config": {"filters": 16, "kernel_size": 3, "padding": "same",
+                                          "use_bias": false}},
+      {"class_name": "BatchNormalization", "config": {}},
+      )" + relu + R"(,
+      {"class_name": "Conv2D", "config": {"filters": 16, "kernel_size": 1}},
+      {"class_name": "Add", "config": {}, "inbound": [6, 4]},
+      )" + relu + R"(]})");
+  };
+  Model fused(spec_with(R"({"class_name": "ReLU", "config": {}})"), 7);
+  Model plain(spec_with(R"({"class_name": "LeakyReLU", "config": {"negative_slope": 0.0}})"), 7);
+  Rng rng(11);
+  const Tensor x = testing::random_tensor(Shape{4, 6, 6, 16}, rng);
+  const Tensor dy = testing::random_tensor(Shape{4, 6, 6, 16}, rng);
+  for (bool training : {true, false}) {
+    SCOPED_TRACE(training ? "training" : "inference");
+    const Tensor& yf = fused.forward(x, training);
+    const Tensor& yp = plain.forward(x, training);
+    ASSERT_EQ(yf.shape(), yp.shape());
+    for (int64_t i = 0; i < yf.numel(); ++i)
+      ASSERT_NEAR(yf.f32()[i], yp.f32()[i], 1e-5f) << "output " << i;
+  }
+  // Node 2's ReLU is absorbed (node 1 feeds only it): it never computes an
+  // output of its own. Node 4 feeds node 5's ReLU and the Add: no fusion.
+  EXPECT_FALSE(fused.nodes()[2].layer->output().defined());
+  EXPECT_TRUE(fused.nodes()[5].layer->output().defined());
+  // The model's output node, a ReLU absorbed by the Add before it.
+  EXPECT_FALSE(fused.nodes()[8].layer->output().defined());
+  fused.forward(x, true);
+  plain.forward(x, true);
+  fused.backward(dy);
+  plain.backward(dy);
+  const auto pf = fused.trainable_params(), pp = plain.trainable_params();
+  ASSERT_EQ(pf.size(), pp.size());
+  for (size_t k = 0; k < pf.size(); ++k)
+    for (int64_t i = 0; i < pf[k]->grad.numel(); ++i)
+      ASSERT_NEAR(pf[k]->grad.f32()[i], pp[k]->grad.f32()[i], 1e-4f) << pf[k]->name << " " << i;
+}
+
+}  // namespace
+}  // namespace drun::nn

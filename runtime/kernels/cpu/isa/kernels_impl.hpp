@@ -219,6 +219,8 @@ void conv_direct_backward_filter(const ConvGeometry& g, const float* x, const fl
   backward_filter_any(g, x, dy, relu_y, dw, db, n0, n1);
 }
 
+#include "kernels/cpu/isa/conv_implicit_impl.hpp"
+
 // Max pooling: the channel loops are branch-free so that they vectorise with
 // this file's instruction set.
 void max_pool_forward(const PoolGeometry& g, const float* x, float* y, int32_t* argmax, int64_t n0,
@@ -292,8 +294,14 @@ void max_pool_backward(const PoolGeometry& g, const float* dy, const int32_t* ar
 
 }  // namespace
 
-extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,       DRUN_ISA_NAME,
-                                       conv_direct_forward, conv_direct_backward_filter,
-                                       max_pool_forward,    max_pool_backward};
+extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,
+                                       DRUN_ISA_NAME,
+                                       W,
+                                       conv_direct_forward,
+                                       conv_direct_backward_filter,
+                                       conv_implicit_forward,
+                                       conv_implicit_backward_filter,
+                                       max_pool_forward,
+                                       max_pool_backward};
 
 }  // namespace drun::kernels::cpu::DRUN_ISA_NAMESPACE
