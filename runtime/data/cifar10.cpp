@@ -30,7 +30,7 @@ std::string find_folder(const std::string& dir, const std::string& first_file) {
         "CIFAR-10: no data directory. Download the binary version (cifar-10-binary.tar.gz from "
         "https://www.cs.toronto.edu/~kriz/cifar.html) on a machine with internet access, "
         "extract it, and pass its folder with --data-dir or DRUN_DATA_DIR");
-  for (const fs::path p : {fs::path(base), fs::path(base) / "cifar-10-batches-bin"})
+  for (const fs::path& p : {fs::path(base), fs::path(base) / "cifar-10-batches-bin"})
     if (fs::is_regular_file(p / first_file)) return p.string();
   throw UsageError("CIFAR-10: " + (fs::path(base) / first_file).string() + " not found (nor in " +
                    (fs::path(base) / "cifar-10-batches-bin").string() +

@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "base/options.hpp"
 #include "io/crc32c.hpp"
 
@@ -117,7 +119,7 @@ EventWriter::EventWriter(const std::string& dir) {
   // takes the name with ".1", ".2"..., which TensorBoard reads after it.
   for (int n = 0; !file_; ++n) {
     path_ = (std::filesystem::path(dir) / name).string();
-    if (n > 0) path_ += "." + std::to_string(n);
+    if (n > 0) path_ += fmt::format(".{}", n);
     file_.reset(std::fopen(path_.c_str(), "wbx"));
     if (!file_ && (errno != EEXIST || n == 1000))
       throw UsageError("cannot create event file " + path_ + ": " + std::strerror(errno));

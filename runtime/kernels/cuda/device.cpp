@@ -1,6 +1,7 @@
 #include "kernels/cuda/device.hpp"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <bit>
 #include <stdexcept>
@@ -28,6 +29,14 @@ std::string no_device_reason() {
   const cudaError_t rc = cudaGetDeviceCount(&n);
   if (rc != cudaSuccess) {
     cudaGetLastError();
+    // Without any driver the runtime reports "driver version is insufficient",
+    // which sends a user looking for a driver upgrade on a machine with no GPU.
+    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+      dlclose(driver);
+    } else {
+      return "no GPU found (no NVIDIA driver on this machine: libcuda.so.1 is not installed)";
+    }
+    if (rc == cudaErrorNoDevice) return "no GPU found (the NVIDIA driver sees no device)";
     return std::string("no GPU found (") + cudaGetErrorString(rc) + ")";
   }
   return n == 0 ? "no GPU found (the driver reports 0 devices)" : "";

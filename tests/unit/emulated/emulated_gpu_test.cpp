@@ -64,7 +64,9 @@ void expect_same_variables(nn::Model& gpu, nn::Model& cpu) {
   ASSERT_EQ(g.size(), c.size());
   for (size_t i = 0; i < g.size(); ++i) {
     EXPECT_EQ(g[i]->value.device(), Device::cuda) << g[i]->name;
-    if (g[i]->grad.defined()) EXPECT_EQ(g[i]->grad.device(), Device::cuda) << g[i]->name;
+    if (g[i]->grad.defined()) {
+      EXPECT_EQ(g[i]->grad.device(), Device::cuda) << g[i]->name;
+    }
     const Tensor gv = g[i]->value.to(Device::cpu);
     for (int64_t k = 0; k < gv.numel(); ++k)
       ASSERT_EQ(gv.f32()[k], c[i]->value.f32()[k]) << g[i]->name << " element " << k;

@@ -161,7 +161,8 @@ TEST(EventWriter, WritesVersionThenScalarsThatReadBack) {
   EXPECT_EQ(fs::path(w.path()).parent_path(), fs::path(run));
   const std::string name = fs::path(w.path()).filename().string();
   EXPECT_EQ(name.rfind("events.out.tfevents.", 0), 0u) << name;
-  EXPECT_TRUE(name.ends_with("." + std::to_string(::getpid()) + ".drun")) << name;
+  const std::string pid_suffix = std::string(".").append(std::to_string(::getpid())).append(".drun");
+  EXPECT_TRUE(name.ends_with(pid_suffix)) << name;
 
   w.scalar("loss", 7, 0.25);
   w.scalar("metrics/accuracy", 1LL << 40, 0.1);
