@@ -3,6 +3,7 @@
 // Field numbers are those of tensorboard/compat/proto/{event,summary}.proto.
 #include "io/event_writer.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +15,6 @@
 #include <cstring>
 #include <filesystem>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "base/options.hpp"
 #include "io/crc32c.hpp"
