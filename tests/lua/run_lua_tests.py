@@ -367,6 +367,28 @@ def test_iris_canned_unknown_option():
     assert re.search(r"hiden_units.*valid options:.*\bhidden_units\b", err), err
 
 
+def test_dataset_skip_take_split():
+    # dataset_split.lua asserts each part's examples itself and prints "ok" per check.
+    out, _ = expect_success(["dataset_split.lua"], cwd=HERE)
+    for check in ("skip(3):take(2)", "split 0.8 rest", "seeded split covers the data once",
+                  "seeded split is deterministic", "shuffle keeps the part", "errors"):
+        assert "ok " + check + "\n" in out, "missing check %r\n%s" % (check, out)
+
+
+def test_layer_positional_shorthands():
+    out, _ = expect_success(["layer_shorthands.lua"], cwd=HERE)
+    assert "same model: 978 params" in out, out
+    for case in ("twice", "too many", "none taken", "wrong type", "nil hole", "both places"):
+        assert "ok " + case + ":" in out, "missing case %r\n%s" % (case, out)
+    # Outside a pcall the error is located at the script's line.
+    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+        path = os.path.join(d, "bad_dense.lua")
+        with open(path, "w") as f:
+            f.write("local nn = require('drun').nn\n\nlocal d = nn.Dense(32, 'relu', 'x')\n")
+        expect_error([path], ["nn.Dense takes at most 2 positional arguments"],
+                     [r"bad_dense\.lua:3:"])
+
+
 def main():
     cases = [(name, fn) for name, fn in globals().items()
              if name.startswith("test_") and callable(fn)]
