@@ -13,6 +13,7 @@ local opt = drun.args{data = here .. '/../data/iris.csv', epochs = 100, batch_si
 -- sorted by species, so the split draws its rows with a seed.
 local iris = drun.data.csv{path = opt.data, label = 'species'}
 local train, test = iris:split{fraction = 0.8, seed = opt.seed}
+print(string.format('iris_mlp: %d flowers to train on, %d to test', train:size(), test:size()))
 
 local model = nn.Sequential{
   nn.Dense(16, 'relu', {input_shape = {4}}),

@@ -34,6 +34,27 @@ int64_t split_point(double fraction, int64_t m) {
   return std::clamp<int64_t>(k, 0, m);
 }
 
+int64_t count_selected(std::span<const SelectStep> steps, int64_t n) {
+  int64_t m = std::max<int64_t>(n, 0);
+  for (const SelectStep& s : steps) {
+    check_select_step(s);
+    switch (s.kind) {
+      case SelectStep::Kind::take:
+        m = std::min(m, s.count);
+        break;
+      case SelectStep::Kind::skip:
+        m -= std::min(m, s.count);
+        break;
+      case SelectStep::Kind::split: {
+        const int64_t k = split_point(s.fraction, m);
+        m = s.first ? k : m - k;
+        break;
+      }
+    }
+  }
+  return m;
+}
+
 std::vector<int64_t> select_examples(std::span<const SelectStep> steps, int64_t n) {
   std::vector<int64_t> kept(static_cast<size_t>(std::max<int64_t>(n, 0)));
   std::iota(kept.begin(), kept.end(), int64_t{0});

@@ -36,6 +36,10 @@ void check_select_step(const SelectStep& step);
 // Examples kept by split's first part out of m: fraction * m rounded to nearest.
 int64_t split_point(double fraction, int64_t m);
 
+// How many examples `steps` keep out of n: select_examples(steps, n).size()
+// without making the list.
+int64_t count_selected(std::span<const SelectStep> steps, int64_t n);
+
 // The indices of the examples that `steps` keep out of n, in the order the
 // pipeline reads them when not shuffling. Checks each step as above.
 std::vector<int64_t> select_examples(std::span<const SelectStep> steps, int64_t n);

@@ -371,7 +371,7 @@ def test_dataset_skip_take_split():
     # dataset_split.lua asserts each part's examples itself and prints "ok" per check.
     out, _ = expect_success(["dataset_split.lua"], cwd=HERE)
     for check in ("skip(3):take(2)", "split 0.8 rest", "seeded split covers the data once",
-                  "seeded split is deterministic", "shuffle keeps the part", "errors"):
+                  "seeded split is deterministic", "shuffle keeps the part", "sizes", "errors"):
         assert "ok " + check + "\n" in out, "missing check %r\n%s" % (check, out)
 
 
@@ -398,6 +398,7 @@ def test_iris_mlp_script():
         m = re.search(r"test accuracy ([0-9.]+), loss ([0-9.]+) on (\d+) flowers", out)
         assert m, out
         assert int(m.group(3)) == 30, out
+        assert "120 flowers to train on, 30 to test" in out, out
         assert float(m.group(1)) >= 0.85, out
         with open(h5, "rb") as f:
             assert f.read(8) == b"\x89HDF\r\n\x1a\n", "not an HDF5 file: " + h5

@@ -25,8 +25,9 @@ local function with_op(self, op)
   return wrap(self._core, ops)
 end
 
--- Number of examples in the underlying data set and the shape of one example.
-function Dataset:size() return self._core:size() end
+-- Number of examples (those that take, skip and split before batch keep) and
+-- the shape of one example.
+function Dataset:size() return self._core:size(self._ops) end
 function Dataset:shape() return self._core:shape() end
 
 function Dataset:is_batched()
