@@ -8,6 +8,7 @@
 #include "data/cifar10.hpp"
 #include "data/csv.hpp"
 #include "data/fashion_mnist.hpp"
+#include "data/pipeline_spec.hpp"
 #include "lua_json.hpp"
 
 namespace drun::lua {
@@ -68,9 +69,13 @@ int dataset_arrays(lua_State* L) {
   });
 }
 
+// ds:size(ops|nil): the examples that the ops' take, skip and split keep.
 int dataset_size(lua_State* L) {
   return guarded(L, [&] {
-    lua_pushnumber(L, static_cast<double>(dataset_arg(L).size()));
+    const data::Dataset& ds = dataset_arg(L);
+    const json ops = lua_isnoneornil(L, 2) ? json() : to_json(L, 2, "ops");
+    const auto spec = data::parse_pipeline_ops(ops);
+    lua_pushnumber(L, static_cast<double>(data::count_selected(spec.select, ds.size())));
     return 1;
   });
 }

@@ -1,4 +1,4 @@
-// Epoch order (take, permutation, shard, repeat) and batch gathering (map), with
+// Epoch order (selection, permutation, shard, repeat) and batch gathering (map), with
 // optional prefetch on a background thread through the same make_batch().
 #include "data/pipeline.hpp"
 
@@ -21,16 +21,20 @@ Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
         "data pipeline: augment works on images of shape (H, W, C); this data set's "
         "examples have shape " +
         data_->x.shape().drop_batch().str());
-  const int64_t n = data_->size();
-  taken_ = spec_.take_examples < 0 ? n : std::min(n, spec_.take_examples);
+  selected_ = select_examples(spec_.select, data_->size());
+  taken_ = static_cast<int64_t>(selected_.size());
   const int64_t count = spec_.shard_count, index = spec_.shard_index;
   shard_size_ = spec_.shard_even ? taken_ / count
                                  : (taken_ > index ? (taken_ - index + count - 1) / count : 0);
   stream_ = shard_size_ * spec_.repeat;
   const int64_t bs = spec_.batch_size;
-  batches_ = spec_.drop_remainder ? stream_ / bs : (stream_ + bs - 1) / bs;
+  const int64_t all = spec_.drop_remainder ? stream_ / bs : (stream_ + bs - 1) / bs;
+  first_batch_ = std::min(all, spec_.skip_batches);
+  batches_ = all - first_batch_;
   if (spec_.take_batches >= 0) batches_ = std::min(batches_, spec_.take_batches);
-  examples_ = std::min(stream_, batches_ * bs);
+  // Only the stream's last batch may be short; skipped batches may include it.
+  examples_ =
+      std::min(stream_, (first_batch_ + batches_) * bs) - std::min(stream_, first_batch_ * bs);
   if (spec_.prefetch > 0) prefetcher_ = std::make_unique<Prefetcher>(spec_.prefetch);
 }
 
@@ -68,8 +72,10 @@ void Pipeline::build_order(int64_t epoch) {
       perm_.resize(static_cast<size_t>(taken_));
       for (int64_t i = 0; i < taken_; ++i) perm_[static_cast<size_t>(i)] = i;
     }
-    for (int64_t j = 0; j < shard_size_; ++j)
-      order_.push_back(perm_[static_cast<size_t>(spec_.shard_index + j * count)]);
+    for (int64_t j = 0; j < shard_size_; ++j) {
+      const int64_t position = perm_[static_cast<size_t>(spec_.shard_index + j * count)];
+      order_.push_back(selected_[static_cast<size_t>(position)]);
+    }
   }
 }
 
@@ -87,7 +93,7 @@ bool Pipeline::next(Batch& out) {
 
 void Pipeline::make_batch(int64_t index, Batch& out) const {
   const Dataset& d = *data_;
-  const int64_t begin = index * spec_.batch_size;
+  const int64_t begin = (first_batch_ + index) * spec_.batch_size;
   const int64_t size = std::min(spec_.batch_size, stream_ - begin);
   Shape xs = d.x.shape(), ys = d.y.shape();
   xs[0] = size;

@@ -46,9 +46,11 @@ class Pipeline {
 
   std::shared_ptr<const Dataset> data_;
   PipelineSpec spec_;
-  int64_t taken_ = 0;       // examples after take_examples
-  int64_t shard_size_ = 0;  // examples of one pass that this worker sees
-  int64_t stream_ = 0;      // examples in the epoch's stream: shard_size_ * repeat
+  std::vector<int64_t> selected_;  // the data set's examples that take, skip and split keep
+  int64_t taken_ = 0;              // their number
+  int64_t shard_size_ = 0;         // examples of one pass that this worker sees
+  int64_t stream_ = 0;             // examples in the epoch's stream: shard_size_ * repeat
+  int64_t first_batch_ = 0;        // batches of the stream that skip leaves out
   int64_t batches_ = 0;
   int64_t examples_ = 0;
   int64_t epoch_ = -1;

@@ -10,7 +10,7 @@ namespace drun::data {
 namespace {
 
 constexpr const char* kValidOps =
-    "augment, batch, map, prefetch, repeat, scale, shard, shuffle, take";
+    "augment, batch, map, prefetch, repeat, scale, shard, shuffle, skip, split, take";
 
 int64_t at_least(Options& o, const std::string& key, int64_t value, int64_t min) {
   if (value < min)
@@ -23,7 +23,8 @@ int64_t at_least(Options& o, const std::string& key, int64_t value, int64_t min)
 
 void check_pipeline_spec(const PipelineSpec& s) {
   auto fail = [](const std::string& m) { throw UsageError("data pipeline: " + m); };
-  if (s.take_examples < -1) fail("take_examples must be >= 0 (or -1 for all)");
+  for (const SelectStep& step : s.select) check_select_step(step);
+  if (s.skip_batches < 0) fail("skip_batches must be >= 0");
   if (s.take_batches < -1) fail("take_batches must be >= 0 (or -1 for all)");
   if (s.shard_count < 1) fail("shard count must be >= 1");
   if (s.shard_index < 0 || s.shard_index >= s.shard_count)
@@ -47,10 +48,23 @@ PipelineSpec parse_pipeline_ops(const nlohmann::json& ops) {
     const std::string name = item["op"].get<std::string>();
     Options o(item, "data pipeline op '" + name + "'");
     o.require<std::string>("op");
-    if (name == "take") {
-      int64_t n = at_least(o, "n", o.require<int64_t>("n"), 0);
-      int64_t& limit = batched ? spec.take_batches : spec.take_examples;
-      limit = limit < 0 ? n : std::min(limit, n);
+    if (name == "take" || name == "skip") {
+      const int64_t n = at_least(o, "n", o.require<int64_t>("n"), 0);
+      if (!batched) {
+        spec.select.push_back(name == "take" ? SelectStep::take(n) : SelectStep::skip(n));
+      } else if (name == "take") {
+        spec.take_batches = spec.take_batches < 0 ? n : std::min(spec.take_batches, n);
+      } else {
+        // The window of batches moves: what a take already allowed shrinks.
+        spec.skip_batches += n;
+        if (spec.take_batches >= 0) spec.take_batches = std::max<int64_t>(0, spec.take_batches - n);
+      }
+    } else if (name == "split") {
+      if (batched) throw UsageError(o.owner() + ": split divides examples; call it before batch");
+      const auto fraction = o.require<double>("fraction");
+      const bool first = o.get<bool>("first", true);
+      const auto seed = o.maybe<uint64_t>("seed");
+      spec.select.push_back(SelectStep::split(fraction, first, seed));
     } else if (name == "shuffle") {
       spec.shuffle = true;
       spec.seed = o.get<uint64_t>("seed", 0);

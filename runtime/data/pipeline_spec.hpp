@@ -2,18 +2,22 @@
 // from the ordered op list that the Lua side builds (ds:shuffle{}:batch(64)...).
 //
 // Whatever order the ops came in, a pipeline applies them in this fixed order:
-//   take_examples -> per pass: shuffle, shard -> repeat passes -> map -> augment -> batch
-//   -> take_batches
-// Only `take` depends on its place: before `batch` it counts examples (the
-// first n of the data set, a fixed subset), after it counts batches.
+//   select (take, skip, split) -> per pass: shuffle, shard -> repeat passes -> map
+//   -> augment -> batch -> skip_batches, take_batches
+// Only take and skip depend on their place: before `batch` they count
+// examples (a fixed subset of the data set, data/selection.hpp), after it
+// batches of each epoch. split must come before batch.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <vector>
+
+#include "data/selection.hpp"
 
 namespace drun::data {
 
 struct PipelineSpec {
-  int64_t take_examples = -1;  // first n examples of the data set; -1 = all
+  std::vector<SelectStep> select;  // empty: every example of the data set
 
   // Every epoch (and every pass of it) has one permutation, the same on all
   // workers because they share the seed; worker `shard_index` takes positions
@@ -51,7 +55,8 @@ struct PipelineSpec {
   int64_t batch_size = 32;  // Keras' default for fit/evaluate
   bool drop_remainder = false;
   int64_t repeat = 1;         // passes over the (sharded) data per epoch
-  int64_t take_batches = -1;  // at most this many batches per epoch; -1 = all
+  int64_t skip_batches = 0;   // the epoch's first batches left out
+  int64_t take_batches = -1;  // at most this many batches per epoch after those; -1 = all
   int64_t prefetch = 0;       // batches made ahead on a background thread; 0 = none
 };
 
@@ -59,10 +64,10 @@ struct PipelineSpec {
 void check_pipeline_spec(const PipelineSpec& spec);
 
 // ops: a JSON array of {"op": name, ...options}; null or [] is the default spec.
-//   take{n}  shuffle{seed}  scale{factor}  map{scale, offset}  batch{size, drop_remainder}
-//   prefetch{depth}  repeat{count}  shard{count, index, even}
+//   take{n}  skip{n}  split{fraction, first, seed}  shuffle{seed}  scale{factor}  map{scale,
+//   offset}  batch{size, drop_remainder} prefetch{depth}  repeat{count}  shard{count, index, even}
 //   augment{crop_padding, flip, standardize, seed}
-// Several scale/map ops compose; repeats multiply; takes keep the smallest.
+// Several scale/map ops compose; repeats multiply; takes and skips apply in order.
 // An unknown op or option is a UsageError naming the valid ones.
 PipelineSpec parse_pipeline_ops(const nlohmann::json& ops);
 

@@ -25,8 +25,9 @@ local function with_op(self, op)
   return wrap(self._core, ops)
 end
 
--- Number of examples in the underlying data set and the shape of one example.
-function Dataset:size() return self._core:size() end
+-- Number of examples (those that take, skip and split before batch keep) and
+-- the shape of one example.
+function Dataset:size() return self._core:size(self._ops) end
 function Dataset:shape() return self._core:shape() end
 
 function Dataset:is_batched()
@@ -49,8 +50,25 @@ function Dataset:batch(opts)
   return with_op(self, {op = 'batch', size = opts.size or opts.batch_size, drop_remainder = opts.drop_remainder})
 end
 
--- Before batch: the first n examples; after batch: the first n batches.
+-- Before batch: the first n examples; after batch: the first n batches of
+-- each epoch. Takes, skips and splits apply in the order given.
 function Dataset:take(n) return with_op(self, {op = 'take', n = n}) end
+-- Before batch: all but the first n examples; after batch: all but the first n batches.
+function Dataset:skip(n) return with_op(self, {op = 'skip', n = n}) end
+
+-- ds:split{fraction = 0.8, seed = 1} -> first, rest: two data sets holding
+-- round(0.8 * n) and the other examples. The parts are fixed before any
+-- shuffle; seed draws which examples go where (without it: the data set's
+-- order, first examples first).
+function Dataset:split(opts)
+  if type(opts) == 'number' then opts = {fraction = opts} end
+  opts = opts or {}
+  util.check_keys('split', opts, {'fraction', 'seed'})
+  local function part(first)
+    return with_op(self, {op = 'split', fraction = opts.fraction, seed = opts.seed, first = first})
+  end
+  return part(true), part(false)
+end
 
 -- `repeat` is a Lua keyword: call it as ds:repeated(n) or ds['repeat'](ds, n).
 function Dataset:repeated(n) return with_op(self, {op = 'repeat', count = n}) end

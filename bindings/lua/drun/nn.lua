@@ -10,9 +10,92 @@ local nn = {}
 local Layer = {}
 Layer.__index = Layer
 
+-- Keras' positional parameters of each layer, in Keras' order:
+-- nn.Dense(32, 'relu') is nn.Dense{units = 32, activation = 'relu'}. `size`
+-- accepts a number or a table of numbers ({3, 3}).
+local positional = {
+  Dense = {{'units', 'number'}, {'activation', 'string'}},
+  Conv2D = {{'filters', 'number'}, {'kernel_size', 'size'}, {'strides', 'size'}, {'padding', 'string'}},
+  MaxPooling2D = {{'pool_size', 'size'}, {'strides', 'size'}, {'padding', 'string'}},
+  AveragePooling2D = {{'pool_size', 'size'}, {'strides', 'size'}, {'padding', 'string'}},
+  Dropout = {{'rate', 'number'}},
+  Activation = {{'activation', 'string'}},
+  LeakyReLU = {{'negative_slope', 'number'}},
+}
+
+local type_words = {number = 'a number', string = 'a string', size = 'a number or a table of numbers'}
+
+local function fits(kind, v)
+  if kind == 'size' then return type(v) == 'number' or (type(v) == 'table' and #v > 0) end
+  return type(v) == kind
+end
+
+-- A table of only list entries where a size may stand is a value ({3, 3}), not options.
+local function is_options(v, slot)
+  if type(v) ~= 'table' then return false end
+  if next(v) == nil or not slot or slot[2] ~= 'size' then return true end
+  for k in pairs(v) do if type(k) ~= 'number' then return true end end
+  return false
+end
+
+-- The layer's options from its arguments: positional values (before the
+-- options table, or as the table's list entries), then options by name.
+local function layer_options(class_name, ...)
+  local what = 'nn.' .. class_name
+  local slots = positional[class_name] or {}
+  local args, n = {...}, select('#', ...)
+  local options, values = {}, {}
+  for i = 1, n do values[i] = args[i] end
+  if n > 0 and is_options(args[n], slots[n]) then
+    values[n] = nil
+    for k, v in pairs(args[n]) do
+      if type(k) == 'number' then
+        if n > 1 then
+          util.fail(what .. ': positional arguments go either before the options table or inside it, not both')
+        end
+        values[k] = v
+      else
+        options[k] = v
+      end
+    end
+  end
+  for i = 1, n do
+    if args[i] == nil and i < n then util.fail(what .. ': argument ' .. i .. ' is nil') end
+  end
+  local count = 0
+  for i in pairs(values) do count = math.max(count, i) end
+  if count > #slots then
+    local names = {}
+    for i, slot in ipairs(slots) do names[i] = slot[1] end
+    util.fail(what .. ' takes ' .. (#slots == 0 and 'no positional arguments'
+              or 'at most ' .. #slots .. ' positional arguments (' .. table.concat(names, ', ') .. ')')
+              .. ', got ' .. count .. '; give the others by name, e.g. ' .. what .. '{' ..
+              (slots[1] and slots[1][1] or 'name') .. ' = ...}')
+  end
+  for i = 1, count do
+    local name, kind = slots[i][1], slots[i][2]
+    local v = values[i]
+    if v == nil then util.fail(what .. ': argument ' .. i .. ' (' .. name .. ') is nil') end
+    if not fits(kind, v) then
+      util.fail(what .. ': argument ' .. i .. ' is ' .. name .. ', ' .. type_words[kind] .. ', got ' ..
+                type(v) .. (type(v) == 'string' and (' "' .. v .. '"') or '') ..
+                '; give other options by name, e.g. ' .. what .. '(' .. (i > 1 and '..., ' or '') ..
+                '{activation = \'relu\'})')
+    end
+    if options[name] ~= nil then
+      util.fail(what .. ': ' .. name .. ' given twice, as argument ' .. i .. ' and as ' .. name .. ' = ...')
+    end
+    options[name] = v
+  end
+  return options
+end
+
 local function layer_class(class_name)
   local describe = util.described('nn.', class_name)
-  return function(config) return setmetatable(describe(config), Layer) end
+  return function(...)
+    if select('#', ...) == 0 then return setmetatable(describe(nil), Layer) end
+    return setmetatable(describe(layer_options(class_name, ...)), Layer)
+  end
 end
 
 for _, name in ipairs {'Dense', 'Conv2D', 'MaxPooling2D', 'AveragePooling2D',

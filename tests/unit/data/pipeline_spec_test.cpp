@@ -15,7 +15,7 @@ TEST(PipelineOps, EmptyIsTheDefault) {
   PipelineSpec s = parse_pipeline_ops(json());
   EXPECT_EQ(s.batch_size, 32);
   EXPECT_FALSE(s.shuffle);
-  EXPECT_EQ(parse_pipeline_ops(json::array()).take_examples, -1);
+  EXPECT_TRUE(parse_pipeline_ops(json::array()).select.empty());
 }
 
 TEST(PipelineOps, FullExample) {
@@ -23,7 +23,9 @@ TEST(PipelineOps, FullExample) {
     {"op":"take","n":1000},{"op":"shuffle","seed":42},{"op":"scale","factor":0.00392},
     {"op":"batch","size":64,"drop_remainder":false},{"op":"prefetch","depth":2},
     {"op":"repeat","count":2},{"op":"shard","count":2,"index":0}])"));
-  EXPECT_EQ(s.take_examples, 1000);
+  ASSERT_EQ(s.select.size(), 1u);
+  EXPECT_EQ(s.select[0].kind, SelectStep::Kind::take);
+  EXPECT_EQ(s.select[0].count, 1000);
   EXPECT_EQ(s.take_batches, -1);
   EXPECT_TRUE(s.shuffle);
   EXPECT_EQ(s.seed, 42u);
@@ -41,11 +43,50 @@ TEST(PipelineOps, FullExample) {
 TEST(PipelineOps, TakeAfterBatchCountsBatches) {
   PipelineSpec s = parse_pipeline_ops(json::parse(
       R"([{"op":"take","n":50},{"op":"batch","size":8,"drop_remainder":true},{"op":"take","n":3}])"));
-  EXPECT_EQ(s.take_examples, 50);
+  ASSERT_EQ(s.select.size(), 1u);
+  EXPECT_EQ(s.select[0].count, 50);
   EXPECT_EQ(s.take_batches, 3);
   EXPECT_TRUE(s.drop_remainder);
   s = parse_pipeline_ops(json::parse(R"([{"op":"take","n":50},{"op":"take","n":20}])"));
-  EXPECT_EQ(s.take_examples, 20);
+  EXPECT_EQ(select_examples(s.select, 100).size(), 20u);
+}
+
+TEST(PipelineOps, SkipAndTakeAfterBatchMoveAWindowOfBatches) {
+  // skip(2):take(5) reads batches 2..6; take(5):skip(2) batches 2..4.
+  PipelineSpec s = parse_pipeline_ops(
+      json::parse(R"([{"op":"batch","size":4},{"op":"skip","n":2},{"op":"take","n":5}])"));
+  EXPECT_EQ(s.skip_batches, 2);
+  EXPECT_EQ(s.take_batches, 5);
+  s = parse_pipeline_ops(
+      json::parse(R"([{"op":"batch","size":4},{"op":"take","n":5},{"op":"skip","n":2}])"));
+  EXPECT_EQ(s.skip_batches, 2);
+  EXPECT_EQ(s.take_batches, 3);
+}
+
+TEST(PipelineOps, SkipAndSplitBeforeBatchSelectExamples) {
+  PipelineSpec s = parse_pipeline_ops(json::parse(
+      R"([{"op":"skip","n":10},{"op":"split","fraction":0.75,"first":false,"seed":3},
+          {"op":"batch","size":4}])"));
+  ASSERT_EQ(s.select.size(), 2u);
+  EXPECT_EQ(s.select[0].kind, SelectStep::Kind::skip);
+  EXPECT_EQ(s.select[0].count, 10);
+  EXPECT_EQ(s.select[1].kind, SelectStep::Kind::split);
+  EXPECT_DOUBLE_EQ(s.select[1].fraction, 0.75);
+  EXPECT_FALSE(s.select[1].first);
+  EXPECT_EQ(s.select[1].seed, std::optional<uint64_t>(3));
+  EXPECT_EQ(s.skip_batches, 0);
+}
+
+TEST(PipelineOps, SplitErrorsNameWhatIsWrong) {
+  auto err = [](const char* ops) {
+    return usage_error([&] { parse_pipeline_ops(json::parse(ops)); });
+  };
+  EXPECT_TRUE(contains(err(R"([{"op":"batch","size":4},{"op":"split","fraction":0.5}])"),
+                       "split divides examples; call it before batch"));
+  EXPECT_TRUE(contains(err(R"([{"op":"split","fraction":1.5}])"),
+                       "split fraction must be between 0 and 1"));
+  EXPECT_TRUE(contains(err(R"([{"op":"split"}])"), "option 'fraction' is required"));
+  EXPECT_TRUE(contains(err(R"([{"op":"skip","n":-1}])"), "n must be >= 0"));
 }
 
 TEST(PipelineOps, MapsCompose) {
@@ -65,7 +106,8 @@ TEST(PipelineOps, RepeatsMultiply) {
 TEST(PipelineOps, UnknownOpNamesTheValidOnes) {
   std::string msg = usage_error([] { parse_pipeline_ops(json::parse(R"([{"op":"zip"}])")); });
   EXPECT_TRUE(contains(msg, "unknown op 'zip'"));
-  EXPECT_TRUE(contains(msg, "batch, map, prefetch, repeat, scale, shard, shuffle, take"));
+  EXPECT_TRUE(
+      contains(msg, "batch, map, prefetch, repeat, scale, shard, shuffle, skip, split, take"));
 }
 
 TEST(PipelineOps, UnknownOptionNamesTheValidOnes) {

@@ -194,14 +194,98 @@ TEST(Pipeline, DropRemainder) {
 
 TEST(Pipeline, TakeExamplesIsAFixedSubset) {
   PipelineSpec s = batched(3);
-  s.take_examples = 5;
+  s.select = {SelectStep::take(5)};
   s.shuffle = true;
   Pipeline p(counting(100), s);
   EXPECT_EQ(p.examples_per_epoch(), 5);
   for (int64_t epoch = 0; epoch < 3; ++epoch) EXPECT_EQ(sorted(run_epoch(p, epoch).ids), iota(5));
-  s.take_examples = 1000;  // more than there are
+  s.select = {SelectStep::take(1000)};  // more than there are
   Pipeline all(counting(10), s);
   EXPECT_EQ(all.examples_per_epoch(), 10);
+}
+
+// The ids of epoch 0 of `s` over counting(n).
+std::vector<int32_t> first_epoch(int64_t n, const PipelineSpec& s) {
+  Pipeline p(counting(n), s);
+  return run_epoch(p, 0).ids;
+}
+
+TEST(Pipeline, SkipThenTakeReadsTheExamplesBetween) {
+  PipelineSpec s = batched(4);
+  s.select = {SelectStep::skip(10), SelectStep::take(5)};
+  EXPECT_EQ(first_epoch(100, s), (std::vector<int32_t>{10, 11, 12, 13, 14}));
+  s.select = {SelectStep::take(5), SelectStep::skip(10)};
+  Pipeline none(counting(100), s);
+  EXPECT_EQ(none.examples_per_epoch(), 0);
+  EXPECT_TRUE(run_epoch(none, 0).ids.empty());
+}
+
+TEST(Pipeline, SkipIsAFixedSubsetThatShuffleReorders) {
+  PipelineSpec s = batched(7);
+  s.select = {SelectStep::skip(90)};
+  s.shuffle = true;
+  Pipeline p(counting(100), s);
+  std::vector<int32_t> expected(10);
+  std::iota(expected.begin(), expected.end(), 90);
+  for (int64_t epoch = 0; epoch < 3; ++epoch) EXPECT_EQ(sorted(run_epoch(p, epoch).ids), expected);
+}
+
+// The two parts of a split: disjoint, together every example, sized by the
+// fraction, the same on every construction and in every epoch.
+TEST(Pipeline, SplitPartsAreDisjointAndCoverTheData) {
+  for (const std::optional<uint64_t> seed :
+       {std::optional<uint64_t>{}, std::optional<uint64_t>{7}}) {
+    PipelineSpec first = batched(16), rest = batched(16);
+    first.select = {SelectStep::split(0.8, true, seed)};
+    rest.select = {SelectStep::split(0.8, false, seed)};
+    first.shuffle = rest.shuffle = true;
+    Pipeline a(counting(150), first), b(counting(150), rest);
+    EXPECT_EQ(a.examples_per_epoch(), 120);
+    EXPECT_EQ(b.examples_per_epoch(), 30);
+    std::vector<int32_t> both = run_epoch(a, 0).ids;
+    const std::vector<int32_t> tail = run_epoch(b, 0).ids;
+    both.insert(both.end(), tail.begin(), tail.end());
+    EXPECT_EQ(sorted(both), iota(150));
+    EXPECT_EQ(sorted(run_epoch(a, 1).ids), sorted(run_epoch(a, 0).ids));
+    Pipeline again(counting(150), first);
+    EXPECT_EQ(sorted(run_epoch(again, 0).ids), sorted(run_epoch(a, 0).ids));
+  }
+}
+
+TEST(Pipeline, SplitWithoutSeedFollowsTheDataOrderWithSeedDraws) {
+  PipelineSpec s = batched(10);
+  s.select = {SelectStep::split(0.5, true)};
+  EXPECT_EQ(first_epoch(10, s), iota(5));
+  // Sorted data (here the ids) gives a seeded first half from both ends.
+  s.select = {SelectStep::split(0.5, true, 1)};
+  const std::vector<int32_t> drawn = sorted(first_epoch(100, s));
+  ASSERT_EQ(drawn.size(), 50u);
+  EXPECT_LT(drawn.front(), 50);
+  EXPECT_GE(drawn.back(), 50);
+  // Another seed, another draw.
+  s.select = {SelectStep::split(0.5, true, 2)};
+  EXPECT_NE(sorted(first_epoch(100, s)), drawn);
+}
+
+TEST(Pipeline, SplitPointRoundsToNearest) {
+  EXPECT_EQ(split_point(0.8, 150), 120);
+  EXPECT_EQ(split_point(0.5, 5), 3);
+  EXPECT_EQ(split_point(0.01, 10), 0);
+  EXPECT_EQ(split_point(0.99, 10), 10);
+}
+
+TEST(Pipeline, SkipBatches) {
+  PipelineSpec s = batched(4);
+  s.skip_batches = 2;
+  s.take_batches = 1;
+  Pipeline p(counting(10), s);
+  EXPECT_EQ(p.batches_per_epoch(), 1);
+  EXPECT_EQ(p.examples_per_epoch(), 2);
+  EXPECT_EQ(run_epoch(p, 0).ids, (std::vector<int32_t>{8, 9}));
+  s.skip_batches = 5;
+  Pipeline none(counting(10), s);
+  EXPECT_EQ(none.batches_per_epoch(), 0);
+  EXPECT_EQ(none.examples_per_epoch(), 0);
 }
 
 TEST(Pipeline, TakeBatches) {
