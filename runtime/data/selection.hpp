@@ -23,8 +23,8 @@ struct SelectStep {
   // cut follows the data set's order.
   std::optional<uint64_t> seed;
 
-  static SelectStep take(int64_t n) { return {Kind::take, n}; }
-  static SelectStep skip(int64_t n) { return {Kind::skip, n}; }
+  static SelectStep take(int64_t n) { return {Kind::take, n, 0, true, std::nullopt}; }
+  static SelectStep skip(int64_t n) { return {Kind::skip, n, 0, true, std::nullopt}; }
   static SelectStep split(double fraction, bool first, std::optional<uint64_t> seed = {}) {
     return {Kind::split, 0, fraction, first, seed};
   }
