@@ -94,13 +94,19 @@ void Progress::update(int64_t step, double loss, const MetricValues& metrics,
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (tty_) {
     last_draw_ = now;
+    // The bar spans the run when steps alone bound it, else the epoch.
+    const int64_t done = by_steps() ? first_global_step_ + step : step;
+    const int64_t total = by_steps() ? plan_.max_steps : steps_;
     const int width = 24;
-    const int filled = steps_ ? static_cast<int>(width * step / steps_) : width;
-    const double eta = step ? elapsed / static_cast<double>(step) * (steps_ - step) : 0.0;
-    fmt::print(out_, "\rEpoch {}{} [{}{}] {}/{} ETA {} - {} - {}\x1b[K", epoch_ + 1,
-               plan_.epochs > 0 ? fmt::format("/{}", plan_.epochs) : "",
+    const int filled =
+        total > 0 ? static_cast<int>(width * std::min<int64_t>(done, total) / total) : width;
+    const double eta =
+        step ? elapsed / static_cast<double>(step) * static_cast<double>(total - done) : 0.0;
+    const std::string label =
+        by_steps() ? std::string("Steps") : fmt::format("Epoch {}/{}", epoch_ + 1, plan_.epochs);
+    fmt::print(out_, "\r{} [{}{}] {}/{} ETA {} - {} - {}\x1b[K", label,
                std::string(static_cast<size_t>(filled), '='),
-               std::string(static_cast<size_t>(width - filled), '.'), step, steps_, duration(eta),
+               std::string(static_cast<size_t>(width - filled), '.'), done, total, duration(eta),
                stats(loss, metrics), throughput(per_worker_per_sec));
     std::fflush(out_);
     return;

@@ -152,8 +152,9 @@ int main(int argc, char** argv) {
     const std::string arg = argc == 3 ? argv[2] : "";
     if (arg == "--help" || arg == "-h") {
       std::cout << kInspectUsage << "\n"
-                << "Prints the layers, shapes and weights of a Keras HDF5 model file\n"
-                   "(one written by Keras' model.save('m.h5') or by drun's model:save).\n";
+                << "Prints what a Keras HDF5 model file holds (one written by Keras'\n"
+                   "model.save('m.h5') or by drun's model:save): the Keras version and backend\n"
+                   "that wrote it, then each layer's class, output shape and parameter count.\n";
       return 0;
     }
     if (argc != 3) {
