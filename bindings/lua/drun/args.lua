@@ -42,8 +42,12 @@ local function usage(defaults, descriptions, script)
     local v = defaults[k]
     local flag = flag_name(k)
     local shown = type(v) == 'boolean' and flag or flag .. (type(v) == 'number' and ' N' or ' TEXT')
-    local text = descriptions[k] and descriptions[k] .. ' ' or ''
-    lines[#lines + 1] = string.format('  %-32s %s%s', shown, text, default_text(v, flag))
+    local text = descriptions[k] or ''
+    -- A description may say the default itself, where the value alone would mislead ('').
+    if not text:find('(default', 1, true) then
+      text = (text ~= '' and text .. ' ' or '') .. default_text(v, flag)
+    end
+    lines[#lines + 1] = string.format('  %-32s %s', shown, text)
   end
   lines[#lines + 1] = string.format('  %-32s %s', '-h, --help', 'print this help and exit')
   return table.concat(lines, '\n')
