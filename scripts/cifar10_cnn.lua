@@ -16,22 +16,26 @@
 --   drun --data-dir DIR scripts/cifar10_cnn.lua --epochs 50
 --   drun -np 4 --data-dir DIR scripts/cifar10_cnn.lua --strategy all_reduce
 --
--- DIR holds data_batch_1..5.bin and test_batch.bin (or DRUN_DATA_DIR). Options:
---   --batch-size 32 --epochs 100 --lr 3e-4 --decay 1e-6 --strategy all_reduce --scale-lr
---   --save-dir saved_models   the model directory (checkpoints, events, summary.json);
---                             the trained model goes to <save-dir>/keras_cifar10_trained_model.h5
---   --train-limit N           the first N training examples (in all)
---   --eval-limit N            evaluate on the first N test examples (0: all)
---   --steps N                 stop after N steps (0: run the epochs)
---   --augment=true|false, --seed 1
---   --data-dir DIR            where the CIFAR-10 files are (as drun's own --data-dir)
+-- DIR holds data_batch_1..5.bin and test_batch.bin (or DRUN_DATA_DIR).
+-- `--help` lists the options, with their defaults.
 local drun = require 'drun'
 local nn, data, optim = drun.nn, drun.data, drun.optim
 
 local opt = drun.args{
-  batch_size = 32, epochs = 100, lr = 3e-4, decay = 1e-6, strategy = 'all_reduce', scale_lr = true,
-  save_dir = 'saved_models', train_limit = 0, eval_limit = 0, steps = 0, augment = true, seed = 1,
-  data_dir = '',
+  batch_size = {32, 'examples per step on each worker'},
+  epochs = {100, 'passes over the training data'},
+  lr = {3e-4, 'learning rate of RMSprop'},
+  decay = {1e-6, "Keras' legacy learning-rate decay"},
+  strategy = {'all_reduce', 'any of drun.strategy.by_name'},
+  scale_lr = {true, 'multiply the rate by the number of workers (all_reduce, ps_sync, sync_sgd)'},
+  save_dir = {'saved_models', 'the model directory (checkpoints, events, summary.json); the trained '
+                              .. 'model goes to <save-dir>/keras_cifar10_trained_model.h5'},
+  train_limit = {0, 'the first N training examples, in all (0: all)'},
+  eval_limit = {0, 'evaluate on the first N test examples (0: all)'},
+  steps = {0, 'stop at this global step (0: run the epochs)'},
+  augment = {true, 'random crops of the image padded by 3 and left-right flips'},
+  seed = {1, 'seed of the weights, shuffling and augmentation'},
+  data_dir = {'', "where the CIFAR-10 files are (as drun's own --data-dir)"},
 }
 
 -- --data-dir after the script is the script's; before it, drun's (DRUN_DATA_DIR).

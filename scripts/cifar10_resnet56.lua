@@ -11,22 +11,7 @@
 -- DIR holds data_batch_1..5.bin and test_batch.bin (the CIFAR-10 binary
 -- version; also found in DIR/cifar-10-batches-bin); DRUN_DATA_DIR works too.
 -- With several workers each loads only its own contiguous part of the
--- training set. Options (drun.args; --help lists them):
---   --depth 56           6n+2: 20, 32, 44, 56 or 110 (shortcut option B; see models/resnet_cifar.lua)
---   --epochs 182 --batch-size 128 --lr 0.1 --momentum 0.9 --weight-decay 2e-4
---   --decay-epochs 91,136  epochs after which the rate is divided by --decay-factor 10
---   --warmup-epochs 0    linear warm-up from 0 (Goyal et al. 2017; useful with scale_lr)
---   --strategy all_reduce  any of drun.strategy.by_name; --scale-lr (default true) multiplies
---                        the rate by the number of workers for the averaging strategies
---                        (all_reduce, ps_sync, sync_sgd)
---   --train-limit N      the first N training examples (in all; each worker takes its share)
---   --eval-limit N       evaluate on the first N test examples (0: all 10,000)
---   --steps N            stop after N steps (0: run the epochs)
---   --model-dir DIR      checkpoints, TensorBoard events, summary.json; resumed from
---   --save-checkpoints-secs 600 (or --save-checkpoints-steps N)
---   --save m.h5          Keras HDF5 of the trained model (written by the chief)
---   --seed 1             weights, shuffling and augmentation
---   --data-dir DIR       where the CIFAR-10 files are (as drun's own --data-dir)
+-- training set. `--help` lists the options, with their defaults.
 -- The learning-rate boundaries are in the applying optimizer's steps: one per
 -- worker step for AllReduce, the synchronous and the worker-side strategies,
 -- one per push (workers x steps) for ps_async and dyn_sgd.
@@ -38,12 +23,28 @@ local data, optim = drun.data, drun.optim
 local per_push = {ps_async = true, dyn_sgd = true}
 
 local opt = drun.args{
-  depth = 56, epochs = 182, batch_size = 128, lr = 0.1, momentum = 0.9, weight_decay = 2e-4,
-  decay_epochs = '91,136', decay_factor = 10, warmup_epochs = 0,
-  strategy = 'all_reduce', scale_lr = true,
-  train_limit = 0, eval_limit = 0, eval_batch_size = 1000, steps = 0,
-  model_dir = 'runs/cifar10_resnet56', save = '', seed = 1, data_dir = '',
-  save_checkpoints_steps = 0, save_checkpoints_secs = 600, save_summary_steps = 100,
+  depth = {56, '6n+2: 20, 32, 44, 56 or 110 (shortcut option B; see models/resnet_cifar.lua)'},
+  epochs = {182, 'passes over the training data'},
+  batch_size = {128, 'examples per step on each worker'},
+  lr = {0.1, 'learning rate of SGD'},
+  momentum = {0.9, 'momentum of SGD'},
+  weight_decay = {2e-4, 'L2 on the kernels'},
+  decay_epochs = {'91,136', 'epochs after which the rate is divided by --decay-factor'},
+  decay_factor = {10, 'what the rate is divided by at each of --decay-epochs'},
+  warmup_epochs = {0, 'linear warm-up from 0 (Goyal et al. 2017; useful with --scale-lr)'},
+  strategy = {'all_reduce', 'any of drun.strategy.by_name'},
+  scale_lr = {true, 'multiply the rate by the number of workers (all_reduce, ps_sync, sync_sgd)'},
+  train_limit = {0, 'the first N training examples, in all (0: all 50000)'},
+  eval_limit = {0, 'evaluate on the first N test examples (0: all 10000)'},
+  eval_batch_size = {1000, 'examples per evaluation step'},
+  steps = {0, 'stop at this global step (0: run the epochs)'},
+  model_dir = {'runs/cifar10_resnet56', 'checkpoints, TensorBoard events, summary.json; resumed from'},
+  save = {'', 'write the trained model to this Keras HDF5 file (by the chief)'},
+  seed = {1, 'seed of the weights, shuffling and augmentation'},
+  data_dir = {'', "where the CIFAR-10 files are (as drun's own --data-dir)"},
+  save_checkpoints_steps = {0, 'a checkpoint every N steps instead of every --save-checkpoints-secs'},
+  save_checkpoints_secs = {600, 'a checkpoint every S seconds and at the end (0 and no steps: none)'},
+  save_summary_steps = {100, 'TensorBoard scalars every N steps (0: none)'},
 }
 
 -- The model first: a wrong --depth fails before the data are read.

@@ -11,8 +11,15 @@
 local drun = require 'drun'
 
 local here = (arg and arg[0] or ''):match('^(.*)/') or '.'
-local opt = drun.args{model_dir = 'runs/iris', steps = 1000, seed = 1, strategy = 'all_reduce', save = '',
-                      batch_size = 32, data = here .. '/../data/iris.csv'}
+local opt = drun.args{
+  model_dir = {'runs/iris', 'checkpoints, summary.json and TensorBoard events; a rerun resumes from it'},
+  steps = {1000, 'training steps of each worker'},
+  seed = {1, 'seed of the weights and of the train/test split'},
+  strategy = {'all_reduce', 'how workers share updates (all_reduce, ps_sync, ps_async, ...)'},
+  save = {'', 'write the trained model to this Keras HDF5 file'},
+  batch_size = {32, 'rows per step'},
+  data = {here .. '/../data/iris.csv', 'the iris CSV file'},
+}
 
 -- Rows of numbers from the CSV (header skipped), in file order.
 local rows = {}

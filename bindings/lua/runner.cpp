@@ -11,8 +11,19 @@ namespace drun::lua {
 
 namespace {
 
+// A usage error (drun.util.usage_error: a bad command-line option) is a table
+// {usage = message}: the user's code is not at fault, so it gets no traceback.
+const char* usage_message(lua_State* L, int index) {
+  if (!lua_istable(L, index)) return nullptr;
+  lua_getfield(L, index, "usage");
+  const char* msg = lua_tostring(L, -1);  // stays alive: the table holds the string
+  lua_pop(L, 1);
+  return msg;
+}
+
 // Message handler: appends a traceback to the error (as lua.c does).
 int traceback(lua_State* L) {
+  if (usage_message(L, 1)) return 1;
   const char* msg = lua_tostring(L, 1);
   if (!msg) msg = "(error object is not a string)";
   luaL_traceback(L, L, msg, 1);
@@ -115,9 +126,13 @@ int run_script(train::Context& ctx, const std::string& script,
     status = lua_pcall(L, static_cast<int>(args.size()), 0, -static_cast<int>(args.size()) - 2);
   }
   if (status != 0) {
-    const char* msg = lua_tostring(L, -1);
     std::fflush(stdout);
     const std::string who = ctx.label.empty() ? "" : "[" + ctx.label + "] ";
+    if (const char* usage = usage_message(L, -1)) {
+      std::fprintf(stderr, "drun: %s%s\n", who.c_str(), usage);
+      return kUsageExitCode;
+    }
+    const char* msg = lua_tostring(L, -1);
     std::fprintf(stderr, "drun: %s%s\n", who.c_str(), msg ? msg : "(error object is not a string)");
     return ctx.exit_code != 0 ? ctx.exit_code : 1;
   }

@@ -1,6 +1,7 @@
 // Runs a user's experiment script in a fresh Lua state with the drun module
 // on its path, `arg` set as the standalone Lua interpreter sets it, and every
-// error reported as "drun: file:line: message" plus a Lua traceback.
+// error reported as "drun: file:line: message" plus a Lua traceback, except a
+// usage error (a bad command-line option): one line "drun: message".
 #pragma once
 #include <string>
 #include <vector>
@@ -9,7 +10,12 @@
 
 namespace drun::lua {
 
-// Returns the process exit code: 0, or 1 after printing the error to stderr.
+// Exit code of a usage error, as for a bad option of drun itself (BSD's EX_USAGE is 64,
+// but 2 is what shells and argparse use).
+inline constexpr int kUsageExitCode = 2;
+
+// Returns the process exit code: 0, kUsageExitCode after a usage error, or
+// the context's exit code (1 unless set) after printing the error to stderr.
 int run_script(train::Context& ctx, const std::string& script,
                const std::vector<std::string>& args);
 

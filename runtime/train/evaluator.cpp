@@ -61,15 +61,15 @@ json run_evaluator(Trainer& trainer, data::Pipeline& eval, const EvaluatorConfig
       const Evaluation e = trainer.evaluate(eval, config.eval_steps);
       events.scalar("loss", step, e.loss);
       json entry = {{"global_step", step}, {"loss", e.loss}, {"examples", e.examples}};
-      std::string line =
-          "evaluator: checkpoint " + std::to_string(step) + ": val_loss " + std::to_string(e.loss);
+      MetricValues values{{"loss", e.loss}};
       for (const auto& [k, v] : e.metrics) {
         events.scalar(k, step, v);
         entry[k] = v;
-        line += " - val_" + k + " " + std::to_string(v);
+        values.emplace_back(k, v);
       }
       events.flush();
-      progress.line(line);
+      progress.line("evaluator: checkpoint " + std::to_string(step) + ": " +
+                    format_values(values, "val_"));
       results.push_back(entry);
       evaluated.push_back(step);
       last = entry;

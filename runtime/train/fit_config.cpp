@@ -4,8 +4,10 @@ namespace drun::train {
 
 FitConfig parse_fit_config(Options& o) {
   FitConfig c;
-  c.epochs = o.get<int64_t>("epochs", c.epochs);
   c.max_steps = o.get<int64_t>("steps", c.max_steps);
+  // Steps without epochs bound the run by themselves (tf.estimator's train(steps)).
+  c.epochs_bounded = o.has("epochs") || c.max_steps < 0;
+  c.epochs = c.epochs_bounded ? o.get<int64_t>("epochs", c.epochs) : kUnboundedEpochs;
   c.model_dir = o.get<std::string>("model_dir", c.model_dir);
   c.save_checkpoints_steps = o.get<int64_t>("save_checkpoints_steps", 0);
   c.save_checkpoints_secs = o.get<double>("save_checkpoints_secs", 0);

@@ -11,10 +11,14 @@
 
 namespace drun::train {
 
+// The epochs of a fit bounded by its steps alone.
+inline constexpr int64_t kUnboundedEpochs = INT64_MAX;
+
 struct FitConfig {
   int64_t epochs = 1;
-  int64_t max_steps = -1;  // stop at this global step (< 0: no limit)
-  std::string model_dir;   // summary.json, checkpoints, TensorBoard events; empty: none
+  bool epochs_bounded = true;  // false: epochs is kUnboundedEpochs
+  int64_t max_steps = -1;      // stop at this global step (< 0: no limit)
+  std::string model_dir;       // summary.json, checkpoints, TensorBoard events; empty: none
   // Checkpoints (model_dir/ckpt-<step>.h5) every so many steps and/or seconds,
   // and after the last step; 0 and 0: none.
   int64_t save_checkpoints_steps = 0;
@@ -31,7 +35,7 @@ struct FitConfig {
   std::vector<Hook*> hooks;
 };
 
-// Reads epochs, steps, model_dir, save_checkpoints_steps,
+// Reads epochs (absent with steps given: unbounded), steps, model_dir, save_checkpoints_steps,
 // save_checkpoints_secs, keep_checkpoint_max, save_summary_steps,
 // eval_every_steps and eval_steps from `o` (other keys are the caller's).
 // UsageError for epochs < 1 or a negative interval.

@@ -22,6 +22,7 @@ struct FitResult {
   std::string device = "cpu";  // where the chief computed: cpu or cuda
   bool preempted = false;      // stopped by SIGTERM/SIGUSR1 after a checkpoint
   bool stopped_by_hook = false;
+  bool already_done = false;       // resumed at or past the end: no step was taken
   json strategy = json::object();  // what the strategy measured in the last epoch
   json to_json() const;
 };

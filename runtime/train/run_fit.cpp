@@ -1,6 +1,8 @@
 #include "train/run_fit.hpp"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "distributed/strategy_factory.hpp"
@@ -57,17 +59,56 @@ json evaluate(const Context& ctx, Session& s, const FitRequest& r, const Input* 
   return run_evaluator(s.trainer, *input, {r.config.model_dir, r.config.eval_steps, 0.5}, progress);
 }
 
-// A checkpoint in model_dir: continue from it, telling the chief's user.
-std::optional<TrainingState> resume(Trainer& trainer, const std::string& model_dir, bool chief) {
-  const auto resumed = trainer.restore(model_dir, [&](const std::string& warning) {
+// Whether a run resumed at `at` has nothing left to train.
+bool training_done(const TrainingState& at, const FitConfig& c, int64_t batches_per_epoch) {
+  const int64_t epoch = at.batch >= batches_per_epoch ? at.epoch + 1 : at.epoch;
+  return (c.max_steps >= 0 && at.global_step >= c.max_steps) || epoch >= c.epochs;
+}
+
+// A checkpoint in model_dir: continue from it, telling the chief's user
+// (one line: resuming, or nothing left to do). Starting afresh over another
+// run's summary.json says so too, so that it is never replaced silently.
+std::optional<TrainingState> resume(Trainer& trainer, const FitConfig& c, int64_t batches_per_epoch,
+                                    bool chief) {
+  const std::string& dir = c.model_dir;
+  const auto resumed = trainer.restore(dir, [&](const std::string& warning) {
     if (chief) std::fprintf(stderr, "drun: warning: %s\n", warning.c_str());
   });
-  if (resumed && chief)
+  if (!chief || dir.empty()) return resumed;
+  if (!resumed) {
+    if (std::filesystem::exists(dir + "/summary.json"))
+      std::fprintf(stderr,
+                   "drun: warning: model_dir %s holds an earlier run's summary.json and no "
+                   "checkpoint to resume from; this run replaces it (another model_dir keeps "
+                   "both)\n",
+                   dir.c_str());
+    return resumed;
+  }
+  if (training_done(*resumed, c, batches_per_epoch))
+    std::fprintf(stderr,
+                 "drun: model_dir %s is already at step %lld (training done); nothing to do\n",
+                 dir.c_str(), static_cast<long long>(resumed->global_step));
+  else
     std::fprintf(stderr, "drun: resuming from %s/ckpt-%lld.h5 (epoch %lld, batch %lld)\n",
-                 model_dir.c_str(), static_cast<long long>(resumed->global_step),
+                 dir.c_str(), static_cast<long long>(resumed->global_step),
                  static_cast<long long>(resumed->epoch + 1),
                  static_cast<long long>(resumed->batch));
   return resumed;
+}
+
+// What a finished run's rerun returns: the summary.json of the run that
+// trained (its last evaluation printed), else this fit's result.
+json finished_run(const FitConfig& c, const FitResult& result) {
+  std::ifstream in(c.model_dir + "/summary.json");
+  json summary = in ? json::parse(in, nullptr, false) : json();
+  if (!summary.is_object()) return result.to_json();
+  if (summary.contains("eval") && summary["eval"].is_object()) {
+    MetricValues values;
+    for (const auto& [k, v] : summary["eval"].items())
+      if (v.is_number() && k != "examples") values.emplace_back(k, v.get<double>());
+    std::fprintf(stderr, "drun: its last evaluation: %s\n", format_values(values, "val_").c_str());
+  }
+  return summary;
 }
 
 // A worker's fit (the chief's too).
@@ -77,8 +118,10 @@ json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, co
   std::unique_ptr<distributed::Strategy> fresh;
   if ((workers > 1 || servers) && !s.strategy)
     fresh = distributed::make_strategy(r.strategy, *ctx.comm, *ctx.workers, s.compiled.optimizer);
+  auto train_input = make_pipeline(train, workers, ctx.worker_rank());
   // On every rank, before the strategy hands the chief's variables to the others.
-  const auto resumed = resume(s.trainer, r.config.model_dir, ctx.role == "chief");
+  const bool chief = ctx.role == "chief";
+  const auto resumed = resume(s.trainer, r.config, train_input->batches_per_epoch(), chief);
   if (fresh) {
     s.strategy = std::move(fresh);
     if (resumed) s.strategy->resume_from(resumed->global_step);
@@ -88,7 +131,6 @@ json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, co
     if (r.strategy.scale_lr && r.strategy.exchange == distributed::Exchange::all_reduce)
       s.trainer.optimizer().set_lr_scale(static_cast<float>(workers));
   }
-  auto train_input = make_pipeline(train, workers, ctx.worker_rank());
   std::unique_ptr<data::Pipeline> eval_input;
   if (eval) eval_input = make_pipeline(*eval);
   Progress progress(ctx.tty, ctx.quiet);
@@ -107,6 +149,7 @@ json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, co
         (dir.empty() ? "; no model_dir, so nothing was saved"
                      : "; checkpoint written to " + dir + ", rerun the same command to resume"));
   }
+  if (result.already_done && chief) return finished_run(r.config, result);
   return result.to_json();
 }
 

@@ -207,18 +207,24 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   install_preemption_handlers();
   for (Hook* h : hooks) h->begin(*this);
 
+  const bool resumed = resume_.has_value();
   TrainingState from = resume_.value_or(TrainingState{global_step_, 0, 0});
   if (from.batch >= train.batches_per_epoch()) from = {from.global_step, from.epoch + 1, 0};
   resume_.reset();
+  const int workers = strategy_ ? strategy_->workers() : 1;
+  // Images have height, width and channels; anything else counts as examples.
+  progress.set_plan({config.epochs_bounded ? config.epochs : 0, config.max_steps, workers,
+                     model_.input_shape().rank() == 3});
   data::Batch batch;
   bool finished = false;  // strategy_->finish has run
   double train_seconds = 0.0;
   int64_t train_images = 0;
   bool stop = config.max_steps >= 0 && global_step_ >= config.max_steps;
+  result.already_done = resumed && (stop || from.epoch >= config.epochs);
   for (int64_t epoch = from.epoch; epoch < config.epochs && !stop; ++epoch) {
     reset_metrics();
     train.seek(epoch, epoch == from.epoch ? from.batch : 0);
-    progress.begin_epoch(epoch, config.epochs, train.batches_per_epoch());
+    progress.begin_epoch(epoch, train.batches_per_epoch(), global_step_);
     const auto epoch_start = Clock::now();
     int64_t epoch_images = 0;
     while (train.next(batch)) {
@@ -261,14 +267,13 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       finished = true;
     }
     end_epoch({epoch, train.position(), {}}, hooks, result, progress,
-              static_cast<double>(epoch_images) / epoch_seconds);
+              static_cast<double>(epoch_images) / epoch_seconds, finished);
   }
   for (Hook* h : hooks) h->complete();
   // No epoch ran (resumed at or past the end): the strategy still ends, so
   // that parameter servers return.
   if (strategy_ && !finished) strategy_->finish(params_, config.model_dir);
   // Images of all workers: each trains the same number of steps on its shard.
-  const int workers = strategy_ ? strategy_->workers() : 1;
   result.images_per_sec =
       train_seconds > 0 ? static_cast<double>(train_images) * workers / train_seconds : 0;
   result.wall_seconds = seconds_since(start);
@@ -277,7 +282,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
 }
 
 void Trainer::end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult& result,
-                        Progress& progress, double images_per_sec) {
+                        Progress& progress, double images_per_sec, bool last) {
   sum_over_workers();
   if (strategy_) {
     result.strategy = strategy_->epoch_stats();
@@ -285,7 +290,7 @@ void Trainer::end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult
   }
   result.train = {running_loss(), metric_values(), loss_count_};
   for (Hook* h : hooks) h->end_epoch(end);
-  progress.end_epoch(result.train.loss, result.train.metrics, images_per_sec, end.shown);
+  progress.end_epoch(result.train.loss, result.train.metrics, images_per_sec, end.shown, last);
   result.epochs = end.epoch + 1;
 }
 
@@ -296,7 +301,8 @@ void Trainer::finish_fit(const FitConfig& config, const std::vector<Hook*>& hook
   result.device = device_name(exec_.device);
   json summary = result.to_json();
   for (Hook* h : hooks) h->end(*this, summary);
-  if (!config.model_dir.empty() && chief && !result.preempted) {
+  // A fit with nothing left to do keeps the summary (and evaluation) of the run that did it.
+  if (!config.model_dir.empty() && chief && !result.preempted && !result.already_done) {
     std::filesystem::create_directories(config.model_dir);
     io::write_json_atomically(config.model_dir + "/summary.json", summary);
   }

@@ -74,7 +74,7 @@ class Trainer {
   // After an epoch: metrics summed over workers into `result`, the hooks'
   // end_epoch, the epoch's progress line.
   void end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult& result,
-                 Progress& progress, double images_per_sec);
+                 Progress& progress, double images_per_sec, bool last);
   // The end of fit: the result's totals, the hooks' end, summary.json.
   void finish_fit(const FitConfig& config, const std::vector<Hook*>& hooks, FitResult& result,
                   bool chief);

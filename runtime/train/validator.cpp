@@ -20,9 +20,8 @@ void Validator::continuing(const StepResult& step) {
   if (every_steps_ <= 0 || step.global_step % every_steps_ != 0) return;
   const auto values = evaluate(step.epoch);
   if (values.empty()) return;
-  std::string line = "evaluation at step " + std::to_string(step.global_step) + ":";
-  for (const auto& [k, v] : values) line += " val_" + k + " " + std::to_string(v);
-  progress_.line(line);
+  progress_.line("evaluation at step " + std::to_string(step.global_step) + ": " +
+                 format_values(values, "val_"));
 }
 
 void Validator::end_epoch(EpochEnd& epoch) {
@@ -58,12 +57,10 @@ MetricValues Validator::evaluate(int64_t epoch) {
 void Validator::report_background(const BackgroundEval::Result& done) {
   result_.eval = done.evaluation;
   write_summary(done.evaluation);
-  std::string line = "evaluation at step " + std::to_string(eval_step_) + " (epoch " +
-                     std::to_string(done.epoch + 1) + "): val_loss " +
-                     std::to_string(done.evaluation.loss);
-  for (const auto& [k, v] : done.evaluation.metrics)
-    line += " - val_" + k + " " + std::to_string(v);
-  progress_.line(line);
+  MetricValues values{{"loss", done.evaluation.loss}};
+  values.insert(values.end(), done.evaluation.metrics.begin(), done.evaluation.metrics.end());
+  progress_.line("evaluation at step " + std::to_string(eval_step_) + " (epoch " +
+                 std::to_string(done.epoch + 1) + "): " + format_values(values, "val_"));
 }
 
 void Validator::write_summary(const Evaluation& e) {

@@ -13,7 +13,9 @@ local function estimator(lr)
     loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
     optimizer = optim.SGD{learning_rate = lr},
     metrics = {'accuracy'},
-    config = drun.RunConfig{model_dir = opt.model_dir ~= '' and opt.model_dir or nil, save_summary_steps = 0},
+    -- No checkpoints nor summaries of their own: each train below starts afresh in one model_dir.
+    config = drun.RunConfig{model_dir = opt.model_dir ~= '' and opt.model_dir or nil, save_checkpoints_secs = 0,
+                            save_summary_steps = 0},
   }
 end
 

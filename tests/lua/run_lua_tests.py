@@ -198,7 +198,8 @@ def test_global_step_waiter():
         # Asked to wait longer than the chief trains, a worker goes on when the chief is done.
         out, _ = expect_success(["-np", "2", "scripts/fashion_mnist.lua", "--epochs", "1",
                                  "--train-limit", "1280", "--strategy", "ps_async",
-                                 "--delay-workers-by-global-step", "1000", "--model-dir", d])
+                                 "--delay-workers-by-global-step", "1000", "--model-dir",
+                                 os.path.join(d, "second")])  # d's checkpoint would be resumed
         assert "the chief finished before global step 1000; going on" in out, out
 
 

@@ -94,6 +94,8 @@ void choose_device(drun::train::Context& ctx, const std::string& device) {
   ctx.exec.gpu = ctx.cuda.get();
 }
 
+constexpr const char* kInspectUsage = "usage: drun inspect MODEL.h5";
+
 // `drun inspect m.h5`: what a Keras HDF5 model file holds.
 int inspect(const std::string& path) {
   try {
@@ -119,6 +121,25 @@ void use_the_right_blas_core(char** argv) {
   execv("/proc/self/exe", argv);  // returns only on failure: go on with the core there is
 }
 
+// A count given on the command line: a whole number of at least `least`
+// (CLI11's own number checks print the range of a double).
+CLI::Validator count_of_at_least(int least) {
+  return CLI::Validator(
+      [least](std::string& value) -> std::string {
+        size_t used = 0;
+        long n = 0;
+        try {
+          n = std::stol(value, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == value.size() && !value.empty() && n >= least) return "";
+        return "expected a whole number of at least " + std::to_string(least) + ", got '" + value +
+               "'";
+      },
+      "N");
+}
+
 int main(int argc, char** argv) {
   use_the_right_blas_core(argv);
   try {
@@ -128,26 +149,38 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (argc >= 2 && std::string(argv[1]) == "inspect") {
-    if (argc != 3) {
-      std::cerr << "usage: drun inspect MODEL.h5\n";
-      return 2;
+    const std::string arg = argc == 3 ? argv[2] : "";
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kInspectUsage << "\n"
+                << "Prints what a Keras HDF5 model file holds (one written by Keras'\n"
+                   "model.save('m.h5') or by drun's model:save): the Keras version and backend\n"
+                   "that wrote it, then each layer's class, output shape and parameter count.\n";
+      return 0;
     }
-    return inspect(argv[2]);
+    if (argc != 3) {
+      std::cerr << kInspectUsage << "\n";
+      return drun::lua::kUsageExitCode;
+    }
+    return inspect(arg);
   }
   CLI::App app{"drun: distributed deep-learning training from Lua experiment scripts", "drun"};
+  app.footer(
+      "subcommands:\n"
+      "  inspect MODEL.h5     what a Keras HDF5 model file holds (drun inspect --help)\n\n"
+      "script.lua --help lists the script's own options.");
   app.set_version_flag("--version",
                        [] { return "drun " DRUN_VERSION "\n" + drun::kernels::platform_text(); });
   drun::launch::Request req;
   app.add_option("--threads,--threads-per-rank", req.threads,
                  "threads for each process (default: the node's cores shared by its ranks)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(count_of_at_least(0));
   app.add_option("--data-dir", req.data_dir, "where data sets are read from (or DRUN_DATA_DIR)");
   app.add_flag("-q,--quiet", req.quiet, "no progress output");
   app.add_option("--device", req.device,
                  "where workers compute: auto (each worker's GPU where it has one), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("-n,--np", req.ranks, "workers in all (-np N as with mpirun)")
-      ->check(CLI::PositiveNumber);
+      ->check(count_of_at_least(1));
   app.add_option("--hostfile", req.hostfile, "nodes to run on (Open MPI hostfile format)");
   app.add_option("--workers-per-node", req.workers_per_node,
                  "workers on each CPU node (default 1; GPU nodes: one per GPU)");
@@ -176,12 +209,18 @@ int main(int argc, char** argv) {
   for (auto& a : own) own_argv.push_back(a.data());
   try {
     app.parse(static_cast<int>(own_argv.size()), own_argv.data());
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, as for a script's own options: what was wrong, and where to look.
+    std::cerr << "drun: " << e.what() << " (drun --help lists the options)\n";
+    return drun::lua::kUsageExitCode;
   }
   if (!std::filesystem::exists(req.script)) {
     std::cerr << "drun: no such script: " << req.script << "\n";
-    return 1;
+    return drun::lua::kUsageExitCode;
   }
 
   const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));

@@ -13,20 +13,29 @@ local M = {}
 
 -- model_dir defaults to <DRUN_OUTPUT_ROOT or 'runs'>/<EXPERIMENT_ID or JOB_NAME>
 -- when one of those is set, as on the Power cluster.
+-- As in tf.estimator, a model_dir gets a checkpoint every 600 seconds and after
+-- the last step, and TensorBoard summaries every 100 steps, unless told
+-- otherwise; 0 turns either off.
+M.default_save_checkpoints_secs = 600
+M.default_save_summary_steps = 100
+
 function M.RunConfig(opts)
   opts = opts or {}
   util.check_keys('RunConfig', opts, {'model_dir', 'save_checkpoints_steps', 'save_checkpoints_secs',
                                       'keep_checkpoint_max', 'save_summary_steps'})
-  if opts.save_checkpoints_steps and opts.save_checkpoints_secs then
+  if (opts.save_checkpoints_steps or 0) > 0 and (opts.save_checkpoints_secs or 0) > 0 then
     util.fail('RunConfig: give at most one of save_checkpoints_steps and save_checkpoints_secs')
   end
   local c = util.copy(opts)
+  if c.save_checkpoints_steps == nil and c.save_checkpoints_secs == nil then
+    c.save_checkpoints_secs = M.default_save_checkpoints_secs
+  end
   if c.model_dir == nil then
     local id = os.getenv('EXPERIMENT_ID') or os.getenv('JOB_NAME')
     if id and id ~= '' then c.model_dir = (os.getenv('DRUN_OUTPUT_ROOT') or 'runs') .. '/' .. id end
   end
   c.keep_checkpoint_max = c.keep_checkpoint_max or 5
-  c.save_summary_steps = c.save_summary_steps or 100
+  c.save_summary_steps = c.save_summary_steps or M.default_save_summary_steps
   c._run_config = true
   return c
 end
@@ -58,7 +67,6 @@ function Estimator:train(opts)
                save_summary_steps = c.save_summary_steps,
                eval_every_steps = opts.eval_every_steps, eval_steps = opts.eval_steps}
   fit.hooks = hooks.split(opts.hooks, fit)
-  if opts.steps and not opts.epochs then fit.epochs = 1e9 end  -- steps alone bound the run
   return self.model:fit(fit)
 end
 

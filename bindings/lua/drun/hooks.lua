@@ -88,7 +88,8 @@ function hooks.CheckpointSaverHook(opts)
   positive('CheckpointSaverHook save_steps', opts.save_steps)
   positive('CheckpointSaverHook save_secs', opts.save_secs)
   return {name = 'CheckpointSaverHook',
-          _config = {save_checkpoints_steps = opts.save_steps, save_checkpoints_secs = opts.save_secs}}
+          -- the one given replaces RunConfig's interval, the default's too
+          _config = {save_checkpoints_steps = opts.save_steps or 0, save_checkpoints_secs = opts.save_secs or 0}}
 end
 
 -- TensorBoard scalars every save_steps steps.

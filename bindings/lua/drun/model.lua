@@ -48,6 +48,7 @@ end
 --           batch_size = 64, strategy = ..., hooks = {...}, save_checkpoints_steps = N,
 --           save_checkpoints_secs = S, keep_checkpoint_max = 5, save_summary_steps = N,
 --           eval_every_steps = N, eval_steps = N}
+-- epochs defaults to 1, or with steps given to none: the steps alone bound the run.
 -- With a model_dir that holds checkpoints, training continues from the newest.
 local fit_keys = {'x', 'epochs', 'validation_data', 'steps', 'model_dir', 'batch_size', 'strategy',
                   'hooks', 'save_checkpoints_steps', 'save_checkpoints_secs', 'keep_checkpoint_max',
@@ -63,7 +64,7 @@ function Model:fit(opts)
   local eval = opts.validation_data and input_of(opts.validation_data, opts.batch_size, 'fit validation_data')
   if opts.hooks ~= nil and type(opts.hooks) ~= 'table' then util.fail('fit: hooks must be a list of hooks') end
   return t:fit(train._core, train._ops, eval and eval._core, eval and eval._ops,
-               {epochs = opts.epochs or 1, steps = opts.steps, model_dir = opts.model_dir, strategy = opts.strategy,
+               {epochs = opts.epochs or (opts.steps == nil and 1 or nil), steps = opts.steps, model_dir = opts.model_dir, strategy = opts.strategy,
                 save_checkpoints_steps = opts.save_checkpoints_steps,
                 save_checkpoints_secs = opts.save_checkpoints_secs,
                 keep_checkpoint_max = opts.keep_checkpoint_max,

@@ -6,6 +6,12 @@ local util = {}
 -- Raises an error located at the user's script (not at this module).
 util.fail = core.fail
 
+-- A usage error: a bad command-line option, not a fault in the script. drun
+-- prints it as one line, without a traceback, and exits 2.
+function util.usage_error(message)
+  error({usage = message}, 0)
+end
+
 function util.copy(t)
   local c = {}
   for k, v in pairs(t or {}) do c[k] = v end

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <random>
 
 #include "data/arrays.hpp"
 #include "usage_error.hpp"
@@ -58,6 +59,17 @@ TEST(FitConfig, ReadsEveryOptionWithDefaults) {
   EXPECT_EQ(d.eval_steps, -1);
 }
 
+TEST(FitConfig, StepsWithoutEpochsBoundTheRunAlone) {
+  Options steps(json::parse(R"({"steps": 10})"), "fit");
+  const auto c = parse_fit_config(steps);
+  EXPECT_FALSE(c.epochs_bounded);
+  EXPECT_EQ(c.epochs, kUnboundedEpochs);
+  Options both(json::parse(R"({"steps": 10, "epochs": 2})"), "fit");
+  const auto d = parse_fit_config(both);
+  EXPECT_TRUE(d.epochs_bounded);
+  EXPECT_EQ(d.epochs, 2);
+}
+
 TEST(FitConfig, RefusesTooFewEpochsNegativeIntervalsAndUnknownKeys) {
   const auto request = [](const char* text) { parse_fit_request(json::parse(text)); };
   expect_usage_error([&] { request(R"({"epochs": 0})"); }, {"fit", "epochs must be at least 1"});
@@ -108,6 +120,30 @@ TEST(RunFit, OneProcessTrainsAndReturnsTheSummary) {
   EXPECT_EQ(result["workers"], 1);
   EXPECT_TRUE(result.contains("eval"));
   EXPECT_EQ(session.strategy, nullptr);  // one process: no strategy joined
+}
+
+// A rerun of a finished fit trains nothing and returns (and keeps) the
+// summary of the run that trained, its evaluation included.
+TEST(RunFit, ARerunOfAFinishedFitKeepsItsSummary) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("drun_test_rerun_" + std::to_string(std::random_device{}()));
+  struct Remove {
+    std::filesystem::path p;
+    ~Remove() { std::filesystem::remove_all(p); }
+  } remove{dir};
+  const auto request = parse_fit_request(
+      json{{"epochs", 2}, {"model_dir", dir.string()}, {"save_checkpoints_secs", 600}});
+  const auto input = small_input();
+  Context ctx;
+  ctx.quiet = true;
+  auto first = small_session();
+  const auto trained = run_fit(ctx, first, request, input, &input);
+  ASSERT_TRUE(std::filesystem::exists(dir / "ckpt-4.h5"));
+  auto second = small_session();
+  const auto rerun = run_fit(ctx, second, request, input, &input);
+  EXPECT_EQ(rerun["global_step"], 4);
+  EXPECT_EQ(rerun["eval"], trained["eval"]);
+  EXPECT_EQ(rerun["wall_seconds"], trained["wall_seconds"]);  // the first run's summary
 }
 
 TEST(MakePipeline, ShardsForWorkersUnlessTheOpsShardAlready) {

@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+"""What a new user meets first: drun's help and usage errors, the progress
+lines of a tabular run, and the model directory of a run given no flags.
+
+  help              drun --help lists the subcommands; drun inspect --help exits 0;
+                    a script's --help shows descriptions, defaults, how to turn a flag off
+  usage_errors      a bad option (drun's or the script's) is one line on stderr, exit 2;
+                    an error in the script's own code keeps its traceback and exit 1
+  progress_steps    a run bounded by steps alone: no fake epoch count, examples/s,
+                    few step lines
+  progress_epochs   at most 10 step lines an epoch
+  throughput_two_workers  -np 2: examples/s of both workers, said so
+  defaults          fashion_mnist.lua --model-dir D, no other flag: an end checkpoint,
+                    train and eval events; the rerun says it is done and exits 0
+  kill_and_resume   kill -9 mid-run, the same command resumes from the last checkpoint
+  earlier_summary   starting afresh over another run's summary.json says so
+
+Usage: cli_test.py DRUN SOURCE_ROOT [CASE...]"""
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+DRUN = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(sys.argv[2])
+ONLY = sys.argv[3:]
+HERE = os.path.join(ROOT, "tests", "cli")
+TABULAR = os.path.join(HERE, "tabular.lua")
+FASHION = os.path.join(ROOT, "scripts", "fashion_mnist.lua")
+FASHION_DIR = "/usr/share/datasets/fashion-mnist"
+ENV = dict(os.environ, DRUN_THREADS="2")
+
+
+class Skip(Exception):
+    pass
+
+
+def run(args, cwd=None, timeout=120):
+    p = subprocess.run([DRUN] + args, cwd=cwd or ROOT, capture_output=True, text=True,
+                       timeout=timeout, env=ENV)
+    return p.returncode, p.stdout, p.stderr
+
+
+def show(rc, out, err):
+    return "exit code %s\n--- stdout ---\n%s\n--- stderr ---\n%s" % (rc, out[-3000:], err[-3000:])
+
+
+def need_fashion_mnist():
+    if not os.path.isfile(os.path.join(FASHION_DIR, "train-images-idx3-ubyte.gz")):
+        raise Skip(FASHION_DIR + " not installed (apt install dataset-fashion-mnist)")
+
+
+# ---- cases ----
+
+def case_help():
+    rc, out, err = run(["--help"])
+    assert rc == 0, show(rc, out, err)
+    assert re.search(r"^\s+inspect MODEL\.h5", out, re.M), "drun --help lists no inspect\n" + out
+    rc, out, err = run(["inspect", "--help"])
+    assert rc == 0 and "usage: drun inspect MODEL.h5" in out, show(rc, out, err)
+    rc, out, err = run([TABULAR, "--help"])
+    assert rc == 0, show(rc, out, err)
+    assert re.search(r"--step-ms N\s+milliseconds each step", out), "no description\n" + out
+    assert "(default )" not in out and "(default: none)" in out, out
+    assert "--scale=false turns it off" in out, out
+    # The scripts users start with describe their options too.
+    for script in ("scripts/fashion_mnist.lua", "scripts/iris_dnn_regressor.lua"):
+        rc, out, err = run([script, "--help"])
+        assert rc == 0 and re.search(r"--model-dir TEXT\s+checkpoints", out), show(rc, out, err)
+
+
+def case_usage_errors():
+    cases = [
+        (["--bogus", TABULAR], "--bogus"),
+        (["--threads", "many", TABULAR], "--threads"),
+        (["-np", "0", TABULAR], "--np"),
+        (["no_such_script.lua"], "no_such_script.lua"),
+        (["inspect"], "usage: drun inspect"),
+        ([TABULAR, "--stepz", "3"], "unknown option --stepz"),
+        ([TABULAR, "--steps", "three"], "--steps needs a number"),
+        ([TABULAR, "--scale=maybe"], "--scale"),
+        ([TABULAR, "--steps"], "--steps needs a value"),
+        ([TABULAR, "stray"], "unexpected argument"),
+    ]
+    for args, words in cases:
+        rc, out, err = run(args)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert rc == 2, "%s: exit %d, expected 2\n%s" % (args, rc, show(rc, out, err))
+        assert len(lines) == 1, "%s: %d lines on stderr, expected 1\n%s" % (args, len(lines), err)
+        assert words in lines[0] and "traceback" not in err, "%s: %r\n%s" % (args, words, err)
+    # The script's own fault is not a usage error: traceback and exit 1 as before.
+    rc, out, err = run([os.path.join(ROOT, "tests", "lua", "runtime_error.lua")])
+    assert rc == 1 and "stack traceback:" in err, show(rc, out, err)
+
+
+def step_lines(out):
+    return [l for l in out.splitlines() if re.search(r"\bstep \d+/\d+", l)]
+
+
+def case_progress_steps():
+    # 300 steps of about 10 ms over 32-step epochs: bounded by the steps alone.
+    rc, out, err = run([TABULAR, "--steps", "300", "--step-ms", "10"])
+    assert rc == 0, show(rc, out, err)
+    assert "1000000000" not in out and not re.search(r"epoch \d+/", out), out
+    assert "training to step 300" in out, out
+    steps = step_lines(out)
+    assert 1 <= len(steps) <= 10, "%d step lines\n%s" % (len(steps), out)
+    assert all(re.search(r"step \d+/300 ", l) for l in steps), out
+    assert "examples/s" in out and "img/s" not in out, out
+    # Lines come at least ~2 s apart (one second of slack for the clock's rounding).
+    stamps = [time.mktime(time.strptime(m, "%Y-%m-%d %H:%M:%S"))
+              for m in re.findall(r"^\[([\d-]+ [\d:]+)\] (?:step|training)", out, re.M)]
+    assert all(b - a >= 1 for a, b in zip(stamps, stamps[1:])), out
+    # One number format: 4 decimals.
+    assert not re.search(r"loss \d+\.\d{5,}", out), out
+
+
+def case_progress_epochs():
+    # 2 epochs of 256 steps of about 15 ms (~4 s each).
+    rc, out, err = run([TABULAR, "--epochs", "2", "--batch-size", "1", "--step-ms", "15"])
+    assert rc == 0, show(rc, out, err)
+    assert "1000000000" not in out, out
+    for epoch in (1, 2):
+        lines = [l for l in step_lines(out) if "epoch %d/2 step" % epoch in l]
+        assert 1 <= len(lines) <= 10, "epoch %d: %d step lines\n%s" % (epoch, len(lines), out)
+    assert len(re.findall(r"epoch [12]/2 done", out)) == 2, out
+    assert "examples/s" in out and "img/s" not in out, out
+
+
+def case_throughput_two_workers():
+    # Each worker's examples/s, summed, and labelled as such (summary.json's too).
+    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+        rc, out, err = run(["-np", "2", TABULAR, "--steps", "40", "--step-ms", "0",
+                            "--model-dir", tmp])
+        assert rc == 0, show(rc, out, err)
+        assert re.search(r"done in .* \d+ examples/s in all \(2 workers\)", out), out
+        assert not re.search(r"examples/s(?! in all)", out), out
+
+
+def events_in(directory):
+    return glob.glob(os.path.join(directory, "events.out.tfevents.*"))
+
+
+def case_defaults():
+    need_fashion_mnist()
+    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+        d = os.path.join(tmp, "run")
+        # 100 steps of 64: one scalar summary at step 100, no checkpoint flag.
+        args = [FASHION, "--train-limit", "6400", "--epochs", "1", "--model-dir", d]
+        rc, out, err = run(args, timeout=300)
+        assert rc == 0, show(rc, out, err)
+        files = os.listdir(d)
+        assert "ckpt-100.h5" in files and "checkpoint" in files, files
+        train_events = events_in(d)
+        assert train_events and events_in(os.path.join(d, "eval")), files
+        with open(train_events[0], "rb") as f:
+            assert b"loss" in f.read(), "no loss scalar in " + train_events[0]
+        # The same command again: done already, says so in one line, shows the evaluation.
+        rc, out, err = run(args, timeout=300)
+        assert rc == 0, show(rc, out, err)
+        done = [l for l in err.splitlines() if "already at step" in l]
+        assert done == ["drun: model_dir %s is already at step 100 (training done); "
+                        "nothing to do" % d], err
+        assert re.search(r"last evaluation: val_accuracy \d\.\d{4}", err), err
+        assert "resuming" not in err and re.search(r"test accuracy \d\.\d{4}", out), out
+
+
+def case_kill_and_resume():
+    need_fashion_mnist()
+    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+        d = os.path.join(tmp, "run")
+        cmd = [DRUN, "-q", FASHION, "--train-limit", "6400", "--epochs", "3",
+               "--save-checkpoints-steps", "20", "--model-dir", d]
+        job = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=ENV, start_new_session=True)
+        try:
+            deadline = time.time() + 120
+            while not os.path.exists(os.path.join(d, "ckpt-40.h5")) and job.poll() is None \
+                    and time.time() < deadline:
+                time.sleep(0.01)
+            assert job.poll() is None, "the run ended before its checkpoint of step 40"
+            os.killpg(job.pid, signal.SIGKILL)
+        finally:
+            if job.poll() is None:
+                os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+        assert not os.path.exists(os.path.join(d, "ckpt-300.h5")), "finished before the kill"
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=ENV)
+        assert p.returncode == 0, show(p.returncode, p.stdout, p.stderr)
+        m = re.search(r"resuming from \S+/ckpt-(\d+)\.h5", p.stderr)
+        assert m and int(m.group(1)) >= 40, p.stderr
+        assert os.path.exists(os.path.join(d, "ckpt-300.h5")), os.listdir(d)
+
+
+def case_earlier_summary():
+    # No checkpoints (0 turns them off): a second run starts afresh and says
+    # it replaces the first one's summary.json. Tabular rows: no data set needed.
+    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+        d = os.path.join(tmp, "run")
+        script = os.path.join(tmp, "no_checkpoints.lua")
+        with open(TABULAR) as f:
+            text = f.read()
+        text = text.replace("config = drun.RunConfig{", "config = drun.RunConfig{save_checkpoints_secs = 0, ")
+        assert "save_checkpoints_secs = 0" in text, "tabular.lua's RunConfig moved"
+        with open(script, "w") as f:
+            f.write(text)
+        args = [script, "--steps", "20", "--step-ms", "0", "--model-dir", d]
+        rc, out, err = run(args)
+        assert rc == 0 and "earlier run" not in err, show(rc, out, err)
+        assert os.path.exists(os.path.join(d, "summary.json")), os.listdir(d)
+        assert not glob.glob(os.path.join(d, "ckpt-*")), os.listdir(d)
+        rc, out, err = run(args)
+        assert rc == 0 and "holds an earlier run's summary.json" in err, show(rc, out, err)
+
+
+def main():
+    cases = [(n[5:], f) for n, f in globals().items() if n.startswith("case_")]
+    if ONLY:
+        cases = [(n, f) for n, f in cases if n in ONLY]
+    failed = 0
+    for name, fn in cases:
+        start = time.time()
+        try:
+            fn()
+            print("ok      %s (%.1f s)" % (name, time.time() - start))
+        except Skip as e:
+            print("skip    %s: %s" % (name, e))
+        except Exception:  # noqa: BLE001 - report every failure, then go on
+            failed += 1
+            print("FAILED  %s\n%s" % (name, traceback.format_exc()))
+        sys.stdout.flush()
+    print("%d of %d cases failed" % (failed, len(cases)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
