@@ -1,13 +1,16 @@
 -- The smallest complete experiment: iris from a CSV file, 80% to train on and
 -- 20% held out, a two-layer perceptron trained with Adam, evaluated, and saved
 -- as a Keras HDF5 file (keras.models.load_model reads it).
---   drun scripts/iris_mlp.lua [--epochs 100] [--save iris_mlp.h5]
+--   drun scripts/iris_mlp.lua [--epochs 100] [--save runs/iris_mlp.h5]
 local drun = require 'drun'
 local nn, optim, losses = drun.nn, drun.optim, drun.losses
 
 local here = (arg and arg[0] or ''):match('^(.*)/') or '.'
-local opt = drun.args{data = here .. '/../data/iris.csv', epochs = 100, batch_size = 16, seed = 1,
-                      save = 'iris_mlp.h5'}
+local opt = drun.args{data = {here .. '/../data/iris.csv', 'the CSV file (a species column)'},
+                      epochs = {100, 'passes over the training part'},
+                      batch_size = {16, 'examples per step'},
+                      seed = {1, 'the split, the shuffle and the initial weights'},
+                      save = {'runs/iris_mlp.h5', 'the Keras HDF5 file written at the end'}}
 
 -- Four measurements per flower; 'species' (0, 1, 2) is the label. The file is
 -- sorted by species, so the split draws its rows with a seed.

@@ -190,7 +190,9 @@ std::string inspect(const std::string& path) {
   out << path << ": Keras HDF5 model, keras_version " << attr("keras_version") << ", backend "
       << attr("backend");
   if (h5::has_attribute(f.id(), "drun_version"))
-    out << ", written by drun " << attr("drun_version");
+    out << ", written by drun " << attr("drun_version")
+        << " (drun labels its files as tf.keras 2.15 writes them, so that Keras readers load them;"
+           " docs/formats.md)";
   out << "\n";
   if (!h5::has_attribute(f.id(), "model_config")) {
     out << "(weights only: no model_config)\n";

@@ -181,9 +181,11 @@ def test_nan_guard():
 
 def test_global_step_waiter_needs_servers():
     # With AllReduce every worker counts its own steps: waiting would hang, so it is an error.
-    expect_error(["-np", "2", "scripts/fashion_mnist.lua", "--epochs", "1", "--train-limit", "640",
-                  "--delay-workers-by-global-step", "20"],
-                 ["GlobalStepWaiterHook", "needs a parameter-server strategy"])
+    # A fresh model_dir: the default one may hold a finished run, which would end at once.
+    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+        expect_error(["-np", "2", "scripts/fashion_mnist.lua", "--epochs", "1", "--train-limit",
+                      "640", "--delay-workers-by-global-step", "20", "--model-dir", d],
+                     ["GlobalStepWaiterHook", "needs a parameter-server strategy"])
 
 
 def test_global_step_waiter():
