@@ -21,12 +21,28 @@ const char* usage_message(lua_State* L, int index) {
   return msg;
 }
 
-// Message handler: appends a traceback to the error (as lua.c does).
+// Message handler: appends a traceback to the error (as lua.c does). Through
+// debug.traceback, not luaL_traceback: PUC Lua 5.1's C API has no such call.
 int traceback(lua_State* L) {
   if (usage_message(L, 1)) return 1;
-  const char* msg = lua_tostring(L, 1);
-  if (!msg) msg = "(error object is not a string)";
-  luaL_traceback(L, L, msg, 1);
+  if (!lua_tostring(L, 1)) {
+    lua_pushliteral(L, "(error object is not a string)");
+    lua_replace(L, 1);
+  }
+  lua_getglobal(L, "debug");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_settop(L, 1);
+    return 1;
+  }
+  lua_getfield(L, -1, "traceback");
+  if (!lua_isfunction(L, -1)) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, 2);  // level 2: above this handler and debug.traceback itself
+  lua_call(L, 2, 1);
   return 1;
 }
 

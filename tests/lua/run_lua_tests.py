@@ -264,6 +264,12 @@ def test_script_help():
     assert "--data-dir" in out, out
 
 
+def test_version_names_lua():
+    # Lua suites pass on LuaJIT and PUC Lua 5.1 builds alike; the version says which ran.
+    out, _ = expect_success(["--version"])
+    assert re.search(r"^lua: (LuaJIT 2\.|PUC Lua 5\.1\.)", out, re.M), out
+
+
 def summary_of(model_dir):
     path = os.path.join(model_dir, "summary.json")
     assert os.path.isfile(path), "no summary.json in " + model_dir

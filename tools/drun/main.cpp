@@ -168,8 +168,9 @@ int main(int argc, char** argv) {
       "subcommands:\n"
       "  inspect MODEL.h5     what a Keras HDF5 model file holds (drun inspect --help)\n\n"
       "script.lua --help lists the script's own options.");
-  app.set_version_flag("--version",
-                       [] { return "drun " DRUN_VERSION "\n" + drun::kernels::platform_text(); });
+  app.set_version_flag("--version", [] {
+    return "drun " DRUN_VERSION "\n" + drun::kernels::platform_text() + "lua: " DRUN_LUA_TEXT "\n";
+  });
   drun::launch::Request req;
   app.add_option("--threads,--threads-per-rank", req.threads,
                  "threads for each process (default: the node's cores shared by its ranks)")
