@@ -9,6 +9,8 @@
 // read with the throwing arg_* helpers below, never luaL_check* / luaL_opt*;
 // fields that a metamethod could provide with get_field; Lua functions are
 // called with lua_pcall. (The Lua API's own out-of-memory errors remain.)
+// PUC Lua 5.1 is linked as lua5.1-c++, whose errors are thrown as a pointer,
+// not a std::exception: catch (...) around Lua API calls would swallow them.
 #pragma once
 #include <exception>
 #include <lua.hpp>
