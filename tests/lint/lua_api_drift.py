@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """docs/lua-api.md against the code: every function, method, option and value
-name that tests/lint/lua_api_surface.lua reads from the drun module (run by
+name that tests/lua/lua_api_surface.lua reads from the drun module (run by
 build/drun) must be in the reference, and every name the reference gives must
 exist. In the reference, the backticked names in a `###` heading are
 functions or methods; the backticked names in the first column of a table
@@ -14,7 +14,7 @@ import sys
 
 DRUN, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 DOC = os.path.join(ROOT, "docs", "lua-api.md")
-SURFACE = os.path.join(ROOT, "tests", "lint", "lua_api_surface.lua")
+SURFACE = os.path.join(ROOT, "tests", "lua", "lua_api_surface.lua")
 
 HEADING_NAME = re.compile(r"`([A-Za-z_][\w.:*]*)")
 KEY = re.compile(r"^[A-Za-z_]\w*$")

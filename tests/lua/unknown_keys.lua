@@ -9,15 +9,9 @@ local drun = require 'drun'
 local nn, optim, losses, data, hooks, strategy = drun.nn, drun.optim, drun.losses, drun.data,
                                                  drun.hooks, drun.strategy
 
-local BAD = 'no_such_option'
+local api = require 'api_options'
+local BAD, with_bad, needs, sorted_constructors = api.BAD, api.with_bad, api.needs, api.constructors
 local checked, failures = 0, {}
-
-local function with_bad(t)
-  local c = {}
-  for k, v in pairs(t or {}) do c[k] = v end
-  c[BAD] = 1
-  return c
-end
 
 -- f() must fail with an error that names BAD.
 local function expect_refusal(what, f)
@@ -30,26 +24,7 @@ local function expect_refusal(what, f)
   end
 end
 
-local function sorted_constructors(module)
-  local names = {}
-  for name, value in pairs(module) do
-    if type(value) == 'function' and name:match('^%u') then names[#names + 1] = name end
-  end
-  table.sort(names)
-  return names
-end
 
--- The options a constructor cannot do without, by name.
-local needs = {
-  Dense = {units = 2},
-  Conv2D = {filters = 2, kernel_size = 1},
-  Activation = {activation = 'relu'},
-  PiecewiseConstantDecay = {boundaries = {10}, values = {0.1, 0.01}},
-  ExponentialDecay = {initial_learning_rate = 0.1, decay_steps = 10, decay_rate = 0.9},
-  CosineDecay = {initial_learning_rate = 0.1, decay_steps = 10},
-  LinearWarmup = {warmup_steps = 10, after_warmup_lr_sched = 0.1},
-  Dropout = {rate = 0.5},
-}
 local image_layers = {Conv2D = true, MaxPooling2D = true, MaxPool2D = true, AveragePooling2D = true,
                       AvgPool2D = true, GlobalAveragePooling2D = true, Flatten = true,
                       BatchNormalization = true}

@@ -13,7 +13,8 @@
 local drun = require 'drun'
 local nn, data, optim = drun.nn, drun.data, drun.optim
 
-local BAD = 'no_such_option'
+local api = require 'api_options'
+local BAD, with_bad, needs, constructors = api.BAD, api.with_bad, api.needs, api.constructors
 local lines, problems = {}, {}
 local function emit(s) lines[#lines + 1] = s end
 
@@ -90,12 +91,6 @@ local function values(what, f)
   for v in list:gmatch('[%w_]+') do emit(what .. ' ' .. v) end
 end
 
-local function with_bad(t)
-  local c = {}
-  for k, v in pairs(t or {}) do c[k] = v end
-  c[BAD] = 1
-  return c
-end
 
 -- A family of constructors: the options all of them take once, under
 -- `family .. '.*'`, the others under each name.
@@ -116,21 +111,7 @@ local function family(prefix, names, keys_of)
   end
 end
 
-local function constructors(t)
-  local names = {}
-  for _, k in ipairs(sorted_keys(t)) do
-    if type(t[k]) == 'function' and k:match('^%u') then names[#names + 1] = k end
-  end
-  return names
-end
-
 -- Layers are checked in C++ when a model is built: each inside a small graph.
-local needs = {Dense = {units = 2}, Conv2D = {filters = 2, kernel_size = 1},
-               Activation = {activation = 'relu'}, Dropout = {rate = 0.5},
-               PiecewiseConstantDecay = {boundaries = {10}, values = {0.1, 0.01}},
-               ExponentialDecay = {initial_learning_rate = 0.1, decay_steps = 10, decay_rate = 0.9},
-               CosineDecay = {initial_learning_rate = 0.1, decay_steps = 10},
-               LinearWarmup = {warmup_steps = 10, after_warmup_lr_sched = 0.1}}
 local flat = {Dense = true, Dropout = true, Activation = true, ReLU = true, Softmax = true, LeakyReLU = true}
 local layer_names = {}
 for _, name in ipairs(constructors(nn)) do
