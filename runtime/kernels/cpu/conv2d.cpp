@@ -39,8 +39,9 @@ ConvEngineChoice conv_engine_choice() {
 }
 
 int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads) {
-  return std::max(conv2d_im2col_workspace_floats(g, threads),
-                  conv2d_implicit_workspace_floats(g, threads));
+  return std::max({conv2d_direct_workspace_floats(g, threads),
+                   conv2d_im2col_workspace_floats(g, threads),
+                   conv2d_implicit_workspace_floats(g, threads)});
 }
 
 void sum_filter_partials(const float* partial, int parts, int64_t k, int64_t co, float* dw,
@@ -64,13 +65,8 @@ void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const
 void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
                             const float* relu_y, float* dw, float* db, float* workspace,
                             int threads) {
-  if (conv2d_direct_suits(g)) {
-    // The direct kernels' per-thread sums go after an im2col-sized scratch.
-    const int64_t scratch =
-        conv2d_im2col_workspace_floats(g, threads) / threads - (g.k() * g.co + g.co);
-    return conv2d_direct_backward_filter(g, x, dy, relu_y, dw, db, workspace + threads * scratch,
-                                         workspace, scratch, threads);
-  }
+  if (conv2d_direct_suits(g))
+    return conv2d_direct_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);
   if (implicit_chosen(g))
     return conv2d_implicit_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);
   conv2d_im2col_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);

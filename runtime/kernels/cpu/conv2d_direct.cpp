@@ -26,11 +26,17 @@ void conv2d_direct_forward(const ConvGeometry& g, const float* x, const float* w
   });
 }
 
+int64_t conv2d_direct_workspace_floats(const ConvGeometry& g, int threads) {
+  return threads * (g.out_pixels() * g.k() + g.k() * g.co + g.co);
+}
+
 void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
-                                   const float* relu_y, float* dw, float* db, float* partial,
-                                   float* scratch, int64_t scratch_stride, int threads) {
+                                   const float* relu_y, float* dw, float* db, float* workspace,
+                                   int threads) {
   const CpuKernels& kernels = cpu_kernels();
-  const int64_t co = g.co, k = g.k();
+  const int64_t co = g.co, k = g.k(), scratch_stride = g.out_pixels() * k;
+  float* scratch = workspace;
+  float* partial = workspace + threads * scratch_stride;
   const int parts = for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
     float* dwt = partial + t * (k * co + co);
     float* dbt = dwt + k * co;

@@ -16,12 +16,14 @@ bool conv2d_direct_suits(const ConvGeometry& g);
 void conv2d_direct_forward(const ConvGeometry& g, const float* x, const float* w, const float* b,
                            float* y, bool relu, int threads);
 
+// Floats of workspace conv2d_direct_backward_filter needs: per thread, one
+// image's taps (OH*OW*K) and its filter and bias partial sums (K*CO + CO).
+int64_t conv2d_direct_workspace_floats(const ConvGeometry& g, int threads);
+
 // dw, db overwritten. When relu_y is not null, dy is first masked by
 // relu_y > 0 (the ReLU backward of the forward's output), fused in the pass.
-// partial: threads * (K*CO + CO) floats of scratch; thread t may use
-// OH*OW*K floats at scratch + t * scratch_stride for one image's taps.
 void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
-                                   const float* relu_y, float* dw, float* db, float* partial,
-                                   float* scratch, int64_t scratch_stride, int threads);
+                                   const float* relu_y, float* dw, float* db, float* workspace,
+                                   int threads);
 
 }  // namespace drun::kernels::cpu
