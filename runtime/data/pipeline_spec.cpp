@@ -37,7 +37,8 @@ void check_pipeline_spec(const PipelineSpec& s) {
 
 PipelineSpec parse_pipeline_ops(const nlohmann::json& ops) {
   PipelineSpec spec;
-  if (ops.is_null()) return spec;
+  // An empty Lua table arrives as an empty object: no ops either.
+  if (ops.is_null() || (ops.is_object() && ops.empty())) return spec;
   if (!ops.is_array()) throw UsageError("data pipeline: ops must be a list of {op = name, ...}");
   bool batched = false, sharded = false;
   for (size_t i = 0; i < ops.size(); ++i) {

@@ -79,11 +79,16 @@ DRUN_OP(bool, all_finite, (const Exec& ex, const Tensor& x), (ex, x), ex, none()
 // is conv2d_workspace_floats(ex, g) floats on ex's device.
 DRUN_OP(int64_t, conv2d_workspace_floats, (const Exec& ex, const ConvGeometry& g), (ex, g), ex,
         none())
-// y = conv(x, w) + b, then ReLU where `relu` (fused).
-DRUN_OP(void, conv2d_forward,
+// y = conv(x, w) + b, then ReLU where `relu` (fused). With `moments` (sized
+// (N, 2, CO) by the caller), the statistics a following batch norm needs,
+// taken while each image's output is still in cache: image n's per-channel
+// mean of y, then its sum of squared deviations from that mean. Returns
+// whether it wrote them: the CPU's implicit-GEMM engine does; CUDA and the
+// CPU's direct and im2col engines do not.
+DRUN_OP(bool, conv2d_forward,
         (const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& b,
-         Tensor& y, bool relu, Tensor& workspace),
-        (ex, g, x, w, b, y, relu, workspace), ex, none())
+         Tensor& y, bool relu, Tensor& workspace, Tensor* moments),
+        (ex, g, x, w, b, y, relu, workspace, moments), ex, none())
 // dw, db (overwritten) from dy; relu_y: the forward's ReLU output to mask dy
 // with, fused (nullptr: dy as is).
 DRUN_OP(void, conv2d_backward_filter,
@@ -121,13 +126,16 @@ DRUN_OP(void, global_avg_pool_backward, (const Exec& ex, const Tensor& dy, Tenso
 // formulas). Training normalises with the batch statistics, keeps them in
 // mean/inv_std for backward and moves the moving statistics by `momentum`.
 // With `relu` the output is max(0, y): a ReLU that follows the batch norm,
-// fused (nn::Model decides where).
+// fused (nn::Model decides where). `moments`, when not null, are x's
+// per-image moments as conv2d_forward gives them: the batch statistics are
+// combined from those instead of from a pass over x (CUDA reads x all the same).
 DRUN_OP(void, batchnorm_forward_train,
         (const Exec& ex, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
          float momentum, Tensor& moving_mean, Tensor& moving_var, Tensor& mean, Tensor& inv_std,
-         Tensor& y, bool relu),
-        (ex, x, gamma, beta, eps, momentum, moving_mean, moving_var, mean, inv_std, y, relu), ex,
-        none())
+         Tensor& y, bool relu, const Tensor* moments),
+        (ex, x, gamma, beta, eps, momentum, moving_mean, moving_var, mean, inv_std, y, relu,
+         moments),
+        ex, none())
 DRUN_OP(void, batchnorm_forward_infer,
         (const Exec& ex, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
          const Tensor& moving_mean, const Tensor& moving_var, Tensor& y, bool relu),

@@ -206,9 +206,10 @@ int64_t on_cpu::conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) {
   return cpu::conv2d_workspace_floats(g, ex.threads);
 }
 
-void on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
-                            const Tensor& b, Tensor& y, bool relu, Tensor& ws) {
-  cpu::conv2d_forward(g, x.f32(), w.f32(), b.f32(), y.f32(), relu, ws.f32(), ex.threads);
+bool on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
+                            const Tensor& b, Tensor& y, bool relu, Tensor& ws, Tensor* moments) {
+  return cpu::conv2d_forward_with_moments(g, x.f32(), w.f32(), b.f32(), y.f32(), relu, ws.f32(),
+                                          ex.threads, moments ? moments->f32() : nullptr);
 }
 
 void on_cpu::conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
@@ -255,11 +256,12 @@ void on_cpu::global_avg_pool_backward(const Exec&, const Tensor& dy, Tensor& dx)
 void on_cpu::batchnorm_forward_train(const Exec& ex, const Tensor& x, const Tensor& gamma,
                                      const Tensor& beta, float eps, float momentum,
                                      Tensor& moving_mean, Tensor& moving_var, Tensor& mean,
-                                     Tensor& inv_std, Tensor& y, bool relu) {
+                                     Tensor& inv_std, Tensor& y, bool relu, const Tensor* moments) {
   const int64_t c = gamma.numel();
   cpu::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
                                moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),
-                               y.f32(), relu, ex.threads);
+                               y.f32(), relu, ex.threads, moments ? moments->f32() : nullptr,
+                               moments ? moments->dim(0) : 0);
 }
 
 void on_cpu::batchnorm_forward_infer(const Exec& ex, const Tensor& x, const Tensor& gamma,

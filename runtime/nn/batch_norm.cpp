@@ -22,6 +22,8 @@ class BatchNorm final : public Layer {
   }
   const char* kind() const override { return "BatchNormalization"; }
   bool absorb_relu() override { return relu_ = true; }
+  bool takes_input_moments() const override { return true; }
+  void take_input_moments(const Tensor* m) override { input_moments_ = m; }
   Shape build(std::span<const Shape> in, Rng&) override {
     const int64_t c = in[0][-1];
     add_param("gamma", Shape{c}).value.fill(1.0f);
@@ -39,9 +41,10 @@ class BatchNorm final : public Layer {
     ensure(inv_std_, params_[0].value.shape());
     training_ = training;
     if (training)
-      kernels::batchnorm_forward_train(ex_, x, params_[0].value, params_[1].value, epsilon_,
-                                       momentum_, params_[2].value, params_[3].value, mean_,
-                                       inv_std_, out_, relu_);
+      kernels::batchnorm_forward_train(
+          ex_, x, params_[0].value, params_[1].value, epsilon_, momentum_, params_[2].value,
+          params_[3].value, mean_, inv_std_, out_, relu_,
+          input_moments_ && input_moments_->defined() ? input_moments_ : nullptr);
     else
       kernels::batchnorm_forward_infer(ex_, x, params_[0].value, params_[1].value, epsilon_,
                                        params_[2].value, params_[3].value, out_, relu_);
@@ -80,6 +83,8 @@ class BatchNorm final : public Layer {
   bool training_ = true;
   bool relu_ = false;  // a following ReLU layer absorbed (Layer::absorb_relu)
   Tensor mean_, inv_std_;
+  // The layer before's per-image moments of x, when it gives them (Layer).
+  const Tensor* input_moments_ = nullptr;
 };
 }  // namespace
 

@@ -78,7 +78,13 @@ class Conv2D final : public Layer {
     return output_shape_ = Shape{g.oh, g.ow, filters_};
   }
 
-  void forward(std::span<const Tensor* const> in, bool) override {
+  const Tensor* give_output_moments() override {
+    if (act_.kind != kernels::Activation::linear) return nullptr;  // they would be z's
+    give_moments_ = true;
+    return &moments_;
+  }
+
+  void forward(std::span<const Tensor* const> in, bool training) override {
     const Tensor& x = *in[0];
     const auto g = geometry(x.dim(0));
     ensure(out_, Shape{g.n, g.oh, g.ow, filters_});
@@ -91,7 +97,13 @@ class Conv2D final : public Layer {
       scratch_db_ = scratch_db_.to(ex_.device);
     }
     const Tensor& bias = use_bias_ ? params_[1].value : zero_bias_;
-    kernels::conv2d_forward(ex_, g, x, params_[0].value, bias, z, fuse, workspace_);
+    Tensor* moments = nullptr;
+    if (give_moments_ && training) {
+      ensure(moments_, Shape{g.n, 2, filters_});
+      moments = &moments_;
+    }
+    if (!kernels::conv2d_forward(ex_, g, x, params_[0].value, bias, z, fuse, workspace_, moments))
+      moments_ = Tensor();  // none this step: the batch norm reads its input
     if (!fuse) kernels::activation_forward(ex_, act_, z, out_);
   }
 
@@ -143,6 +155,8 @@ class Conv2D final : public Layer {
   std::string kernel_init_, bias_init_;
   Tensor z_;  // the pre-activation, where the activation's backward reads it
   Tensor dz_, workspace_, zero_bias_, scratch_db_;
+  bool give_moments_ = false;  // a batch norm after this layer takes them
+  Tensor moments_;             // per-image moments of the output (op_list.hpp)
 };
 
 }  // namespace

@@ -59,6 +59,16 @@ class Layer {
   virtual bool is_plain_relu() const { return false; }
   virtual bool absorb_relu() { return false; }
 
+  // Batch-norm statistics handed over from the layer before (nn::Model
+  // decides where): whether this layer would take its input's per-image
+  // moments (kernels' conv2d_forward, op_list.hpp); where the layer before
+  // will keep its output's (filled by each training forward where its
+  // kernels compute them, else undefined), or null where it cannot; and
+  // the hand-over itself.
+  virtual bool takes_input_moments() const { return false; }
+  virtual const Tensor* give_output_moments() { return nullptr; }
+  virtual void take_input_moments(const Tensor*) {}
+
  protected:
   Param& add_param(const std::string& short_name, const Shape& shape, bool trainable = true);
   // Name for messages: "Conv2D 'conv2d'".

@@ -57,6 +57,9 @@ class Model {
   // ReLU layers whose ReLU the layer before applies (Layer::absorb_relu):
   // found once, when the model is built.
   void fuse_relus();
+  // Batch norms that take their statistics from the convolution before them
+  // (Layer::take_input_moments): also found once.
+  void share_moments();
 
   std::string name_;
   Shape input_shape_;

@@ -37,9 +37,10 @@ expect('split 0.8 first', ids(first), {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
 expect('split 0.8 rest', ids(rest), {17, 18, 19, 20})
 
 -- size() counts what take, skip and split keep; batch does not change it.
-local sizes = {first:size(), rest:size(), ds:skip(15):size(), ds:take(3):size(), ds:batch(4):size(),
+-- A data set with no ops at all (its empty op list) counts every example.
+local sizes = {ds:size(), first:size(), rest:size(), ds:skip(15):size(), ds:take(3):size(), ds:batch(4):size(),
                ds:skip(2):split(0.5):size()}
-expect('sizes', sizes, {16, 4, 5, 3, 20, 9})
+expect('sizes', sizes, {20, 16, 4, 5, 3, 20, 9})
 
 -- With a seed: 16 and 4 examples, disjoint, together all 20, the same on
 -- every call and under a shuffle (which only reorders a part).

@@ -8,10 +8,15 @@
 
 namespace drun::kernels::cpu {
 
+// moments: null, or `images` images' moments of x (image_moments' layout,
+// images x 2 x c), combined into the batch statistics instead of a pass over x.
 void batchnorm_forward_train(const float* x, int64_t rows, int64_t c, const float* gamma,
                              const float* beta, float eps, float momentum, float* moving_mean,
                              float* moving_var, float* mean, float* inv_std, float* y, bool relu,
-                             int threads);
+                             int threads, const float* moments = nullptr, int64_t images = 0);
+// One image's moments over its `pixels` rows of c channels: the per-channel
+// mean and the sum of squared deviations from it (what batch norm combines).
+void image_moments(const float* y, int64_t pixels, int64_t c, float* mean, float* m2);
 void batchnorm_forward_infer(const float* x, int64_t rows, int64_t c, const float* gamma,
                              const float* beta, float eps, const float* moving_mean,
                              const float* moving_var, float* y, bool relu);

@@ -55,11 +55,24 @@ void sum_filter_partials(const float* partial, int parts, int64_t k, int64_t co,
   }
 }
 
+bool conv2d_forward_with_moments(const ConvGeometry& g, const float* x, const float* w,
+                                 const float* b, float* y, bool relu, float* workspace, int threads,
+                                 float* moments) {
+  if (conv2d_direct_suits(g)) {
+    conv2d_direct_forward(g, x, w, b, y, relu, threads);
+    return false;
+  }
+  if (implicit_chosen(g)) {
+    conv2d_implicit_forward(g, x, w, b, y, relu, workspace, threads, moments);
+    return moments != nullptr;
+  }
+  conv2d_im2col_forward(g, x, w, b, y, relu, workspace, threads);
+  return false;
+}
+
 void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
                     bool relu, float* workspace, int threads) {
-  if (conv2d_direct_suits(g)) return conv2d_direct_forward(g, x, w, b, y, relu, threads);
-  if (implicit_chosen(g)) return conv2d_implicit_forward(g, x, w, b, y, relu, workspace, threads);
-  conv2d_im2col_forward(g, x, w, b, y, relu, workspace, threads);
+  conv2d_forward_with_moments(g, x, w, b, y, relu, workspace, threads, nullptr);
 }
 
 void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy,

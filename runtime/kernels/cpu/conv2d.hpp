@@ -24,6 +24,12 @@ int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads);
 // y = conv(x, w) + b, then ReLU when `relu` (fused while the chunk is in cache).
 void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
                     bool relu, float* workspace, int threads);
+// The same; where the engine is implicit GEMM it also writes each image's
+// moments of y (N, 2, CO: per-channel mean, then sum of squared deviations;
+// the op's `moments`, op_list.hpp) and returns true. Other engines: false.
+bool conv2d_forward_with_moments(const ConvGeometry& g, const float* x, const float* w,
+                                 const float* b, float* y, bool relu, float* workspace, int threads,
+                                 float* moments);
 
 // dw = patches(x)^T dz, db = column sums of dz (both overwritten), where dz is
 // dy, or dy masked by relu_y > 0 when relu_y (the forward's ReLU output) is given.

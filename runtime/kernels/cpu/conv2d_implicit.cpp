@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/split.hpp"
@@ -110,14 +111,18 @@ int64_t conv2d_implicit_workspace_floats(const ConvGeometry& g, int threads) {
 }
 
 void conv2d_implicit_forward(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                             float* y, bool relu, float* workspace, int threads) {
+                             float* y, bool relu, float* workspace, int threads, float* moments) {
   const CpuKernels& kernels = cpu_kernels();
+  const int64_t out = g.out_pixels() * g.co;
   for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
     float* buf = thread_buffer(g, workspace, threads, t);
     for (int64_t n = n0; n < n1; ++n) {
       int64_t src_w = 0;
       const float* src = source_image(g, x + n * g.h * g.w * g.c, buf, src_w);
-      kernels.conv_implicit_forward(g, src, src_w, w, b, y + n * g.out_pixels() * g.co, relu);
+      kernels.conv_implicit_forward(g, src, src_w, w, b, y + n * out, relu);
+      if (moments)
+        image_moments(y + n * out, g.out_pixels(), g.co, moments + n * 2 * g.co,
+                      moments + (n * 2 + 1) * g.co);
     }
   });
 }

@@ -22,8 +22,11 @@ bool conv2d_implicit_backward_data_suits(const ConvGeometry& g);
 
 int64_t conv2d_implicit_workspace_floats(const ConvGeometry& g, int threads);
 
+// moments: null, or (N, 2, CO) for each image's moments of y (conv2d.hpp),
+// taken right after the image's output is written, while it is in cache.
 void conv2d_implicit_forward(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                             float* y, bool relu, float* workspace, int threads);
+                             float* y, bool relu, float* workspace, int threads,
+                             float* moments = nullptr);
 // dw, db overwritten; dy masked by relu_y > 0 where relu_y is given.
 void conv2d_implicit_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
                                      const float* relu_y, float* dw, float* db, float* workspace,

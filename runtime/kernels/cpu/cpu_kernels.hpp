@@ -46,6 +46,19 @@ struct CpuKernels {
                            int64_t n0, int64_t n1);
   void (*max_pool_backward)(const PoolGeometry& g, const float* dy, const int32_t* argmax,
                             float* dx, int64_t n0, int64_t n1);
+  // Batch normalisation's loops over rows [r0, r1) of rows x c values
+  // (isa/batchnorm_impl.hpp says what each computes; batchnorm.cpp combines).
+  void (*bn_shifted_sums)(const float* x, int64_t c, int64_t r0, int64_t r1, float* s1, float* s2);
+  void (*bn_normalize)(const float* x, int64_t c, const float* mean, const float* inv_std,
+                       const float* gamma, const float* beta, bool relu, int64_t r0, int64_t r1,
+                       float* y);
+  void (*bn_grad_sums)(const float* x, const float* dy, int64_t c, const float* mean,
+                       const float* inv_std, const float* gamma, const float* relu_beta, int64_t r0,
+                       int64_t r1, float* sb, float* sg);
+  void (*bn_grad_input)(const float* x, const float* dy, int64_t c, const float* mean,
+                        const float* inv_std, const float* gamma, const float* relu_beta,
+                        const float* dbeta, const float* dgamma, float inv_rows, int64_t r0,
+                        int64_t r1, float* dx);
 };
 
 // The variants this build has and this CPU can run, best last.

@@ -151,8 +151,8 @@ class CudaBackend final : public GpuBackend {
     const size_t bytes = context(ex, "conv2d").convolution(g).workspace_bytes();
     return std::max<int64_t>(1, static_cast<int64_t>((bytes + 3) / 4));
   }
-  void conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
-                      const Tensor& b, Tensor& y, bool relu, Tensor& ws) override {
+  bool conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
+                      const Tensor& b, Tensor& y, bool relu, Tensor& ws, Tensor*) override {
     cuda::Convolution& conv = context(ex, "conv2d").convolution(g);
     cuda::Scratch w_ohwi(w.bytes());
     cuda::hwio_to_ohwi(w.f32(), w_ohwi.f32(), g.kh, g.kw, g.c, g.co);
@@ -160,6 +160,7 @@ class CudaBackend final : public GpuBackend {
     const int64_t rows = g.n * g.oh * g.ow;
     cuda::bias_add(y.f32(), b.f32(), rows, g.co);
     if (relu) cuda::activation_forward(Activation::relu, y.f32(), y.f32(), rows, g.co);
+    return false;  // no moments: the batch norm's own pass reads y (op_list.hpp)
   }
   void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
                               const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
@@ -214,7 +215,7 @@ class CudaBackend final : public GpuBackend {
   void batchnorm_forward_train(const Exec&, const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, float eps, float momentum, Tensor& moving_mean,
                                Tensor& moving_var, Tensor& mean, Tensor& inv_std, Tensor& y,
-                               bool relu) override {
+                               bool relu, const Tensor*) override {
     const int64_t c = gamma.numel();
     cuda::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
                                   moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),

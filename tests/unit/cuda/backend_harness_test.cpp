@@ -484,7 +484,8 @@ TEST(BackendHarness, Conv2dForwardAndBackward) {
     for (const bool relu : {false, true}) {
       Both y = output(rng, ys);
       on_both([&](const Exec& ex) {
-        conv2d_forward(ex, g, x.on(ex), w.on(ex), b.on(ex), y.on(ex), relu, workspace.on(ex));
+        conv2d_forward(ex, g, x.on(ex), w.on(ex), b.on(ex), y.on(ex), relu, workspace.on(ex),
+                       nullptr);
       });
       EXPECT_TRUE(matches(label + (relu ? " relu" : "") + " forward: y", y, kSum));
       if (relu) relu_y = y.cpu.clone();
@@ -612,7 +613,7 @@ TEST(BackendHarness, BatchNormTrainInferBackward) {
       on_both([&](const Exec& ex) {
         batchnorm_forward_train(ex, x.on(ex), gamma.on(ex), beta.on(ex), eps, momentum,
                                 moving_mean.on(ex), moving_var.on(ex), mean.on(ex), inv_std.on(ex),
-                                y.on(ex), relu);
+                                y.on(ex), relu, nullptr);
       });
       EXPECT_TRUE(matches(label + " train: y", y, kSum));
       EXPECT_TRUE(matches(label + " train: mean", mean, kSum));

@@ -107,9 +107,12 @@ const ConvEngine kDispatched = {"dispatched", conv2d_workspace_floats, conv2d_fo
 const ConvEngine kIm2col = {"im2col", conv2d_im2col_workspace_floats, conv2d_im2col_forward,
                             conv2d_im2col_backward_filter, conv2d_im2col_backward_data};
 ConvEngine implicit_engine(const ConvGeometry& g) {
-  return {"implicit", conv2d_implicit_workspace_floats, conv2d_implicit_forward,
-          conv2d_implicit_backward_filter,
-          conv2d_implicit_backward_data_suits(g) ? conv2d_implicit_backward_data : nullptr};
+  return {
+      "implicit", conv2d_implicit_workspace_floats,
+      [](const ConvGeometry& g, const float* x, const float* w, const float* b, float* y, bool relu,
+         float* ws, int threads) { conv2d_implicit_forward(g, x, w, b, y, relu, ws, threads); },
+      conv2d_implicit_backward_filter,
+      conv2d_implicit_backward_data_suits(g) ? conv2d_implicit_backward_data : nullptr};
 }
 
 void check_conv(const ConvCase& cc, bool expect_direct, const ConvEngine& engine = kDispatched) {
@@ -239,6 +242,93 @@ TEST(Conv2D, ImplicitGemmPathMatchesReference) {
              implicit_engine(conv_geometry(2, 8, 8, 64, 3, 3, 64, 1, 1, true)));
   check_conv({2, 7, 6, 16, 2, 3, 16, 2, 1, true}, false,  // mixed strides, odd padding
              implicit_engine(conv_geometry(2, 7, 6, 16, 2, 3, 16, 2, 1, true)));
+}
+
+// The moments a following batch norm takes from the convolution: each
+// image's per-channel mean and sum of squared deviations of y, against a
+// double reference; on 1 and 2 threads (each image is one thread's); none
+// from the direct engine.
+TEST(Conv2D, ImplicitGemmGivesEachImagesMoments) {
+  SCOPED_TRACE(cpu_kernels().name);
+  const ConvGeometry g = conv_geometry(3, 10, 9, 16, 3, 3, 32, 1, 1, true);
+  Rng rng(21);
+  const auto x = random_vec(g.n * g.h * g.w * g.c, rng);
+  const auto w = random_vec(g.k() * g.co, rng);
+  const auto b = random_vec(g.co, rng, 2.0f, 3.0f);  // a mean away from zero
+  const auto y_ref = ref_conv_forward(g, x, w, b, false);
+  const int64_t pixels = g.oh * g.ow;
+  std::vector<double> want(g.n * 2 * g.co, 0.0);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t j = 0; j < g.co; ++j) {
+      double m = 0.0, m2 = 0.0;
+      for (int64_t p = 0; p < pixels; ++p) m += y_ref[(n * pixels + p) * g.co + j] / pixels;
+      for (int64_t p = 0; p < pixels; ++p) {
+        const double d = y_ref[(n * pixels + p) * g.co + j] - m;
+        m2 += d * d;
+      }
+      want[n * 2 * g.co + j] = m;
+      want[(n * 2 + 1) * g.co + j] = m2;
+    }
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    std::vector<float> y(g.n * pixels * g.co), moments(g.n * 2 * g.co, -1.0f);
+    std::vector<float> ws(conv2d_workspace_floats(g, threads));
+    ASSERT_TRUE(conv2d_forward_with_moments(g, x.data(), w.data(), b.data(), y.data(), false,
+                                            ws.data(), threads, moments.data()));
+    expect_close(y, y_ref, 1e-4, "y");
+    expect_close(moments, want, 1e-4, "moments");
+  }
+  const ConvGeometry direct = conv_geometry(2, 8, 8, 1, 3, 3, 16, 1, 1, true);
+  ASSERT_TRUE(conv2d_direct_suits(direct));
+  std::vector<float> y(direct.n * direct.oh * direct.ow * direct.co), m(direct.n * 2 * 16);
+  std::vector<float> ws(conv2d_workspace_floats(direct, 1)), xd(direct.n * 64, 0.5f);
+  std::vector<float> wd(direct.k() * 16, 0.1f), bd(16, 0.0f);
+  EXPECT_FALSE(conv2d_forward_with_moments(direct, xd.data(), wd.data(), bd.data(), y.data(), false,
+                                           ws.data(), 1, m.data()));
+}
+
+// Batch statistics combined from per-image moments equal those of a pass
+// over x: the same outputs and moving statistics, also where the mean is
+// large against the spread (the combination must not cancel).
+TEST(BatchNorm, StatisticsFromImageMomentsMatchAPassOverX) {
+  SCOPED_TRACE(cpu_kernels().name);
+  const int64_t images = 5, pixels = 37, c = 24, rows = images * pixels;
+  for (float offset : {0.0f, 1000.0f}) {
+    SCOPED_TRACE(offset);
+    Rng rng(static_cast<uint64_t>(offset) + 3);
+    auto x = random_vec(rows * c, rng, -2.0f, 3.0f);
+    for (float& v : x) v += offset;
+    const auto gamma = random_vec(c, rng, 0.5f, 1.5f), beta = random_vec(c, rng);
+    std::vector<double> mean(c, 0.0), var(c, 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < c; ++j) mean[j] += x[r * c + j] / static_cast<double>(rows);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < c; ++j)
+        var[j] += (x[r * c + j] - mean[j]) * (x[r * c + j] - mean[j]) / static_cast<double>(rows);
+    std::vector<float> moments(images * 2 * c);
+    for (int64_t n = 0; n < images; ++n)
+      image_moments(x.data() + n * pixels * c, pixels, c, moments.data() + n * 2 * c,
+                    moments.data() + (n * 2 + 1) * c);
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(threads);
+      std::vector<float> mm(c, 0.0f), mv(c, 1.0f), m(c), inv_std(c), y(rows * c);
+      std::vector<float> mm2 = mm, mv2 = mv, m2(c), inv_std2(c), y2(rows * c);
+      batchnorm_forward_train(x.data(), rows, c, gamma.data(), beta.data(), 1e-3f, 0.9f, mm.data(),
+                              mv.data(), m.data(), inv_std.data(), y.data(), true, threads,
+                              moments.data(), images);
+      batchnorm_forward_train(x.data(), rows, c, gamma.data(), beta.data(), 1e-3f, 0.9f, mm2.data(),
+                              mv2.data(), m2.data(), inv_std2.data(), y2.data(), true, threads);
+      expect_close(m, mean, 1e-6, "mean");
+      std::vector<float> var_from_moments(c);
+      for (int64_t j = 0; j < c; ++j)
+        var_from_moments[j] =
+            static_cast<float>(1.0 / (static_cast<double>(inv_std[j]) * inv_std[j]) - 1e-3);
+      expect_close(var_from_moments, var, 1e-4, "variance");
+      expect_close(inv_std, inv_std2, 1e-5, "inv_std vs a pass over x");
+      expect_close(mv, mv2, 1e-5, "moving variance vs a pass over x");
+      expect_close(y, y2, 1e-4, "y vs a pass over x");
+    }
+  }
 }
 
 // ---------------------------------------------------------------- Pooling

@@ -120,6 +120,47 @@ TEST(Model, ResidualBlockGradient) {
   EXPECT_NE(m.summary().find("Connected to"), std::string::npos);
 }
 
+// A batch norm right after a convolution takes its statistics from the
+// convolution's per-image moments (Model::share_moments); with a linear
+// Activation layer between them it reads its input instead. Both give the
+// same outputs, moving statistics and gradients.
+TEST(Model, BatchNormTakesItsStatisticsFromTheConvolution) {
+  auto spec_with = [](const char* between) {
+    return json::parse(std::string(R"({"name": "moments", "input_shape": [7, 6, 16], "layers": [
+      {"class_name": "Conv2D", "config": {"filters": 32, "kernel_size": 3, "padding": "same",
+                                          "bias_initializer": "ones"}},
+      )") + between + R"(
+      {"class_name": "BatchNormalization", "config": {}},
+      {"class_name": "ReLU", "config": {}}]})");
+  };
+  Model shared(spec_with(""), 5);
+  Model own(spec_with(R"({"class_name": "Activation", "config": {"activation": "linear"}},)"), 5);
+  Rng rng(9);
+  const Tensor x = testing::random_tensor(Shape{3, 7, 6, 16}, rng);
+  const Tensor dy = testing::random_tensor(Shape{3, 7, 6, 32}, rng);
+  const Tensor& ys = shared.forward(x, true);
+  const Tensor& yo = own.forward(x, true);
+  ASSERT_EQ(ys.shape(), yo.shape());
+  for (int64_t i = 0; i < ys.numel(); ++i) ASSERT_NEAR(ys.f32()[i], yo.f32()[i], 1e-4f) << i;
+  // The convolution kept the moments of its last training forward.
+  const Tensor* moments = shared.nodes()[0].layer->give_output_moments();
+  ASSERT_NE(moments, nullptr);
+  EXPECT_TRUE(moments->defined());
+  shared.backward(dy);
+  own.backward(dy);
+  const auto ps = shared.params(), po = own.params();
+  ASSERT_EQ(ps.size(), po.size());
+  for (size_t k = 0; k < ps.size(); ++k) {
+    for (int64_t i = 0; i < ps[k]->value.numel(); ++i)
+      ASSERT_NEAR(ps[k]->value.f32()[i], po[k]->value.f32()[i], 1e-5f) << ps[k]->name << " " << i;
+    for (int64_t i = 0; ps[k]->trainable && i < ps[k]->grad.numel(); ++i)
+      ASSERT_NEAR(ps[k]->grad.f32()[i], po[k]->grad.f32()[i], 1e-3f) << ps[k]->name << " " << i;
+  }
+  // Inference reads the moving statistics; the moments are dropped.
+  shared.forward(x, false);
+  EXPECT_FALSE(moments->defined());
+}
+
 }  // namespace
 }  // namespace drun::nn
 

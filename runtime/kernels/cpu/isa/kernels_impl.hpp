@@ -219,6 +219,7 @@ void conv_direct_backward_filter(const ConvGeometry& g, const float* x, const fl
   backward_filter_any(g, x, dy, relu_y, dw, db, n0, n1);
 }
 
+#include "kernels/cpu/isa/batchnorm_impl.hpp"
 #include "kernels/cpu/isa/conv_implicit_impl.hpp"
 
 // Max pooling: the channel loops are branch-free so that they vectorise with
@@ -302,6 +303,10 @@ extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,
                                        conv_implicit_forward,
                                        conv_implicit_backward_filter,
                                        max_pool_forward,
-                                       max_pool_backward};
+                                       max_pool_backward,
+                                       bn_shifted_sums,
+                                       bn_normalize,
+                                       bn_grad_sums,
+                                       bn_grad_input};
 
 }  // namespace drun::kernels::cpu::DRUN_ISA_NAMESPACE
