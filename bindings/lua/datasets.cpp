@@ -1,4 +1,4 @@
-// drun.core's data sets: the readers (Fashion-MNIST, CIFAR-10, CSV) and
+// drun.core's data sets: the readers (Fashion-MNIST, idx, NumPy, CIFAR-10, CSV) and
 // lists of numbers, as shared, read-only userdata that pipelines take.
 #include <memory>
 
@@ -8,6 +8,8 @@
 #include "data/cifar10.hpp"
 #include "data/csv.hpp"
 #include "data/fashion_mnist.hpp"
+#include "data/idx_pair.hpp"
+#include "data/numpy_dataset.hpp"
 #include "data/pipeline_spec.hpp"
 #include "lua_json.hpp"
 
@@ -34,6 +36,27 @@ int dataset_fashion_mnist(lua_State* L) {
   return guarded(L, [&] {
     const std::string split = arg_string(L, 1, "fashion_mnist split");
     push_dataset(L, data::load_fashion_mnist(split, data_dir(L, 2)));
+    return 1;
+  });
+}
+
+int dataset_idx(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string images = arg_string(L, 1, "idx images path");
+    const std::string labels = arg_string(L, 2, "idx labels path");
+    push_dataset(L, data::load_idx_pair(images, labels, "data.idx"));
+    return 1;
+  });
+}
+
+// core.numpy(npz|nil, x, y): .npy paths, or member names of one .npz file.
+int dataset_numpy(lua_State* L) {
+  return guarded(L, [&] {
+    data::NumpySource source;
+    if (!lua_isnoneornil(L, 1)) source.npz = arg_string(L, 1, "numpy npz path");
+    source.x = arg_string(L, 2, "numpy x");
+    source.y = arg_string(L, 3, "numpy y");
+    push_dataset(L, data::load_numpy(source));
     return 1;
   });
 }
@@ -90,6 +113,8 @@ int dataset_shape(lua_State* L) {
 const luaL_Reg dataset_methods[] = {
     {"size", dataset_size}, {"shape", dataset_shape}, {nullptr, nullptr}};
 const luaL_Reg dataset_functions[] = {{"fashion_mnist", dataset_fashion_mnist},
+                                      {"idx", dataset_idx},
+                                      {"numpy", dataset_numpy},
                                       {"cifar10", dataset_cifar10},
                                       {"csv", dataset_csv},
                                       {"arrays", dataset_arrays},

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "base/options.hpp"
-#include "data/idx.hpp"
+#include "data/idx_pair.hpp"
 
 namespace drun::data {
 namespace {
@@ -45,16 +45,10 @@ Dataset load_fashion_mnist(const std::string& split, const std::string& dir) {
   std::string images_path = find_file(folder, prefix + "-images-idx3-ubyte");
   std::string labels_path = find_file(folder, prefix + "-labels-idx1-ubyte");
 
-  Dataset d;
-  d.x = read_idx_images(images_path);
-  d.y = read_idx_labels(labels_path);
-  if (d.x.dim(0) != d.y.dim(0))
-    throw UsageError("Fashion-MNIST: " + images_path + " holds " + std::to_string(d.x.dim(0)) +
-                     " images but " + labels_path + " holds " + std::to_string(d.y.dim(0)) +
-                     " labels");
+  Dataset d = load_idx_pair(images_path, labels_path, "Fashion-MNIST");
   const int32_t* y = d.y.i32();
   for (int64_t i = 0; i < d.y.dim(0); ++i)
-    if (y[i] < 0 || y[i] >= kFashionMnistClasses)
+    if (y[i] >= kFashionMnistClasses)
       throw UsageError("Fashion-MNIST: " + labels_path + ": label " + std::to_string(y[i]) +
                        " of example " + std::to_string(i) + " is outside 0..9");
   return d;

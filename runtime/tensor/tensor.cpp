@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <utility>
 
 #include "tensor/device_memory.hpp"
 
@@ -38,8 +39,12 @@ Storage::Storage(size_t bytes, Device device, bool pinned) : device_(device) {
   if (pinned) pinned_ = device_memory::pin(data_, bytes_);
 }
 
-Storage::Storage(void* borrowed, size_t bytes)
-    : data_(borrowed), bytes_(bytes), owned_(false), device_(Device::cpu) {}
+Storage::Storage(void* borrowed, size_t bytes, std::shared_ptr<const void> keeper)
+    : data_(borrowed),
+      bytes_(bytes),
+      owned_(false),
+      device_(Device::cpu),
+      keeper_(std::move(keeper)) {}
 
 Storage::~Storage() {
   if (!owned_) return;
@@ -77,6 +82,16 @@ Tensor Tensor::borrowed(void* data, Shape shape, DType dtype) {
   Tensor t;
   t.storage_ =
       std::make_shared<Storage>(data, static_cast<size_t>(shape.numel()) * dtype_size(dtype));
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  return t;
+}
+
+Tensor Tensor::kept_alive_by(std::shared_ptr<const void> keeper, void* data, Shape shape,
+                             DType dtype) {
+  Tensor t;
+  t.storage_ = std::make_shared<Storage>(
+      data, static_cast<size_t>(shape.numel()) * dtype_size(dtype), std::move(keeper));
   t.shape_ = shape;
   t.dtype_ = dtype;
   return t;

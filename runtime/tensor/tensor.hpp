@@ -26,8 +26,10 @@ class Storage {
  public:
   static constexpr size_t kAlign = 64;
   Storage(size_t bytes, Device device, bool pinned = false);
-  // Memory owned elsewhere (e.g. a node-shared MPI window), which must outlive it.
-  Storage(void* borrowed, size_t bytes);
+  // Memory owned elsewhere (e.g. a node-shared MPI window), which must outlive
+  // it, or which `keeper` keeps alive (e.g. a memory-mapped file) for as long
+  // as this storage lives. Unlike owned storage, no padding past the end.
+  Storage(void* borrowed, size_t bytes, std::shared_ptr<const void> keeper = nullptr);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -42,6 +44,7 @@ class Storage {
   bool owned_ = true;
   bool pinned_ = false;
   Device device_ = Device::cpu;
+  std::shared_ptr<const void> keeper_;
 };
 
 class Tensor {
@@ -57,6 +60,10 @@ class Tensor {
   // A host tensor over memory it does not own; the memory must outlive it
   // and every copy of it.
   static Tensor borrowed(void* data, Shape shape, DType dtype = DType::f32);
+  // A host tensor over memory that `keeper` keeps alive as long as any copy
+  // of the tensor lives.
+  static Tensor kept_alive_by(std::shared_ptr<const void> keeper, void* data, Shape shape,
+                              DType dtype = DType::f32);
 
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }

@@ -26,6 +26,17 @@ M.needs = {
   Dropout = {rate = 0.5},
 }
 
+-- drun.data's readers (all its functions), sorted. Each checks its keys
+-- before it reads anything, so a bad key is refused without files.
+function M.readers(data)
+  local names = {}
+  for name, value in pairs(data) do
+    if type(value) == 'function' then names[#names + 1] = name end
+  end
+  table.sort(names)
+  return names
+end
+
 -- A module's constructors (its capitalised functions), sorted.
 function M.constructors(module)
   local names = {}

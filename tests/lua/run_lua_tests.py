@@ -9,6 +9,7 @@ import gzip
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -257,6 +258,36 @@ def test_small_idx_loads():
             f.write(small_idx_labels())
         out, _ = expect_success(["--data-dir", d, "load_fashion_test.lua"], cwd=HERE)
         assert "examples 300 shape 28x28x1" in out, out
+
+
+def test_idx_pair_reader():
+    # Files written here with Python's struct and gzip: 5 images of 3x4
+    # pixels, image i's pixels i*10 + (0..11), labels 7, 0, 7, 0, 7.
+    def idx(dims, data, type_code=0x08):
+        return struct.pack(">BBBB", 0, 0, type_code, len(dims)) + \
+            b"".join(struct.pack(">I", d) for d in dims) + bytes(data)
+    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+        images, labels, short = (os.path.join(d, n) for n in ("x.idx.gz", "y.idx", "y4.idx"))
+        with gzip.open(images, "wb") as f:
+            f.write(idx([5, 3, 4], [i * 10 + p for i in range(5) for p in range(12)]))
+        with open(labels, "wb") as f:
+            f.write(idx([5], [7, 0, 7, 0, 7]))
+        with open(short, "wb") as f:
+            f.write(idx([4], [1, 2, 3, 4]))
+        out, _ = expect_success(["idx_reader.lua", "--images", images, "--labels", labels], cwd=HERE)
+        assert "examples 5 shape 3x4x1" in out, out
+        for i in range(3):  # sum over p of i*10 + p = 120 i + 66
+            assert "sum %d %d\n" % (i + 1, 120 * i + 66) in out, out
+        expect_error(["idx_reader.lua", "--images", images, "--labels", short],
+                     ["data.idx: " + images + " holds 5 images but " + short + " holds 4 labels"],
+                     cwd=HERE)
+        expect_error(["idx_reader.lua", "--images", os.path.join(d, "none"), "--labels", labels],
+                     [os.path.join(d, "none")], cwd=HERE)
+    # Zalando's own files (Debian's dataset-fashion-mnist) read as a plain pair.
+    fm = "/usr/share/datasets/fashion-mnist"
+    out, _ = expect_success(["idx_reader.lua", "--images", fm + "/t10k-images-idx3-ubyte.gz",
+                             "--labels", fm + "/t10k-labels-idx1-ubyte.gz"], cwd=HERE)
+    assert "examples 10000 shape 28x28x1" in out, out
 
 
 def test_script_help():

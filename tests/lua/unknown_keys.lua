@@ -85,10 +85,9 @@ for _, name in ipairs(sorted_constructors(hooks)) do
 end
 
 -- Data sets: the option check comes before any file is read.
-expect_refusal('data.fashion_mnist', function() data.fashion_mnist(with_bad{split = 'test'}) end)
-expect_refusal('data.cifar10', function() data.cifar10(with_bad{split = 'test'}) end)
-expect_refusal('data.csv', function() data.csv(with_bad{path = 'none.csv'}) end)
-expect_refusal('data.arrays', function() data.arrays(with_bad{x = xs, y = ys}) end)
+for _, name in ipairs(api.readers(data)) do
+  expect_refusal('data.' .. name, function() data[name](with_bad()) end)
+end
 local ds = data.arrays{x = xs, y = ys}
 for _, method in ipairs {'shuffle', 'batch', 'map', 'augment'} do
   expect_refusal('Dataset:' .. method, function() ds[method](ds, with_bad()) end)

@@ -104,6 +104,30 @@ function data.fashion_mnist(opts)
   return ds
 end
 
+-- drun.data.idx{images = 'train-images-idx3-ubyte.gz', labels = 'train-labels-idx1-ubyte.gz'}:
+-- any pair of idx files (gzipped or raw), as MNIST's; images (N, H, W) or
+-- (N, H, W, C) with their raw values (ds:scale(1 / 255) for bytes), labels
+-- class ids.
+function data.idx(opts)
+  util.check_keys('data.idx', opts or {}, {'images', 'labels'})
+  if type(opts.images) ~= 'string' or type(opts.labels) ~= 'string' then
+    util.fail('data.idx needs images = "file" and labels = "file"')
+  end
+  return wrap(plan() and planned or core.idx(opts.images, opts.labels))
+end
+
+-- drun.data.numpy{x = 'x.npy', y = 'y.npy'}, or members of one .npz file:
+-- drun.data.numpy{path = 'mnist.npz', x = 'x_train', y = 'y_train'}. Values
+-- as stored (ds:scale(1 / 255) for bytes); integer y are class ids.
+function data.numpy(opts)
+  util.check_keys('data.numpy', opts or {}, {'path', 'x', 'y'})
+  if type(opts.x) ~= 'string' or type(opts.y) ~= 'string' then
+    util.fail('data.numpy needs x and y: .npy files, or member names with path = "file.npz"')
+  end
+  if opts.path ~= nil and type(opts.path) ~= 'string' then util.fail('data.numpy: path must be a string') end
+  return wrap(plan() and planned or core.numpy(opts.path, opts.x, opts.y))
+end
+
 -- drun.data.cifar10{split = 'train' | 'test', dir = nil, shard = false}: the
 -- binary version's files from dir, --data-dir or DRUN_DATA_DIR; pixels 0..255
 -- (NHWC). shard = true in a multi-worker job loads only this worker's part

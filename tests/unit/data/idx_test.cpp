@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "data/byte_reader.hpp"
+#include "data/idx_pair.hpp"
 #include "data_test_util.hpp"
 
 namespace drun::data {
@@ -237,6 +238,39 @@ TEST(Idx, FolderIsNotAFile) {
   TempDir dir;
   std::filesystem::create_directories(dir.file("sub"));
   EXPECT_TRUE(contains(usage_error([&] { read_idx_images(dir.file("sub")); }), "folder"));
+}
+
+// A pair of idx files as data.idx reads it: images of any size, labels any
+// class ids; the two files must agree in length, and a negative label is
+// refused with the labels' file named.
+TEST(IdxPair, ReadsImagesAndLabelsOfAnySize) {
+  TempDir dir;
+  Bytes pixels(3 * 5 * 7);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<unsigned char>(i);
+  write_gz(dir.file("x.gz"), idx_u8({3, 5, 7}, pixels));
+  write_raw(dir.file("y"), idx_u8({3}, {12, 0, 200}));
+  const Dataset d = load_idx_pair(dir.file("x.gz"), dir.file("y"), "data.idx");
+  ASSERT_EQ(d.x.shape(), Shape({3, 5, 7, 1}));
+  ASSERT_EQ(d.y.shape(), Shape({3}));
+  EXPECT_EQ(d.x.f32()[104], 104.0f);
+  EXPECT_EQ(d.y.i32()[0], 12);
+  EXPECT_EQ(d.y.i32()[2], 200);
+}
+
+TEST(IdxPair, LengthMismatchAndNegativeLabelNameTheFiles) {
+  TempDir dir;
+  write_raw(dir.file("x"), idx_u8({2, 1, 1}, {1, 2}));
+  write_raw(dir.file("y3"), idx_u8({3}, {0, 1, 2}));
+  std::string msg = usage_error([&] { load_idx_pair(dir.file("x"), dir.file("y3"), "data.idx"); });
+  EXPECT_TRUE(contains(msg, "data.idx: " + dir.file("x") + " holds 2 images but " + dir.file("y3") +
+                                " holds 3 labels"))
+      << msg;
+  Bytes neg = idx_header(0x09, {2});  // signed bytes
+  neg.push_back(1);
+  neg.push_back(0xFF);  // -1
+  write_raw(dir.file("yneg"), neg);
+  msg = usage_error([&] { load_idx_pair(dir.file("x"), dir.file("yneg"), "data.idx"); });
+  EXPECT_TRUE(contains(msg, dir.file("yneg") + ": label -1 of example 1 is negative")) << msg;
 }
 
 }  // namespace
