@@ -85,7 +85,7 @@ Dataset load_cifar10(const std::string& split, const std::string& dir, int64_t s
                      std::to_string(shard_count) + " workers");
 
   Dataset d;
-  d.x = Tensor(Shape{per_shard, 32, 32, 3});
+  d.x = Tensor(Shape{per_shard, 32, 32, 3}, DType::u8);  // bytes, as stored
   d.y = Tensor(Shape{per_shard}, DType::i32);
   d.sharded = shard_count > 1;
   std::vector<unsigned char> record(static_cast<size_t>(kCifar10RecordBytes));
@@ -106,7 +106,7 @@ Dataset load_cifar10(const std::string& split, const std::string& dir, int64_t s
                            ", outside 0..9: not a CIFAR-10 file (CIFAR-100 records have 2 "
                            "label bytes)");
         d.y.i32()[out] = record[0];
-        float* x = d.x.f32() + out * 3072;
+        uint8_t* x = d.x.u8() + out * 3072;
         // Channel-major planes in the file, channels last in the tensor.
         for (int p = 0; p < 1024; ++p)
           for (int c = 0; c < 3; ++c) x[p * 3 + c] = record[static_cast<size_t>(1 + c * 1024 + p)];

@@ -7,8 +7,8 @@ namespace drun::data {
 
 void check_dataset(const Dataset& d, const std::string& what) {
   if (!d.x.defined() || !d.y.defined()) throw UsageError(what + ": data set has no x or no y");
-  if (d.x.dtype() != DType::f32 || d.x.rank() < 1)
-    throw UsageError(what + ": x must be float32 of shape (N, ...), got " +
+  if ((d.x.dtype() != DType::f32 && d.x.dtype() != DType::u8) || d.x.rank() < 1)
+    throw UsageError(what + ": x must be float32 or uint8 of shape (N, ...), got " +
                      dtype_name(d.x.dtype()) + " " + d.x.shape().str());
   bool class_ids = d.y.dtype() == DType::i32 && d.y.rank() == 1;
   bool targets = d.y.dtype() == DType::f32 && d.y.rank() >= 1;

@@ -10,7 +10,9 @@
 namespace drun::data {
 
 struct Dataset {
-  Tensor x;  // float32 (N, ...), e.g. (N, 28, 28, 1) for images
+  // float32 (N, ...), e.g. (N, 28, 28, 1) for images, or uint8 as read from
+  // the file (pixels: a quarter of the memory), converted per batch.
+  Tensor x;
   Tensor y;  // int32 (N) class ids, or float32 (N, k) regression / one-hot targets
   // Holds only this worker's part of a larger set (e.g. CIFAR-10 read with
   // shard = true): the training input is not sharded again.

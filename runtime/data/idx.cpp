@@ -102,6 +102,7 @@ void decode(IdxType t, const unsigned char* in, int64_t count, Out* out) {
 
 // Reads the file; `ranks_ok` (empty = any) is checked before the data is read,
 // so a labels file given as images fails at once, with `expect` in the message.
+// `as` u8 keeps a file of unsigned bytes as bytes and converts others to f32.
 IdxArray read_checked(const std::string& path, DType as, std::initializer_list<int> ranks_ok,
                       const char* expect) {
   ByteReader in(path);
@@ -143,6 +144,7 @@ IdxArray read_checked(const std::string& path, DType as, std::initializer_list<i
       throw UsageError(path + ": dimensions are too large to be real (corrupt header?)");
   }
 
+  if (as == DType::u8 && arr.type != IdxType::u8) as = DType::f32;
   arr.values = Tensor(Shape(arr.dims), as);
   const uint64_t want = static_cast<uint64_t>(count) * static_cast<uint64_t>(width);
   // Decoded in chunks so the raw bytes never need a second full-size buffer.
@@ -160,6 +162,8 @@ IdxArray read_checked(const std::string& path, DType as, std::initializer_list<i
     }
     if (as == DType::f32)
       decode(arr.type, buf.data(), n, arr.values.f32() + done);
+    else if (as == DType::u8)
+      std::memcpy(arr.values.u8() + done, buf.data(), static_cast<size_t>(n));
     else
       decode(arr.type, buf.data(), n, arr.values.i32() + done);
     done += n;
@@ -179,7 +183,7 @@ IdxArray read_idx(const std::string& path, DType as) {
 }
 
 Tensor read_idx_images(const std::string& path) {
-  IdxArray arr = read_checked(path, DType::f32, {3, 4}, "images of rank 3 (N, H, W)");
+  IdxArray arr = read_checked(path, DType::u8, {3, 4}, "images of rank 3 (N, H, W)");
   if (arr.dims.size() == 4) return arr.values;
   return arr.values.reshaped({arr.dims[0], arr.dims[1], arr.dims[2], 1});
 }

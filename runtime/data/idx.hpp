@@ -27,11 +27,14 @@ struct IdxArray {
   Tensor values;              // dims, converted to the DType asked for
 };
 
-// Reads any idx file into `as` (f32, or i32 for integer element types only).
+// Reads any idx file into `as` (f32, or i32 for integer element types only;
+// u8: bytes for a file of unsigned bytes, f32 for other types).
 IdxArray read_idx(const std::string& path, DType as);
 
-// Images of rank 3 (N, H, W) become float32 (N, H, W, 1); rank 4 (N, H, W, C)
-// is kept. Values are the raw ones (0..255 for uint8), not scaled.
+// Images of rank 3 (N, H, W) become (N, H, W, 1); rank 4 (N, H, W, C) is
+// kept. Unsigned bytes stay uint8 (a quarter of float32's memory; the
+// pipeline converts per batch), other types become float32. Values are the
+// raw ones (0..255 for bytes), not scaled.
 Tensor read_idx_images(const std::string& path);
 
 // Labels of rank 1 and an integer type become int32 (N).

@@ -10,16 +10,15 @@ std::string name_of(const NumpySource& s, const std::string& array) {
   return s.npz.empty() ? array : s.npz + " member '" + array + "'";
 }
 
-Tensor read(const NumpySource& s, const std::string& array, bool integers_as_i32) {
-  return s.npz.empty() ? read_numpy_array(array, "", integers_as_i32)
-                       : read_numpy_array(s.npz, array, integers_as_i32);
+Tensor read(const NumpySource& s, const std::string& array, NumpyAs as) {
+  return s.npz.empty() ? read_numpy_array(array, "", as) : read_numpy_array(s.npz, array, as);
 }
 
 }  // namespace
 
 Dataset load_numpy(const NumpySource& s) {
   Dataset d;
-  d.x = read(s, s.x, false);
+  d.x = read(s, s.x, NumpyAs::pixels);
   if (d.x.rank() == 0)
     throw UsageError("data.numpy: " + name_of(s, s.x) +
                      " is a single number, not an array of "
@@ -27,7 +26,7 @@ Dataset load_numpy(const NumpySource& s) {
   if (d.x.rank() == 1) d.x = d.x.reshaped({d.x.dim(0), 1});
   // Class ids where y's type is an integer one and it has one per example;
   // its type decides, so a float file of whole numbers stays a float target.
-  Tensor y = read(s, s.y, true);
+  Tensor y = read(s, s.y, NumpyAs::class_ids);
   if (y.dtype() == DType::i32 && (y.rank() == 1 || (y.rank() == 2 && y.dim(1) == 1))) {
     d.y = y.reshaped({y.dim(0)});
     const int32_t* ids = d.y.i32();
@@ -37,7 +36,8 @@ Dataset load_numpy(const NumpySource& s) {
                          " of example " + std::to_string(i) +
                          " is negative (labels are class ids 0, 1, ...)");
   } else {
-    if (y.dtype() == DType::i32) y = read(s, s.y, false);  // integer targets of several columns
+    if (y.dtype() == DType::i32)
+      y = read(s, s.y, NumpyAs::floats);  // integer targets of several columns
     if (y.rank() == 0) throw UsageError("data.numpy: " + name_of(s, s.y) + " is a single number");
     if (y.rank() == 1) y = y.reshaped({y.dim(0), 1});
     if (y.rank() != 2)

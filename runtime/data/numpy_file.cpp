@@ -191,7 +191,7 @@ Shape shape_of(const Header& h) {
 // The array from bytes that `keeper` keeps alive (a mapped file) or that are
 // copied out (keeper null: an inflated .npz member).
 Tensor array_from(const unsigned char* bytes, size_t size,
-                  const std::shared_ptr<MappedFile>& keeper, bool integers_as_i32,
+                  const std::shared_ptr<MappedFile>& keeper, NumpyAs want,
                   const std::string& where) {
   const Header h = parse_header(bytes, size, where);
   const int64_t n = h.numel();
@@ -200,16 +200,22 @@ Tensor array_from(const unsigned char* bytes, size_t size,
     throw UsageError(where + ": truncated: its header's shape needs " + std::to_string(need) +
                      " bytes of data, the file holds " + std::to_string(size - h.data_offset));
   const unsigned char* data = bytes + h.data_offset;
-  const DType as = integers_as_i32 && h.kind != 'f' ? DType::i32 : DType::f32;
-  const bool in_place = keeper && as == DType::f32 && h.kind == 'f' && h.item_bytes == 4 &&
-                        h.order == '<' && std::endian::native == std::endian::little &&
-                        reinterpret_cast<uintptr_t>(data) % alignof(float) == 0;
-  if (in_place) return Tensor::kept_alive_by(keeper, const_cast<unsigned char*>(data), shape_of(h));
+  DType as = DType::f32;
+  if (want == NumpyAs::class_ids && h.kind != 'f') as = DType::i32;
+  if (want == NumpyAs::pixels && h.kind == 'u' && h.item_bytes == 1) as = DType::u8;
+  // Used where it lies: bytes, and float32 in this machine's byte order.
+  const bool float_in_place = as == DType::f32 && h.kind == 'f' && h.item_bytes == 4 &&
+                              h.order == '<' && std::endian::native == std::endian::little &&
+                              reinterpret_cast<uintptr_t>(data) % alignof(float) == 0;
+  if (keeper && (float_in_place || as == DType::u8))
+    return Tensor::kept_alive_by(keeper, const_cast<unsigned char*>(data), shape_of(h), as);
   Tensor t(shape_of(h), as);
   for (int64_t i = 0; i < n; ++i) {
     const double v = element(h, data + i * h.item_bytes);
     if (as == DType::f32) {
       t.f32()[i] = static_cast<float>(v);
+    } else if (as == DType::u8) {
+      t.u8()[i] = static_cast<uint8_t>(v);
     } else {
       if (v < -2147483648.0 || v > 2147483647.0)
         throw UsageError(where + ": value " + std::to_string(v) + " of element " +
@@ -264,14 +270,13 @@ std::vector<unsigned char> read_member(const std::string& path, const std::strin
 
 }  // namespace
 
-Tensor read_numpy_array(const std::string& path, const std::string& member, bool integers_as_i32) {
+Tensor read_numpy_array(const std::string& path, const std::string& member, NumpyAs as) {
   if (member.empty()) {
     auto mapped = std::make_shared<MappedFile>(path);
-    return array_from(mapped->data(), mapped->size(), mapped, integers_as_i32,
-                      "data.numpy: " + path);
+    return array_from(mapped->data(), mapped->size(), mapped, as, "data.numpy: " + path);
   }
   const std::vector<unsigned char> bytes = read_member(path, member);
-  return array_from(bytes.data(), bytes.size(), nullptr, integers_as_i32,
+  return array_from(bytes.data(), bytes.size(), nullptr, as,
                     "data.numpy: " + path + " member '" + member + "'");
 }
 

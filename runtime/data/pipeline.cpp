@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "base/options.hpp"
 #include "data/augment.hpp"
@@ -107,18 +108,29 @@ void Pipeline::make_batch(int64_t index, Batch& out) const {
   const bool identity = spec_.scale == 1.0f && spec_.offset == 0.0f;
   const bool augment = augments(spec_);
   const float scale = spec_.scale, offset = spec_.offset;
-  const float* x = d.x.f32();
+  const bool bytes = d.x.dtype() == DType::u8;
   const auto* y = static_cast<const char*>(d.y.raw());
   float* bx = out.x.f32();
   auto* by = static_cast<char*>(out.y.raw());
+  // Bytes become floats here, one example at a time: for augmentation into
+  // a row of scratch, which it then reads.
+  std::vector<float> row(bytes && augment ? static_cast<size_t>(x_inner) : 0);
   for (int64_t k = 0; k < size; ++k) {
     const int64_t e = order_[static_cast<size_t>(begin + k)];
-    const float* src = x + e * x_inner;
     float* dst = bx + k * x_inner;
+    const float* src = nullptr;
+    if (bytes) {
+      const uint8_t* b = d.x.u8() + e * x_inner;
+      float* to = augment ? row.data() : dst;
+      for (int64_t j = 0; j < x_inner; ++j) to[j] = static_cast<float>(b[j]);
+      src = to;
+    } else {
+      src = d.x.f32() + e * x_inner;
+    }
     if (augment) {
       augment_example(spec_, xs[1], xs[2], xs[3], src, dst, epoch_, begin + k);
     } else if (identity) {
-      std::memcpy(dst, src, static_cast<size_t>(x_inner) * sizeof(float));
+      if (src != dst) std::memcpy(dst, src, static_cast<size_t>(x_inner) * sizeof(float));
     } else {
       for (int64_t j = 0; j < x_inner; ++j) dst[j] = src[j] * scale + offset;
     }

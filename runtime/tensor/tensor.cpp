@@ -16,12 +16,22 @@ size_t dtype_size(DType t) {
       return 4;
     case DType::i32:
       return 4;
+    case DType::u8:
+      return 1;
   }
   return 4;
 }
 
 const char* dtype_name(DType t) {
-  return t == DType::f32 ? "float32" : "int32";
+  switch (t) {
+    case DType::f32:
+      return "float32";
+    case DType::i32:
+      return "int32";
+    case DType::u8:
+      return "uint8";
+  }
+  return "?";
 }
 const char* device_name(Device d) {
   return d == Device::cpu ? "cpu" : "cuda";
@@ -126,6 +136,14 @@ int32_t* Tensor::i32() {
 const int32_t* Tensor::i32() const {
   check(*this, DType::i32);
   return static_cast<const int32_t*>(raw());
+}
+uint8_t* Tensor::u8() {
+  check(*this, DType::u8);
+  return static_cast<uint8_t*>(raw());
+}
+const uint8_t* Tensor::u8() const {
+  check(*this, DType::u8);
+  return static_cast<const uint8_t*>(raw());
 }
 
 void Tensor::ensure(const Shape& shape, DType dtype, Device device) {

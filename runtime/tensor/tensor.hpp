@@ -13,7 +13,8 @@
 
 namespace drun {
 
-enum class DType : uint8_t { f32, i32 };
+// u8: data sets' pixels as stored (data::Dataset), converted per batch.
+enum class DType : uint8_t { f32, i32, u8 };
 enum class Device : uint8_t { cpu, cuda };
 
 size_t dtype_size(DType t);
@@ -78,6 +79,8 @@ class Tensor {
   const float* f32() const;
   int32_t* i32();
   const int32_t* i32() const;
+  uint8_t* u8();
+  const uint8_t* u8() const;
   std::span<float> span_f32() { return {f32(), static_cast<size_t>(numel())}; }
   std::span<const float> span_f32() const { return {f32(), static_cast<size_t>(numel())}; }
 

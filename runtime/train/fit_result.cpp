@@ -1,5 +1,6 @@
 #include "train/fit_result.hpp"
 
+#include "base/peak_memory.hpp"
 #include "kernels/platform.hpp"
 
 namespace drun::train {
@@ -11,6 +12,7 @@ json FitResult::to_json() const {
             {"device", device},           {"train", t},       {"wall_seconds", wall_seconds}};
   // What the numbers were measured on: CPU, kernel variant, BLAS core.
   j["platform"] = kernels::describe_platform();
+  if (const auto mib = peak_resident_mib()) j["peak_rss_mib"] = *mib;
   if (!strategy.empty()) j["strategy"] = strategy;
   if (preempted) j["preempted"] = true;
   if (stopped_by_hook) j["stopped_by_hook"] = true;

@@ -328,6 +328,8 @@ def test_train_arrays_end_to_end():
         assert s["global_step"] == 20 * 4, s  # 64 examples, batch 16
         assert s["workers"] == 1, s
         assert s["wall_seconds"] > 0 and s["train"]["images_per_sec"] > 0, s
+        # The run's own peak memory (VmHWM): a live process holds MiBs, not KiBs or GiBs.
+        assert 5 < s["peak_rss_mib"] < 4096, s
         assert s["eval"]["accuracy"] >= 0.9, s
         assert s["train"]["accuracy"] >= 0.9, s
         assert "eval accuracy" in out, out

@@ -48,7 +48,7 @@ TEST(Cifar10, ReadsPlanesIntoChannelsLast) {
     EXPECT_EQ(train.y.i32()[i], i % 10);
     for (int p : {0, 33, 1023})
       for (int c = 0; c < 3; ++c)
-        EXPECT_EQ(train.x.f32()[(i * 1024 + p) * 3 + c], static_cast<float>((i + 7 * c + p) % 256))
+        EXPECT_EQ(train.x.u8()[(i * 1024 + p) * 3 + c], (i + 7 * c + p) % 256)
             << "record " << i << " pixel " << p << " channel " << c;
   }
   EXPECT_EQ(load_cifar10("test", dir.file("")).size(), 4);
@@ -64,7 +64,7 @@ TEST(Cifar10, ShardsReadOnlyTheirContiguousPart) {
   EXPECT_TRUE(a.sharded);
   EXPECT_EQ(a.y.i32()[0], 0);
   EXPECT_EQ(b.y.i32()[0], 7);  // record 7 sits in the third file: reads cross files
-  EXPECT_EQ(b.x.f32()[0], 7.0f);
+  EXPECT_EQ(b.x.u8()[0], 7);
   EXPECT_EQ(b.y.i32()[6], 13 % 10);
 }
 

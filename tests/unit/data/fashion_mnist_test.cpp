@@ -36,7 +36,7 @@ TEST(FashionMnist, LoadsSplitsFromAFolder) {
   ASSERT_EQ(train.size(), 12);
   EXPECT_EQ(train.x.shape(), Shape({12, 2, 2, 1}));
   EXPECT_EQ(train.y.shape(), Shape({12}));
-  EXPECT_EQ(train.x.f32()[4 * 11], 11.0f);
+  EXPECT_EQ(train.x.u8()[4 * 11], 11);
   EXPECT_EQ(train.y.i32()[11], 1);
   Dataset test = load_fashion_mnist("test", dir.file(""));
   EXPECT_EQ(test.size(), 3);
@@ -99,13 +99,10 @@ void expect_real_split(const std::string& split, int64_t n) {
     ++per_class[static_cast<size_t>(c)];
   }
   for (int64_t count : per_class) EXPECT_EQ(count, n / 10);
-  float lo = 255, hi = 0;
-  for (float v : d.x.span_f32()) {
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
-  EXPECT_EQ(lo, 0.0f);
-  EXPECT_EQ(hi, 255.0f);
+  ASSERT_EQ(d.x.dtype(), DType::u8);
+  const auto [lo, hi] = std::minmax_element(d.x.u8(), d.x.u8() + d.x.numel());
+  EXPECT_EQ(*lo, 0);
+  EXPECT_EQ(*hi, 255);
 }
 
 TEST(FashionMnist, RealTrainSplit) {

@@ -352,6 +352,40 @@ TEST(Pipeline, FloatTargetsAndImageShapes) {
   }
 }
 
+// Pixels kept as bytes give the batches their float32 copy gives: plain,
+// scaled and offset, and augmented (crop, flip, standardisation).
+TEST(Pipeline, ByteImagesBatchAsTheirFloatCopy) {
+  auto bytes = std::make_shared<Dataset>(), floats = std::make_shared<Dataset>();
+  const int64_t n = 7, pixels = 4 * 4 * 3;
+  bytes->x = Tensor({n, 4, 4, 3}, DType::u8);
+  floats->x = Tensor({n, 4, 4, 3});
+  bytes->y = floats->y = Tensor({n}, DType::i32);
+  for (int64_t i = 0; i < n * pixels; ++i) {
+    bytes->x.u8()[i] = static_cast<uint8_t>((i * 37) % 256);
+    floats->x.f32()[i] = static_cast<float>((i * 37) % 256);
+  }
+  for (int64_t i = 0; i < n; ++i) bytes->y.i32()[i] = static_cast<int32_t>(i);
+  for (int kind = 0; kind < 3; ++kind) {
+    SCOPED_TRACE(kind);
+    PipelineSpec s = batched(3);
+    s.shuffle = true;
+    if (kind >= 1) s.scale = 1.0f / 255;
+    if (kind == 1) s.offset = -0.5f;
+    if (kind == 2) {
+      s.crop_padding = 1;
+      s.flip = true;
+      s.standardize = true;
+    }
+    Pipeline from_bytes(bytes, s), from_floats(floats, s);
+    for (int64_t epoch : {0, 1}) {
+      const Epoch a = run_epoch(from_bytes, epoch), b = run_epoch(from_floats, epoch);
+      EXPECT_EQ(a.ids, b.ids);
+      EXPECT_EQ(a.x, b.x);
+      EXPECT_EQ(a.x.size(), static_cast<size_t>(n * pixels));
+    }
+  }
+}
+
 TEST(Pipeline, ReusesBatchStorage) {
   Pipeline p(counting(100), batched(10));
   Batch b;
