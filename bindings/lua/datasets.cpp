@@ -1,4 +1,4 @@
-// drun.core's data sets: the readers (Fashion-MNIST, idx, NumPy, CIFAR-10, CSV) and
+// drun.core's data sets: the readers (Fashion-MNIST, idx, NumPy, HDF5, CIFAR-10, CSV) and
 // lists of numbers, as shared, read-only userdata that pipelines take.
 #include <memory>
 
@@ -8,6 +8,7 @@
 #include "data/cifar10.hpp"
 #include "data/csv.hpp"
 #include "data/fashion_mnist.hpp"
+#include "data/hdf5_dataset.hpp"
 #include "data/idx_pair.hpp"
 #include "data/numpy_dataset.hpp"
 #include "data/pipeline_spec.hpp"
@@ -57,6 +58,18 @@ int dataset_numpy(lua_State* L) {
     source.x = arg_string(L, 2, "numpy x");
     source.y = arg_string(L, 3, "numpy y");
     push_dataset(L, data::load_numpy(source));
+    return 1;
+  });
+}
+
+// core.hdf5(path, x, y): two datasets of one HDF5 file.
+int dataset_hdf5(lua_State* L) {
+  return guarded(L, [&] {
+    data::Hdf5Source source;
+    source.path = arg_string(L, 1, "hdf5 path");
+    source.x = arg_string(L, 2, "hdf5 x");
+    source.y = arg_string(L, 3, "hdf5 y");
+    push_dataset(L, data::load_hdf5(source));
     return 1;
   });
 }
@@ -115,6 +128,7 @@ const luaL_Reg dataset_methods[] = {
 const luaL_Reg dataset_functions[] = {{"fashion_mnist", dataset_fashion_mnist},
                                       {"idx", dataset_idx},
                                       {"numpy", dataset_numpy},
+                                      {"hdf5", dataset_hdf5},
                                       {"cifar10", dataset_cifar10},
                                       {"csv", dataset_csv},
                                       {"arrays", dataset_arrays},

@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 DRUN, PY, ROOT = sys.argv[1:4]
-SCRIPT = os.path.join(ROOT, "tests/lua/numpy_reader.lua")
+SCRIPT = os.path.join(ROOT, "tests/lua/array_reader.lua")
 
 # Written by NumPy: x of example i sums to a distinct value, y are labels.
 MAKE = r"""
@@ -98,7 +98,7 @@ def main():
         for args, words in bad:
             rc, out, err = drun(*args)
             first = err.strip().splitlines()[0] if err.strip() else ""
-            check(rc != 0 and all(w in err for w in words) and "numpy_reader.lua:10:" in first,
+            check(rc != 0 and all(w in err for w in words) and "array_reader.lua:11:" in first,
                   f"refused with {words} at the script's line ({first})")
 
     print(f"{len(failures)} failure(s)")

@@ -128,6 +128,17 @@ function data.numpy(opts)
   return wrap(plan() and planned or core.numpy(opts.path, opts.x, opts.y))
 end
 
+-- drun.data.hdf5{path = 'train.h5', x = 'images', y = 'labels'}: two datasets
+-- of an HDF5 file (h5py's), read whole; values as stored (ds:scale(1 / 255)
+-- for bytes); integer y are class ids.
+function data.hdf5(opts)
+  util.check_keys('data.hdf5', opts or {}, {'path', 'x', 'y'})
+  if type(opts.path) ~= 'string' or type(opts.x) ~= 'string' or type(opts.y) ~= 'string' then
+    util.fail('data.hdf5 needs path = "file.h5", x = "dataset" and y = "dataset"')
+  end
+  return wrap(plan() and planned or core.hdf5(opts.path, opts.x, opts.y))
+end
+
 -- drun.data.cifar10{split = 'train' | 'test', dir = nil, shard = false}: the
 -- binary version's files from dir, --data-dir or DRUN_DATA_DIR; pixels 0..255
 -- (NHWC). shard = true in a multi-worker job loads only this worker's part

@@ -1,4 +1,5 @@
--- drun.data.numpy on files given on the command line. Prints the examples
+-- drun.data.numpy (--reader numpy) or drun.data.hdf5 (--reader hdf5) on
+-- files given on the command line. Prints the examples
 -- and their shape; each example's sum of x (an echo model: Flatten, then one
 -- Dense unit of ones, no bias), for the whole set and for each half of
 -- ds:shard(2, i); and with --onehot, the accuracy of an identity model,
@@ -6,8 +7,8 @@
 local drun = require 'drun'
 local nn = drun.nn
 
-local opt = drun.args{path = '', x = '', y = '', onehot = false}
-local ds = drun.data.numpy{path = opt.path ~= '' and opt.path or nil, x = opt.x, y = opt.y}
+local opt = drun.args{reader = 'numpy', path = '', x = '', y = '', onehot = false}
+local ds = drun.data[opt.reader]{path = opt.path ~= '' and opt.path or nil, x = opt.x, y = opt.y}
 print(string.format('examples %d shape %s', ds:size(), table.concat(ds:shape(), 'x')))
 local echo = nn.Sequential{nn.Flatten{input_shape = ds:shape()},
                            nn.Dense{units = 1, use_bias = false, kernel_initializer = 'ones'}}
