@@ -18,6 +18,7 @@ local options = {
   model_dir = {'', 'checkpoints, summary.json and TensorBoard events; a rerun resumes from it '
                   .. '(default: runs/<script name>, one for each script)'},
   train_limit = {0, 'train on the first N training examples only (0: all 60000)'},
+  eval_limit = {0, 'evaluate on the first N test examples only (0: all 10000)'},
   seed = {42, 'seed of the weights and of the shuffling'},
   strategy = {'all_reduce', 'how workers share updates (all_reduce, ps_async, ps_sync, downpour, hogwild, easgd, ...)'},
   scale_lr = {true, 'multiply the learning rate by the number of workers (AllReduce)'},
@@ -40,9 +41,17 @@ return function(defaults, strategy_options)
     opt.model_dir = 'runs/' .. ((arg and arg[0] or ''):match('([^/]+)%.lua$') or 'fashion_mnist')
   end
 
+  for _, name in ipairs{'train_limit', 'eval_limit'} do
+    if opt[name] < 0 then  -- a usage error like drun.args' own: one line, exit 2
+      require('drun.util').usage_error(string.format(
+          '--%s: expected 0 (all) or a number of examples, got %s', name:gsub('_', '-'), opt[name]))
+    end
+  end
+
   local train = data.fashion_mnist{split = 'train'}
   if opt.train_limit > 0 then train = train:take(opt.train_limit) end
   local test = data.fashion_mnist{split = 'test'}
+  if opt.eval_limit > 0 then test = test:take(opt.eval_limit) end
 
   local model = seed_cnn{seed = opt.seed}
   if drun.is_chief() then model:summary() end

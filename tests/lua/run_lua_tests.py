@@ -3,7 +3,14 @@
 scripts/) and checks exit codes, the words of error messages and the files a
 run writes. Standard library only.
 
-Usage: run_lua_tests.py DRUN_EXE SOURCE_ROOT [CASE_NAME_SUBSTRING ...]
+Usage: run_lua_tests.py DRUN_EXE SOURCE_ROOT [--single-rank | --multi-rank] [CASE_NAME_SUBSTRING ...]
+
+--single-rank runs only the cases of one process, --multi-rank only those that
+start ranks through mpirun (drun -np N): meson registers them as two tests, the
+second in the dist suite, so that a build whose ranks cannot be started (ppc64le
+under qemu-user) leaves it out by suite. A cross build's environment gives
+DRUN_EXE_WRAPPER (a JSON list, the emulator that runs DRUN_EXE) and
+DRUN_TEST_TIME_SCALE (how much slower than native it is).
 """
 import gzip
 import json
@@ -15,12 +22,19 @@ import sys
 import tempfile
 import traceback
 
-DRUN = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(sys.argv[2])
-ONLY = sys.argv[3:]
+RANKS = [a for a in sys.argv[3:] if a in ("--single-rank", "--multi-rank")]
+ONLY = [a for a in sys.argv[3:] if a not in RANKS]
+DRUN = json.loads(os.environ.get("DRUN_EXE_WRAPPER", "[]")) + [os.path.abspath(sys.argv[1])]
 HERE = os.path.join(ROOT, "tests", "lua")
 FASHION_DIR = "/usr/share/datasets/fashion-mnist"
-TIMEOUT = 60
+TIMEOUT = 60 * float(os.environ.get("DRUN_TEST_TIME_SCALE", "1"))
+
+
+def multi_rank(fn):
+    """Marks a case that starts more than one rank (drun -np N, via mpirun)."""
+    fn.multi_rank = True
+    return fn
 
 
 class Skip(Exception):
@@ -29,7 +43,7 @@ class Skip(Exception):
 
 def run(args, cwd=None):
     """Runs drun with args; returns (rc, stdout, stderr)."""
-    p = subprocess.run([DRUN] + args, cwd=cwd or ROOT, capture_output=True, text=True,
+    p = subprocess.run(DRUN + args, cwd=cwd or ROOT, capture_output=True, text=True,
                        timeout=TIMEOUT, env=dict(os.environ, DRUN_THREADS="2"))
     return p.returncode, p.stdout, p.stderr
 
@@ -99,7 +113,7 @@ def test_unknown_keys_everywhere():
 def test_unknown_cpu_kernel_variant():
     """DRUN_ISA naming a variant the CPU or build lacks is refused at start-up,
     naming the ones there are."""
-    p = subprocess.run([DRUN, "unknown_keys.lua"], cwd=HERE, capture_output=True, text=True,
+    p = subprocess.run(DRUN + ["unknown_keys.lua"], cwd=HERE, capture_output=True, text=True,
                        timeout=TIMEOUT, env=dict(os.environ, DRUN_ISA="avx9"))
     check_clean(p.returncode, p.stdout, p.stderr)
     assert p.returncode == 1, show(p.returncode, p.stdout, p.stderr)
@@ -116,6 +130,15 @@ def test_unknown_script_option():
     err = expect_error(["scripts/fashion_mnist.lua", "--epoch", "3"], ["--epoch", "--epochs"])
     assert re.search(r"unknown option --epoch\b", err), err
     assert re.search(r"valid options:.*--epochs\b", err), err
+
+
+def test_negative_example_limit():
+    # A usage error before any data is read: one line, exit 2, no traceback.
+    rc, out, err = run(["scripts/fashion_mnist.lua", "--eval-limit", "-1"])
+    check_clean(rc, out, err)
+    assert rc == 2, show(rc, out, err)
+    assert "--eval-limit: expected 0 (all) or a number of examples, got -1" in err, err
+    assert "traceback" not in err, err
 
 
 def test_missing_data():
@@ -184,6 +207,7 @@ def test_nan_guard():
                      r"non-finite \(the loss itself overflowed\))", err), err
 
 
+@multi_rank
 def test_global_step_waiter_needs_servers():
     # With AllReduce every worker counts its own steps: waiting would hang, so it is an error.
     # A fresh model_dir: the default one may hold a finished run, which would end at once.
@@ -193,6 +217,7 @@ def test_global_step_waiter_needs_servers():
                      ["GlobalStepWaiterHook", "needs a parameter-server strategy"])
 
 
+@multi_rank
 def test_global_step_waiter():
     # Async parameter servers: worker 0 (rank 2) starts once the chief's updates
     # reach 40 (of the 100 steps each worker takes).
@@ -210,6 +235,7 @@ def test_global_step_waiter():
         assert "the chief finished before global step 1000; going on" in out, out
 
 
+@multi_rank
 def test_two_fits_with_parameter_servers():
     out, _ = expect_success(["-np", "2", "two_fits_ps.lua"], cwd=HERE)
     # 64 examples, 32 per worker, batch 8: 4 steps an epoch, 2 epochs a fit.
@@ -460,6 +486,9 @@ def test_iris_mlp_script():
 def main():
     cases = [(name, fn) for name, fn in globals().items()
              if name.startswith("test_") and callable(fn)]
+    if RANKS:
+        wanted = RANKS[-1] == "--multi-rank"
+        cases = [(n, f) for n, f in cases if getattr(f, "multi_rank", False) == wanted]
     if ONLY:
         cases = [(n, f) for n, f in cases if any(o in n for o in ONLY)]
     failed = 0

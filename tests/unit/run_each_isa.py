@@ -3,15 +3,18 @@
 (DRUN_ISA=baseline, avx2, avx512: kernels/cpu/cpu_kernels.hpp), so that every
 variant passes the same tests, not only the one the process would choose.
 The variants are those test_kernels' CpuVariants test reports.
-Usage: run_each_isa.py KERNELS_TEST_EXE TEST_EXE [gtest arguments...]"""
+Usage: run_each_isa.py KERNELS_TEST_EXE TEST_EXE [gtest arguments...]
+A cross build's DRUN_EXE_WRAPPER (a JSON list: qemu-user) runs the executables."""
+import json
 import os
 import re
 import subprocess
 import sys
 
-kernels_exe, exe, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+wrapper = json.loads(os.environ.get("DRUN_EXE_WRAPPER", "[]"))
+kernels_exe, exe, args = wrapper + [sys.argv[1]], wrapper + [sys.argv[2]], sys.argv[3:]
 env = {k: v for k, v in os.environ.items() if k != "DRUN_ISA"}
-probe = subprocess.run([kernels_exe, "--gtest_filter=CpuVariants.TheCpuGetsEveryVariantItCanRun"],
+probe = subprocess.run(kernels_exe + ["--gtest_filter=CpuVariants.TheCpuGetsEveryVariantItCanRun"],
                        capture_output=True, text=True, env=env)
 m = re.search(r"variants on this CPU \((.*)\): (.*)", probe.stdout)
 if probe.returncode != 0 or not m:
@@ -20,7 +23,7 @@ cpu, variants = m.group(1), m.group(2).split()
 print("CPU: %s; variants: %s" % (cpu, " ".join(variants)))
 passed, failed = 0, []
 for isa in variants:
-    run = subprocess.run([exe] + args, capture_output=True, text=True, env=dict(env, DRUN_ISA=isa))
+    run = subprocess.run(exe + args, capture_output=True, text=True, env=dict(env, DRUN_ISA=isa))
     tests = re.search(r"\[  PASSED  \] (\d+) test", run.stdout)
     if run.returncode == 0 and tests and int(tests.group(1)) > 0:
         passed += 1

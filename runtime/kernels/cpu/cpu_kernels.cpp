@@ -19,6 +19,11 @@ namespace avx512 {
 extern const CpuKernels kCpuKernels;
 }
 #endif
+#if defined(__powerpc64__)
+namespace vsx {
+extern const CpuKernels kCpuKernels;
+}
+#endif
 
 namespace {
 
@@ -33,8 +38,14 @@ bool cpu_runs(Isa isa) {
       return __builtin_cpu_supports("x86-64-v4");
     case Isa::baseline:
       return true;
+    case Isa::vsx:
+      return false;
   }
   return false;
+#elif defined(__powerpc64__)
+  // Every little-endian POWER (POWER8 and newer) has VSX; asked all the same,
+  // as a build for big-endian POWER7 would run this too.
+  return isa == Isa::baseline || (isa == Isa::vsx && __builtin_cpu_supports("vsx"));
 #else
   return isa == Isa::baseline;
 #endif
@@ -60,6 +71,9 @@ std::vector<const CpuKernels*> supported_cpu_kernels() {
 #if defined(__x86_64__)
   all.push_back(&avx2::kCpuKernels);
   all.push_back(&avx512::kCpuKernels);
+#endif
+#if defined(__powerpc64__)
+  all.push_back(&vsx::kCpuKernels);
 #endif
   std::vector<const CpuKernels*> runnable;
   for (const CpuKernels* k : all)

@@ -1,11 +1,12 @@
 // The CPU kernels that are compiled once per instruction set (isa/*.cpp) and
 // chosen at start-up from what the CPU reports, as XNNPACK and OpenBLAS's
 // DYNAMIC_ARCH do: one binary runs AVX-512 code on a CPU that has it and AVX2
-// or baseline code elsewhere. Everything else in kernels/cpu is compiled for
+// or baseline code elsewhere; on POWER, VSX code with 32 registers in
+// flight. Everything else in kernels/cpu is compiled for
 // the build's target (the distribution baseline, or -march=native).
 //
-// DRUN_ISA=baseline|avx2|avx512 picks a variant by name instead of the best
-// one; tests run every variant the CPU has against the scalar reference.
+// DRUN_ISA=baseline|avx2|avx512 (x86-64) or baseline|vsx (ppc64le) picks a variant by name instead
+// of the best one; tests run every variant the CPU has against the scalar reference.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -16,13 +17,13 @@
 
 namespace drun::kernels::cpu {
 
-enum class Isa { baseline, avx2, avx512 };
+enum class Isa { baseline, avx2, avx512, vsx };
 
 // One instruction set's variants. Each works on images [n0, n1) of its batch,
 // so the caller splits a batch over threads.
 struct CpuKernels {
   Isa isa;
-  const char* name;  // "baseline", "avx2", "avx512"
+  const char* name;  // "baseline", "avx2", "avx512", "vsx"
   int vec_floats;    // floats per vector register (4, 8, 16)
   // Direct convolution (conv2d_direct.hpp): y = conv(x, w) + b, ReLU if asked.
   void (*conv_direct_forward)(const ConvGeometry& g, const float* x, const float* w, const float* b,

@@ -36,6 +36,8 @@ TEST(CpuVariants, TheCpuGetsEveryVariantItCanRun) {
   __builtin_cpu_init();
   EXPECT_EQ(has(variants, "avx2"), __builtin_cpu_supports("x86-64-v3") != 0);
   EXPECT_EQ(has(variants, "avx512"), __builtin_cpu_supports("x86-64-v4") != 0);
+#elif defined(__powerpc64__)
+  EXPECT_EQ(has(variants, "vsx"), __builtin_cpu_supports("vsx") != 0);
 #endif
   // Without DRUN_ISA the process runs the best of them.
   if (!std::getenv("DRUN_ISA")) {

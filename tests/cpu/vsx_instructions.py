@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""The ppc64le build's hot CPU kernels are VSX code: disassembles the drun
+library and checks that each convolution kernel of the vsx variant
+(kernels/cpu/isa/vsx.cpp) does its multiply-adds with VSX vector FMAs
+(xvmaddasp and its kin, 4 floats each), not one float at a time. Prints the
+count per kernel for both POWER variants.
+
+Usage: vsx_instructions.py OBJDUMP LIBDRUN.a"""
+import re
+import subprocess
+import sys
+
+objdump, library = sys.argv[1], sys.argv[2]
+# The kernels of kernels_impl.hpp and conv_implicit_impl.hpp, by the functions
+# (entry points and the templates they may not inline) that hold their loops.
+KERNELS = {
+    "direct forward": r"conv_direct_forward|forward_blocked|forward_scalar",
+    "direct filter gradient": r"conv_direct_backward_filter|backward_filter_9taps|backward_filter_any",
+    "implicit forward": r"conv_implicit_forward|implicit_forward_",
+    "implicit filter gradient": r"conv_implicit_backward_filter|implicit_filter_",
+}
+VECTOR_FMA = re.compile(r"\txvn?m(add|sub)[am]sp\b")
+
+listing = subprocess.run([objdump, "-d", "--no-show-raw-insn", "-C", library],
+                         capture_output=True, text=True, check=True).stdout
+counts = {}  # (variant, kernel) -> vector FMAs
+function = None
+for line in listing.splitlines():
+    head = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+    if head:
+        function = head.group(1)
+        continue
+    if function is None or not VECTOR_FMA.search(line):
+        continue
+    variant = re.search(r"drun::kernels::cpu::(\w+)::", function)
+    if not variant:
+        continue
+    for kernel, names in KERNELS.items():
+        if re.search(r"::(%s)" % names, function):
+            key = (variant.group(1), kernel)
+            counts[key] = counts.get(key, 0) + 1
+
+missing = []
+for variant in ("baseline", "vsx"):
+    for kernel in KERNELS:
+        n = counts.get((variant, kernel), 0)
+        print("%-8s %-26s %4d VSX vector FMAs" % (variant, kernel, n))
+        if variant == "vsx" and n == 0:
+            missing.append(kernel)
+if missing:
+    sys.exit("no VSX vector FMA (xvmaddasp...) in the vsx variant's " + ", ".join(missing))
+print("%d passed, 0 failed" % len(KERNELS))
