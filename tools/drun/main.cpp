@@ -48,7 +48,7 @@ std::string module_root() {
 bool takes_value(const std::string& a) {
   for (const char* o : {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np",
                         "--mpirun", "--mpi-arg", "--hostfile", "--workers-per-node",
-                        "--gpus-per-node", "--ps-per-node", "--device"})
+                        "--gpus-per-node", "--ps-per-node", "--ps", "--device", "--launcher"})
     if (a == o) return true;
   return false;
 }
@@ -184,11 +184,16 @@ int main(int argc, char** argv) {
       ->check(count_of_at_least(1));
   app.add_option("--hostfile", req.hostfile, "nodes to run on (Open MPI hostfile format)");
   app.add_option("--workers-per-node", req.workers_per_node,
-                 "workers on each CPU node (default 1; GPU nodes: one per GPU)");
+                 "workers on each node (default: the tasks asked of the scheduler less the "
+                 "servers there, else one per GPU, else 1)");
   app.add_option("--gpus-per-node", req.gpus_per_node,
                  "GPUs on each node (default: CUDA_VISIBLE_DEVICES, the scheduler, or 0)");
   app.add_option("--ps-per-node", req.ps_per_node,
                  "parameter servers on each node (default: 1 when the strategy uses them)");
+  app.add_option("--ps", req.ps,
+                 "parameter servers in all, spread over the nodes like -np (instead of "
+                 "--ps-per-node)")
+      ->check(count_of_at_least(0));
   bool evaluator = false;
   app.add_flag("--evaluator", evaluator,
                "run as the evaluator of a training job: evaluate each new checkpoint in the "
@@ -196,7 +201,12 @@ int main(int argc, char** argv) {
   app.add_flag("--dry-run", req.dry_run,
                "print strategy, model, placement and TF_CONFIG, and start nothing");
   app.add_option("--mpirun", req.mpirun, "the mpirun to start ranks with");
-  app.add_option("--mpi-arg", req.mpi_args, "an argument passed through to mpirun (repeatable)");
+  app.add_option("--launcher", req.launcher,
+                 "what starts the ranks: auto (srun --mpi=pmix inside a Slurm allocation, "
+                 "else mpirun), srun or mpirun")
+      ->check(CLI::IsMember({"auto", "srun", "mpirun"}));
+  app.add_option("--mpi-arg", req.mpi_args,
+                 "an argument passed through to mpirun or srun (repeatable)");
   app.add_option("script", req.script, "the experiment, a Lua file")->required();
   // Everything after the script belongs to the script (`drun exp.lua --help`
   // is the script's help), so drun parses only the arguments before it.
