@@ -114,6 +114,14 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   start.name_hosts = cluster.source != "local";
   start.tasks_granted = tasks_granted(cluster);
   std::vector<std::string> cmd = launch::start_command(starter, ranks, start);
+  // In a batch job's log: what was started where, and how.
+  if (cluster.source != "local") {
+    std::string hosts, line;
+    for (const auto& x : ranks) hosts += (hosts.empty() ? "" : ", ") + x.host;
+    for (const auto& a : cmd) line += (line.empty() ? "" : " ") + a;
+    std::cerr << "drun: " << ranks.size() << " ranks (" << ps << " ps, " << ranks.size() - ps
+              << " workers) on " << hosts << " (" << cluster.source << "): " << line << "\n";
+  }
   cmd.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
   if (!r.data_dir.empty()) cmd.insert(cmd.end(), {"--data-dir", r.data_dir});
   if (r.quiet) cmd.push_back("-q");
