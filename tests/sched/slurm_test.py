@@ -158,6 +158,31 @@ def case_requeue(c, work):
     queue_empty(c)
 
 
+def case_requeue_async(c, work):
+    # Asynchronous workers stop each at its own step; the rerun continues from
+    # the chief's checkpoint. `--full` signals the ranks too, not only the
+    # batch shell (which then must not die of SIGUSR1 either).
+    model_dir = os.path.join(work, "async")
+    job, out = submit(c, work, "async", ["-N", "2", "-n", "3"],
+                      ["--ps", "1", *training(model_dir, 400, "ps_async")])
+    deadline = time.time() + JOB_LIMIT
+    while not os.path.exists(os.path.join(model_dir, "ckpt-100.h5")) and time.time() < deadline:
+        time.sleep(0.05)
+    c.run("scancel", "--signal=USR1", "--full", job)
+    j = c.wait_job(job, limit=JOB_LIMIT, states=("COMPLETED", "FAILED", "CANCELLED"))
+    log = text(out)
+    ok = check(j.get("JobState") == "COMPLETED" and j.get("Restarts") == "1",
+               f"ps_async, scancel --signal=USR1 --full: job {job} requeued once and COMPLETED "
+               f"(state {j.get('JobState')}, restarts {j.get('Restarts')})")
+    r = re.search(r"resuming from \S+/ckpt-(\d+)\.h5", log)
+    s = summary(model_dir)
+    check(r and s.get("global_step") == 400 and s.get("workers") == 2,
+          f"resumed from step {r and r.group(1)} and finished at step {s.get('global_step')}")
+    if not ok:
+        print(log[-4000:])
+    queue_empty(c)
+
+
 def main():
     cases = [(n[5:], f) for n, f in globals().items() if n.startswith("case_")]
     cluster = SlurmCluster()
