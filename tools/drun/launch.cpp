@@ -14,6 +14,7 @@
 #include "distributed/strategy_spec.hpp"
 #include "launch/start_command.hpp"
 #include "runner.hpp"
+#include "supervise.hpp"
 
 namespace drun::launch {
 
@@ -128,6 +129,13 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   if (r.device != "auto") cmd.insert(cmd.end(), {"--device", r.device});
   cmd.push_back(r.script);
   cmd.insert(cmd.end(), r.script_args.begin(), r.script_args.end());
+  if (r.max_restarts > 0) {
+    launch::SuperviseOptions watch;
+    watch.max_restarts = r.max_restarts;
+    watch.model_dir = ctx.planned_fit ? ctx.planned_fit->model_dir : "";
+    watch.ranks = ranks;
+    return launch::supervise(cmd, watch);
+  }
   std::vector<char*> argv;
   for (auto& s : cmd) argv.push_back(s.data());
   argv.push_back(nullptr);

@@ -46,9 +46,10 @@ std::string module_root() {
 
 // drun's options that take a separate value.
 bool takes_value(const std::string& a) {
-  for (const char* o : {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np",
-                        "--mpirun", "--mpi-arg", "--hostfile", "--workers-per-node",
-                        "--gpus-per-node", "--ps-per-node", "--ps", "--device", "--launcher"})
+  for (const char* o :
+       {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np", "--mpirun",
+        "--mpi-arg", "--hostfile", "--workers-per-node", "--gpus-per-node", "--ps-per-node", "--ps",
+        "--device", "--launcher", "--max-restarts"})
     if (a == o) return true;
   return false;
 }
@@ -205,6 +206,10 @@ int main(int argc, char** argv) {
                  "what starts the ranks: auto (srun --mpi=pmix inside a Slurm allocation, "
                  "else mpirun), srun or mpirun")
       ->check(CLI::IsMember({"auto", "srun", "mpirun"}));
+  app.add_option("--max-restarts", req.max_restarts,
+                 "when a rank dies, restart the job from the newest checkpoint up to N times "
+                 "(default 0: the job ends)")
+      ->check(count_of_at_least(0));
   app.add_option("--mpi-arg", req.mpi_args,
                  "an argument passed through to mpirun or srun (repeatable)");
   app.add_option("script", req.script, "the experiment, a Lua file")->required();
