@@ -4,6 +4,8 @@
 //   Open MPI 4: "mpirun noticed that process rank 1 with PID 4242 on node box
 //                exited on signal 9 (Killed)."
 //   Slurm:      "srun: error: nodeb: task 1: Killed"
+// and drun's stall inspector names a rank that stopped taking part:
+//   "drun: stall: rank 1 (worker 0) on host nodeb has not been heard from..."
 #pragma once
 #include <optional>
 #include <string>

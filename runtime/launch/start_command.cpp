@@ -63,7 +63,11 @@ std::vector<std::string> start_command(Starter starter, const std::vector<RankIn
            "-x",
            "DRUN_PLACEMENT",
            "-x",
-           "DRUN_TTY"};
+           "DRUN_TTY",
+           "-x",
+           "DRUN_STALL_DIR",
+           "-x",
+           "DRUN_STALL_TIMEOUT"};
     if (opt.name_hosts) cmd.insert(cmd.end(), {"--host", host_counts(ranks)});
   }
   cmd.insert(cmd.end(), opt.passed.begin(), opt.passed.end());

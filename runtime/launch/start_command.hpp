@@ -24,7 +24,8 @@ struct StartOptions {
 };
 
 // argv up to, not including, the rank's own command (drun and its arguments).
-// mpirun: every rank sees DRUN_PLACEMENT and DRUN_TTY (-x), ranks go host by
+// mpirun: every rank sees DRUN_PLACEMENT, DRUN_TTY, DRUN_STALL_DIR and
+// DRUN_STALL_TIMEOUT (-x), ranks go host by
 // host in table order. srun: `--mpi=pmix` (Debian's Open MPI wires up through
 // PMIx; pmi2 and none do not work), the exact rank → host order by
 // `--distribution=arbitrary` with the hosts repeated once per rank, the

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "distributed/strategy_spec.hpp"
 #include "launch/start_command.hpp"
@@ -38,6 +39,19 @@ int plan(train::Context& ctx, const Request& r, bool show) {
     close(saved);
   }
   return rc;
+}
+
+std::string hostname_of_launcher() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+// 60 → "60", 2.5 → "2.5": for the environment.
+std::string fmt_seconds(double s) {
+  std::ostringstream out;
+  out << s;
+  return out.str();
 }
 
 // Whether `program` names an executable, directly or on PATH.
@@ -104,6 +118,14 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
     throw UsageError("strategy " + spec.name +
                      " uses no parameter servers; drop --ps-per-node and --ps");
 
+  // The stall inspector's heartbeats: under the model_dir, which every node
+  // sees (else a temporary directory, which only this node's ranks share).
+  const std::string model_dir = ctx.planned_fit ? ctx.planned_fit->model_dir : "";
+  const std::string stall_dir =
+      (model_dir.empty() ? std::filesystem::temp_directory_path().string() : model_dir) +
+      "/.drun-stall/" + hostname_of_launcher() + "-" + std::to_string(getpid());
+  setenv("DRUN_STALL_DIR", stall_dir.c_str(), 1);
+  setenv("DRUN_STALL_TIMEOUT", fmt_seconds(r.stall_timeout).c_str(), 1);
   // Every rank reads its role from the same table.
   setenv("DRUN_PLACEMENT", launch::placement_json(ranks).dump().c_str(), 1);
   // Ranks write through mpirun's pseudo-terminals: whether to draw a progress
@@ -132,8 +154,9 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   if (r.max_restarts > 0) {
     launch::SuperviseOptions watch;
     watch.max_restarts = r.max_restarts;
-    watch.model_dir = ctx.planned_fit ? ctx.planned_fit->model_dir : "";
+    watch.model_dir = model_dir;
     watch.ranks = ranks;
+    watch.stall_dir = stall_dir;
     return launch::supervise(cmd, watch);
   }
   std::vector<char*> argv;

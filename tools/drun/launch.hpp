@@ -19,9 +19,10 @@ struct Request {
   std::vector<std::string> mpi_args;
   std::string hostfile;
   int workers_per_node = -1, gpus_per_node = -1, ps_per_node = -1;
-  int ps = -1;           // --ps: parameter servers in all; -1: not given
-  int threads = 0;       // --threads-per-rank; 0: the node's cores shared out
-  int max_restarts = 0;  // --max-restarts: restarts of the job after a rank dies
+  int ps = -1;                // --ps: parameter servers in all; -1: not given
+  int threads = 0;            // --threads-per-rank; 0: the node's cores shared out
+  int max_restarts = 0;       // --max-restarts: restarts of the job after a rank dies
+  double stall_timeout = 60;  // --stall-timeout: seconds; 0: no stall inspector
   bool dry_run = false;
   std::string data_dir;
   bool quiet = false;

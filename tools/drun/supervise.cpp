@@ -115,6 +115,9 @@ std::string resume_point(const std::string& model_dir) {
 int supervise(const std::vector<std::string>& cmd, const SuperviseOptions& opt) {
   install_pass_on();
   for (int restarts = 0;; ++restarts) {
+    // A rerun's ranks must not read the heartbeats the last run's left behind.
+    if (!opt.stall_dir.empty())
+      setenv("DRUN_STALL_DIR", fmt::format("{}-{}", opt.stall_dir, restarts).c_str(), 1);
     const Outcome out = run_once(cmd);
     if (out.code == 0 || !out.death || signalled) return out.code;
     const std::string what = describe(*out.death, opt.ranks);

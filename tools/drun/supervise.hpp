@@ -13,6 +13,7 @@ struct SuperviseOptions {
   int max_restarts = 0;
   std::string model_dir;        // the script's (plan mode); where the newest checkpoint is
   std::vector<RankInfo> ranks;  // to name a dead rank's role
+  std::string stall_dir;        // DRUN_STALL_DIR: each run gets its own below it
 };
 
 // Runs `cmd` until it succeeds, fails without a rank's death (an error a rank

@@ -28,6 +28,17 @@ TEST(RankDeath, SrunNamesTaskAndHost) {
   EXPECT_EQ(d->how, "Segmentation fault");
 }
 
+TEST(RankDeath, TheStallInspectorNamesASilentRank) {
+  auto d = parse_rank_death(
+      "drun: stall: rank 1 (worker 0) on host nodeb has not been heard from for 12 s (last seen "
+      "at step 340, computing); rank 0 has waited in MPI_Waitall for 11 s. Ending the job "
+      "(--stall-timeout 10).");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->rank, 1);
+  EXPECT_EQ(d->host, "nodeb");
+  EXPECT_EQ(d->how, "stalled");
+}
+
 TEST(RankDeath, ErrorExitsAndOtherLinesAreNoDeath) {
   EXPECT_FALSE(parse_rank_death("srun: error: nodeb: task 1: Exited with exit code 1"));
   EXPECT_FALSE(parse_rank_death("drun: [rank 1, worker 0] error: bad shape"));

@@ -48,13 +48,29 @@ TEST(StartCommand, SrunOvercommitsOnlyBeyondTheGrantedTasks) {
 TEST(StartCommand, MpirunNamesHostsWithCounts) {
   StartOptions o;
   o.passed = {"--mca", "btl", "self,tcp"};
-  EXPECT_EQ(start_command(Starter::mpirun, three_ranks(), o),
-            (Strings{"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np",
-                     "3", "-x", "DRUN_PLACEMENT", "-x", "DRUN_TTY", "--host", "nodea:2,nodeb:1",
-                     "--mca", "btl", "self,tcp"}));
+  EXPECT_EQ(start_command(Starter::mpirun, three_ranks(), o), (Strings{"mpirun",
+                                                                       "--allow-run-as-root",
+                                                                       "--oversubscribe",
+                                                                       "--bind-to",
+                                                                       "none",
+                                                                       "-np",
+                                                                       "3",
+                                                                       "-x",
+                                                                       "DRUN_PLACEMENT",
+                                                                       "-x",
+                                                                       "DRUN_TTY",
+                                                                       "-x",
+                                                                       "DRUN_STALL_DIR",
+                                                                       "-x",
+                                                                       "DRUN_STALL_TIMEOUT",
+                                                                       "--host",
+                                                                       "nodea:2,nodeb:1",
+                                                                       "--mca",
+                                                                       "btl",
+                                                                       "self,tcp"}));
   o.name_hosts = false;  // this machine alone
   o.passed.clear();
-  EXPECT_EQ(start_command(Starter::mpirun, three_ranks(), o).size(), 11u);
+  EXPECT_EQ(start_command(Starter::mpirun, three_ranks(), o).size(), 15u);
 }
 
 TEST(StartCommand, AutoTakesSrunOnlyInsideASlurmJobWithSrun) {
