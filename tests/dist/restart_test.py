@@ -51,7 +51,7 @@ class Job:
     def __init__(self, drun, root, model_dir):
         self.cmd = [drun, "-q", "-np", "2", "--max-restarts", "1",
                     os.path.join(root, "scripts/fashion_mnist.lua"), "--train-limit", "6000",
-                    "--epochs", "40", "--steps", "500", "--save-checkpoints-steps", "100",
+                    "--epochs", "40", "--steps", "400", "--save-checkpoints-steps", "100",
                     "--model-dir", model_dir]
         self.model_dir = model_dir
         self.p = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -105,7 +105,7 @@ def main():
         r = re.search(r"resuming from \S+/ckpt-(\d+)\.h5", job.text())
         with open(os.path.join(job.model_dir, "summary.json")) as f:
             s = json.load(f)
-        ok = check(rc == 0 and m and r and r.group(1) == m.group(3) and s.get("global_step") == 500
+        ok = check(rc == 0 and m and r and r.group(1) == m.group(3) and s.get("global_step") == 400
                    and s.get("workers") == 2,
                    f"the restarted job resumed from ckpt-{r and r.group(1)} and completed: exit {rc}, "
                    f"step {s.get('global_step')}, {s.get('workers')} workers")

@@ -295,6 +295,19 @@ class SlurmCluster:
         stats = json.loads(sh("ip", "-n", n.ns, "-j", "-s", "link", "show", "dev", n.dev).stdout)
         return stats[0]["stats64"]["rx"]["bytes"] + stats[0]["stats64"]["tx"]["bytes"]
 
+    def node_processes(self, node_index, comm):
+        """PIDs of the processes named `comm` running on a node."""
+        inode = os.stat(f"/run/netns/{self.nodes[node_index].ns}").st_ino
+        found = []
+        for pid in procs_in_netns({inode}):
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() == comm:
+                        found.append(pid)
+            except OSError:
+                pass
+        return found
+
     def queue(self):
         return self.run("squeue", "-h", "-o", "%i %T").stdout.strip()
 

@@ -8,11 +8,15 @@ tests/sched/cluster.py, submitting platforms/slurm/drun.sbatch as a user would.
                  says 2 workers.
   mpirun         sbatch -N 2 -n 2, drun --launcher mpirun: AllReduce over both
                  nodes started by Open MPI's mpirun inside the allocation.
-  requeue        sbatch -N 2 -n 2 AllReduce, SIGUSR1 to the batch shell mid-run
-                 (once ckpt-100 exists, of 400 steps)
-                 (what --signal=B:USR1@120 does): checkpoint, exit 75, the
-                 template requeues, the rerun resumes and COMPLETES; its final
-                 checkpoint equals an uninterrupted job's bit for bit.
+  restart_srun   drun --max-restarts 1 in the job, kill -9 of the rank on nodeb:
+                 named (srun's line), restarted, resumed, COMPLETED.
+  requeue        sbatch -N 2 -n 2 AllReduce, SIGUSR1 to the batch shell once
+                 ckpt-50 of 200 steps exists (what --signal=B:USR1@120 does):
+                 checkpoint, exit 75, the template requeues, the rerun resumes
+                 and COMPLETES; its final checkpoint equals an uninterrupted
+                 job's bit for bit.
+  requeue_async  the same with ps_async and `scancel --signal=USR1 --full`:
+                 requeued, resumed, COMPLETED.
 
 After every case the queue must be empty; after all, no daemon, namespace or
 directory of the cluster is left. Needs root and slurm-wlm + munge
@@ -20,7 +24,7 @@ directory of the cluster is left. Needs root and slurm-wlm + munge
 import json
 import os
 import re
-import shutil
+import signal
 import sys
 import time
 
@@ -101,15 +105,15 @@ def case_mpirun(c, work):
     model_dir = os.path.join(work, "mpirun")
     before = c.veth_bytes(1)
     job, out = submit(c, work, "mpirun", ["-N", "2", "-n", "2"],
-                      ["--launcher", "mpirun", *training(model_dir, 200)])
+                      ["--launcher", "mpirun", *training(model_dir, 100)])
     j = c.wait_job(job, limit=JOB_LIMIT)
     ok = check(j.get("JobState") == "COMPLETED",
                f"mpirun inside the allocation: job {job} COMPLETED ({j.get('JobState')} {j.get('ExitCode')})")
     if not ok:
         print(text(out)[-3000:])
     s = summary(model_dir)
-    check(s.get("workers") == 2 and s.get("global_step") == 200,
-          f"summary.json: 2 workers, global step 200 ({s.get('workers')}, {s.get('global_step')})")
+    check(s.get("workers") == 2 and s.get("global_step") == 100,
+          f"summary.json: 2 workers, global step 100 ({s.get('workers')}, {s.get('global_step')})")
     check(re.search(r"drun: 2 ranks .* on nodea, nodeb .*: mpirun ", text(out)),
           "drun started a worker on each node with mpirun")
     moved = c.veth_bytes(1) - before
@@ -118,17 +122,17 @@ def case_mpirun(c, work):
 
 
 def case_requeue(c, work):
-    steps = 400
+    steps = 200
     full, cut = os.path.join(work, "full"), os.path.join(work, "cut")
-    job, out = submit(c, work, "full", ["-N", "2", "-n", "2"], training(full, steps))
+    job, out = submit(c, work, "full", ["-N", "2", "-n", "2"], training(full, steps, every=50))
     j = c.wait_job(job, limit=JOB_LIMIT)
     if not check(j.get("JobState") == "COMPLETED", f"uninterrupted job {job} COMPLETED ({j.get('JobState')})"):
         print(text(out)[-3000:])
         return
 
-    job, out = submit(c, work, "cut", ["-N", "2", "-n", "2"], training(cut, steps))
+    job, out = submit(c, work, "cut", ["-N", "2", "-n", "2"], training(cut, steps, every=50))
     deadline = time.time() + JOB_LIMIT
-    while not os.path.exists(os.path.join(cut, "ckpt-100.h5")) and time.time() < deadline:
+    while not os.path.exists(os.path.join(cut, "ckpt-50.h5")) and time.time() < deadline:
         time.sleep(0.05)
     # What --signal=B:USR1@120 sends, now instead of 120 s before the limit.
     c.run("scancel", "--signal=USR1", "--batch", job)
@@ -164,9 +168,9 @@ def case_requeue_async(c, work):
     # batch shell (which then must not die of SIGUSR1 either).
     model_dir = os.path.join(work, "async")
     job, out = submit(c, work, "async", ["-N", "2", "-n", "3"],
-                      ["--ps", "1", *training(model_dir, 400, "ps_async")])
+                      ["--ps", "1", *training(model_dir, 200, "ps_async", every=50)])
     deadline = time.time() + JOB_LIMIT
-    while not os.path.exists(os.path.join(model_dir, "ckpt-100.h5")) and time.time() < deadline:
+    while not os.path.exists(os.path.join(model_dir, "ckpt-50.h5")) and time.time() < deadline:
         time.sleep(0.05)
     c.run("scancel", "--signal=USR1", "--full", job)
     j = c.wait_job(job, limit=JOB_LIMIT, states=("COMPLETED", "FAILED", "CANCELLED"))
@@ -176,8 +180,37 @@ def case_requeue_async(c, work):
                f"(state {j.get('JobState')}, restarts {j.get('Restarts')})")
     r = re.search(r"resuming from \S+/ckpt-(\d+)\.h5", log)
     s = summary(model_dir)
-    check(r and s.get("global_step") == 400 and s.get("workers") == 2,
+    check(r and s.get("global_step") == 200 and s.get("workers") == 2,
           f"resumed from step {r and r.group(1)} and finished at step {s.get('global_step')}")
+    if not ok:
+        print(log[-4000:])
+    queue_empty(c)
+
+
+def case_restart_srun(c, work):
+    # drun --max-restarts 1 inside the job: the rank on nodeb killed with
+    # SIGKILL; srun names it, drun restarts the step, which resumes.
+    model_dir = os.path.join(work, "restart")
+    job, out = submit(c, work, "restart", ["-N", "2", "-n", "2"],
+                      ["--max-restarts", "1", *training(model_dir, 200, every=50)])
+    deadline = time.time() + JOB_LIMIT
+    while not os.path.exists(os.path.join(model_dir, "ckpt-50.h5")) and time.time() < deadline:
+        time.sleep(0.05)
+    victims = c.node_processes(1, "drun")
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
+    j = c.wait_job(job, limit=JOB_LIMIT)
+    log = text(out)
+    m = re.search(r"drun: rank 1 \(worker 0 on nodeb\) died \((.*?)\); restarting the job "
+                  r"\(restart 1 of 1\) from step (\d+)", log)
+    r = re.search(r"resuming from \S+/ckpt-(\d+)\.h5", log)
+    ok = check(len(victims) == 1 and m and r and r.group(1) == m.group(2),
+               f"kill -9 of the rank on nodeb: drun names it and restarts from step "
+               f"{m and m.group(2)}; the rerun resumed from {r and r.group(1)}")
+    s = summary(model_dir)
+    ok = check(j.get("JobState") == "COMPLETED" and s.get("global_step") == 200,
+               f"job {job} COMPLETED at step {s.get('global_step')} "
+               f"({j.get('JobState')} {j.get('ExitCode')})") and ok
     if not ok:
         print(log[-4000:])
     queue_empty(c)
