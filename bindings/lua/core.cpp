@@ -37,11 +37,13 @@ int core_context(lua_State* L) {
   });
 }
 
-// core.plan_fit(model, strategy|nil): in plan mode, what a fit would run.
+// core.plan_fit(model, strategy|nil, model_dir|nil): in plan mode, what a fit would run.
 int core_plan_fit(lua_State* L) {
   return guarded(L, [&] {
     auto& model = arg_object<nn::Model>(L, 1, kModel);
-    train::plan_fit(context(L), *model, to_json(L, 2, "strategy"));
+    const json dir = to_json(L, 3, "model_dir");
+    train::plan_fit(context(L), *model, to_json(L, 2, "strategy"),
+                    dir.is_string() ? dir.get<std::string>() : "");
     return 0;
   });
 }

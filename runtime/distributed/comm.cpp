@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "distributed/activity.hpp"
+
 namespace drun::distributed {
 
 namespace {
@@ -98,6 +100,7 @@ std::unique_ptr<Communicator> Communicator::split_node() const {
 }
 
 std::vector<int> Communicator::allgather(int value) const {
+  activity::Waiting waiting("MPI_Allgather");
   std::vector<int> all(static_cast<size_t>(size_));
   check(MPI_Allgather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, impl_->comm), "MPI_Allgather");
   return all;
@@ -111,10 +114,12 @@ std::string Communicator::host() const {
 }
 
 void Communicator::barrier() {
+  activity::Waiting waiting("MPI_Barrier");
   check(MPI_Barrier(impl_->comm), "MPI_Barrier");
 }
 
 void Communicator::broadcast(float* data, int64_t n, int root) {
+  activity::Waiting waiting("MPI_Bcast");
   for (int64_t off = 0; off < n; off += kMaxCount)
     check(MPI_Bcast(data + off, static_cast<int>(std::min(kMaxCount, n - off)), MPI_FLOAT, root,
                     impl_->comm),
@@ -122,6 +127,7 @@ void Communicator::broadcast(float* data, int64_t n, int root) {
 }
 
 void Communicator::broadcast(std::string& text, int root) {
+  activity::Waiting waiting("MPI_Bcast");
   int64_t n = static_cast<int64_t>(text.size());
   check(MPI_Bcast(&n, 1, MPI_INT64_T, root, impl_->comm), "MPI_Bcast");
   text.resize(static_cast<size_t>(n));
@@ -129,6 +135,7 @@ void Communicator::broadcast(std::string& text, int root) {
 }
 
 void Communicator::allreduce_sum(float* data, int64_t n) {
+  activity::Waiting waiting("MPI_Allreduce");
   for (int64_t off = 0; off < n; off += kMaxCount)
     check(MPI_Allreduce(MPI_IN_PLACE, data + off, static_cast<int>(std::min(kMaxCount, n - off)),
                         MPI_FLOAT, MPI_SUM, impl_->comm),
@@ -136,12 +143,14 @@ void Communicator::allreduce_sum(float* data, int64_t n) {
 }
 
 void Communicator::allreduce_sum(double* data, int64_t n) {
+  activity::Waiting waiting("MPI_Allreduce");
   check(
       MPI_Allreduce(MPI_IN_PLACE, data, count_of(n, "allreduce"), MPI_DOUBLE, MPI_SUM, impl_->comm),
       "MPI_Allreduce");
 }
 
 void Communicator::allreduce_max(double* data, int64_t n) {
+  activity::Waiting waiting("MPI_Allreduce");
   check(
       MPI_Allreduce(MPI_IN_PLACE, data, count_of(n, "allreduce"), MPI_DOUBLE, MPI_MAX, impl_->comm),
       "MPI_Allreduce");
@@ -191,34 +200,41 @@ bool Communicator::test(Request r) {
 }
 
 void Communicator::wait_all() {
+  activity::Waiting waiting("MPI_Waitall");
   auto& h = impl_->handles;
   check(MPI_Waitall(static_cast<int>(h.size()), h.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 void Communicator::send(const float* data, int64_t n, int dest, int tag) {
+  activity::Waiting waiting("MPI_Send");
   check(MPI_Send(data, count_of(n, "send"), MPI_FLOAT, dest, tag, impl_->comm), "MPI_Send");
 }
 
 void Communicator::send(const int64_t* data, int n, int dest, int tag) {
+  activity::Waiting waiting("MPI_Send");
   check(MPI_Send(data, n, MPI_INT64_T, dest, tag, impl_->comm), "MPI_Send");
 }
 
 void Communicator::send(const std::string& text, int dest, int tag) {
+  activity::Waiting waiting("MPI_Send");
   check(MPI_Send(text.data(), count_of(static_cast<int64_t>(text.size()), "send"), MPI_CHAR, dest,
                  tag, impl_->comm),
         "MPI_Send");
 }
 
 void Communicator::recv(float* data, int64_t n, int source, int tag) {
+  activity::Waiting waiting("MPI_Recv");
   check(MPI_Recv(data, count_of(n, "recv"), MPI_FLOAT, source, tag, impl_->comm, MPI_STATUS_IGNORE),
         "MPI_Recv");
 }
 
 void Communicator::recv(int64_t* data, int n, int source, int tag) {
+  activity::Waiting waiting("MPI_Recv");
   check(MPI_Recv(data, n, MPI_INT64_T, source, tag, impl_->comm, MPI_STATUS_IGNORE), "MPI_Recv");
 }
 
 std::string Communicator::recv_text(int source, int tag) {
+  activity::Waiting waiting("MPI_Recv");
   MPI_Status status;
   check(MPI_Probe(source, tag, impl_->comm, &status), "MPI_Probe");
   int n = 0;
@@ -230,6 +246,7 @@ std::string Communicator::recv_text(int source, int tag) {
 }
 
 int Communicator::recv_any(int64_t* data, int n, int tag) {
+  activity::Waiting waiting("MPI_Recv (any source)");
   MPI_Status status;
   check(MPI_Recv(data, n, MPI_INT64_T, MPI_ANY_SOURCE, tag, impl_->comm, &status), "MPI_Recv");
   return status.MPI_SOURCE;

@@ -110,9 +110,9 @@ std::vector<std::string> expand_entry(const std::string& entry, const std::strin
   return names;
 }
 
-// SLURM_JOB_CPUS_PER_NODE: "4(x2),2" means 4, 4, 2.
-std::vector<int> expand_cpus_per_node(const std::string& value) {
-  const std::string what = "SLURM_JOB_CPUS_PER_NODE='" + value + "'";
+// SLURM_JOB_CPUS_PER_NODE and SLURM_TASKS_PER_NODE: "4(x2),2" means 4, 4, 2.
+std::vector<int> expand_per_node(const std::string& var, const std::string& value) {
+  const std::string what = var + "='" + value + "'";
   std::vector<int> out;
   for (const std::string& part : split(value, ',')) {
     auto paren = part.find('(');
@@ -128,6 +128,33 @@ std::vector<int> expand_cpus_per_node(const std::string& value) {
   return out;
 }
 
+// Tasks the user asked for, per node: only when -n or --ntasks-per-node was
+// given (Slurm sets SLURM_TASKS_PER_NODE always, one a node by default, and a
+// bare `sbatch -N 4` asks for nodes, not for one rank on each).
+std::vector<int> slurm_tasks(const Environment& env, size_t nodes, const std::string& list_var) {
+  auto ntasks = env.nonempty("SLURM_NTASKS");
+  auto per_node = env.nonempty("SLURM_NTASKS_PER_NODE");
+  if (!ntasks && !per_node) return {};
+  auto size_error = [&](const std::string& what, size_t n) {
+    return UsageError(what + " gives " + std::to_string(n) + " nodes but " + list_var + " lists " +
+                      std::to_string(nodes));
+  };
+  if (auto spread = env.nonempty("SLURM_TASKS_PER_NODE")) {
+    std::vector<int> tasks = expand_per_node("SLURM_TASKS_PER_NODE", *spread);
+    if (tasks.size() != nodes)
+      throw size_error("SLURM_TASKS_PER_NODE='" + *spread + "'", tasks.size());
+    return tasks;
+  }
+  if (per_node) return std::vector<int>(nodes, parse_count(*per_node, "SLURM_NTASKS_PER_NODE"));
+  // SLURM_NTASKS alone (a recorded environment): Slurm's block distribution,
+  // the first nodes taking the remainder.
+  const int n = parse_count(*ntasks, "SLURM_NTASKS");
+  const int count = static_cast<int>(nodes);
+  std::vector<int> tasks;
+  for (int i = 0; i < count; ++i) tasks.push_back(n / count + (i < n % count ? 1 : 0));
+  return tasks;
+}
+
 std::optional<ClusterSpec> from_slurm(const Environment& env) {
   std::string var = "SLURM_JOB_NODELIST";
   auto list = env.nonempty(var);
@@ -138,7 +165,7 @@ std::optional<ClusterSpec> from_slurm(const Environment& env) {
   for (const std::string& host : expand_slurm_nodelist(*list)) nodes.add(host, 0);
   spec.nodes = nodes.take();
   if (auto cpus = env.nonempty("SLURM_JOB_CPUS_PER_NODE")) {
-    std::vector<int> per_node = expand_cpus_per_node(*cpus);
+    std::vector<int> per_node = expand_per_node("SLURM_JOB_CPUS_PER_NODE", *cpus);
     if (per_node.size() != spec.nodes.size())
       throw UsageError("SLURM_JOB_CPUS_PER_NODE='" + *cpus + "' gives " +
                        std::to_string(per_node.size()) + " nodes but " + var + " lists " +
@@ -146,6 +173,8 @@ std::optional<ClusterSpec> from_slurm(const Environment& env) {
     for (size_t i = 0; i < per_node.size(); ++i)
       spec.nodes[i].cores = spec.nodes[i].slots = per_node[i];
   }
+  std::vector<int> tasks = slurm_tasks(env, spec.nodes.size(), var);
+  for (size_t i = 0; i < tasks.size(); ++i) spec.nodes[i].tasks = tasks[i];
   return spec;
 }
 
@@ -310,9 +339,12 @@ ClusterSpec discover_cluster(const Environment& env, const DiscoverOptions& opt)
         "local", {Node{opt.local_host.empty() ? "localhost" : opt.local_host, 0, cores, cores}}};
   }
   int gpus = gpus_per_node(env, opt);
+  // LSF's and PBS's slots are the ranks asked for on CPU nodes only (see the header).
+  const bool slots_are_tasks = (spec->source == "lsf" || spec->source == "pbs") && gpus == 0;
   for (Node& n : spec->nodes) {
     n.gpus = gpus;
     if (n.cores == 0) n.cores = opt.local_cores;
+    if (slots_are_tasks) n.tasks = n.slots;
   }
   return *spec;
 }

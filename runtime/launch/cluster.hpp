@@ -17,6 +17,10 @@ struct Node {
   int gpus = 0;   // GPUs the job may use on this node
   int cores = 0;  // cores for the job's ranks on this node; 0 when unknown
   int slots = 0;  // slots the scheduler or hostfile granted; 0 when unknown
+  // Ranks the user asked the scheduler for on this node (Slurm's -n or
+  // --ntasks-per-node, LSF's and PBS's slots on nodes without GPUs); 0 when
+  // the user asked for nodes only. Placement takes it as the node's rank count.
+  int tasks = 0;
 };
 
 struct ClusterSpec {
@@ -60,8 +64,13 @@ struct DiscoverOptions {
 // opt.hostfile, this machine. Every node gets the same GPU count:
 // opt.gpus_per_node if >= 0, else CUDA_VISIBLE_DEVICES, else
 // SLURM_GPUS_ON_NODE, else 0. Nodes whose cores the source does not say get
-// opt.local_cores (the nodes of one allocation are usually alike). Malformed
-// variables and files throw drun::UsageError naming them.
+// opt.local_cores (the nodes of one allocation are usually alike). Tasks:
+// Slurm's only when the user asked for them (SLURM_NTASKS or
+// SLURM_NTASKS_PER_NODE set; spread as SLURM_TASKS_PER_NODE says, else
+// evenly); LSF's and PBS's slots on nodes without GPUs (there slots are
+// what `bsub -n` and `mpiprocs` ask for; on GPU nodes they usually count
+// cores, and one worker per GPU stays the rule). Malformed variables and
+// files throw drun::UsageError naming them.
 ClusterSpec discover_cluster(const Environment& env, const DiscoverOptions& opt);
 
 // Slurm's compressed host lists: "node[1-3]", "node[10,20-23]", "a1,b[01-02]",

@@ -16,17 +16,36 @@ void check(const PlacementOptions& opt) {
   at_least(opt.ps_per_node, -1, "ps_per_node");
   at_least(opt.workers_per_node, -1, "workers_per_node");
   at_least(opt.total_workers, -1, "total_workers");
+  at_least(opt.total_ps, -1, "total_ps");
   at_least(opt.threads_per_rank, 0, "threads_per_rank");
   if (opt.total_workers >= 0 && opt.workers_per_node >= 0)
     throw UsageError(
         "placement: give the number of workers in all (-np) or per node "
         "(--workers-per-node), not both");
+  if (opt.total_ps >= 0 && opt.ps_per_node >= 0)
+    throw UsageError(
+        "placement: give the number of parameter servers in all (--ps) or per node "
+        "(--ps-per-node), not both");
 }
 
-// Workers on node i of n.
-int workers_on(const Node& node, int i, int n, const PlacementOptions& opt) {
-  if (opt.total_workers >= 0) return opt.total_workers / n + (i < opt.total_workers % n ? 1 : 0);
+// `total` spread over n nodes, the first ones taking the remainder: node i's share.
+int share(int total, int i, int n) {
+  return total / n + (i < total % n ? 1 : 0);
+}
+
+// Servers on node i of n.
+int servers_on(int i, int n, const PlacementOptions& opt) {
+  if (opt.total_ps >= 0) return share(opt.total_ps, i, n);
+  if (opt.ps_per_node >= 0) return opt.ps_per_node;
+  return opt.needs_ps ? 1 : 0;
+}
+
+// Workers on node i of n, which runs `ps` servers.
+int workers_on(const Node& node, int i, int n, int ps, const PlacementOptions& opt) {
+  if (opt.total_workers >= 0) return share(opt.total_workers, i, n);
   if (opt.workers_per_node >= 0) return opt.workers_per_node;
+  // The scheduler's tasks are ranks: the servers run in some of them.
+  if (node.tasks > 0) return std::max(0, node.tasks - ps);
   return node.gpus > 0 ? node.gpus : 1;
 }
 
@@ -36,13 +55,13 @@ std::vector<RankInfo> place(const ClusterSpec& cluster, const PlacementOptions& 
   check(opt);
   const int n = static_cast<int>(cluster.nodes.size());
   if (n == 0) throw UsageError("placement: the cluster has no nodes");
-  const int ps = opt.ps_per_node >= 0 ? opt.ps_per_node : (opt.needs_ps ? 1 : 0);
 
   std::vector<RankInfo> ranks;
   int next_worker = 0, next_ps = 0;
   for (int i = 0; i < n; ++i) {
     const Node& node = cluster.nodes[i];
-    const int workers = workers_on(node, i, n, opt);
+    const int ps = servers_on(i, n, opt);
+    const int workers = workers_on(node, i, n, ps, opt);
     const int local = ps + workers;
     const int threads = opt.threads_per_rank > 0 ? opt.threads_per_rank
                                                  : std::max(1, node.cores / std::max(1, local));
@@ -66,7 +85,9 @@ std::vector<RankInfo> place(const ClusterSpec& cluster, const PlacementOptions& 
     }
   }
   if (next_worker == 0)
-    throw UsageError("placement: no workers would run (check -np and --workers-per-node)");
+    throw UsageError(
+        "placement: no workers would run (check -np, --workers-per-node and the tasks asked "
+        "of the scheduler, which the parameter servers share)");
   return ranks;
 }
 

@@ -3,8 +3,10 @@
 // so that --dry-run and the unit tests see exactly what a real job would do.
 //
 // The rule: on every node the parameter servers first (when there are any),
-// then one worker per GPU (CPU-only nodes: workers_per_node, default 1). Ranks
-// are numbered node by node in that order. Worker 0 is the chief.
+// then the workers: as many as -np spreads there, else workers_per_node, else
+// the ranks the user asked the scheduler for on that node less its servers,
+// else one per GPU, else one. Ranks are numbered node by node in that order.
+// Worker 0 is the chief.
 //
 // Task indices follow TensorFlow, where the chief is a job of its own: the
 // chief is ("chief", 0) and the other workers are ("worker", 0..W-2) in rank
@@ -20,6 +22,7 @@ namespace drun::launch {
 
 struct PlacementOptions {
   int ps_per_node = -1;       // -1: one per node when needs_ps, else 0
+  int total_ps = -1;          // --ps: servers in all, spread over the nodes like -np
   bool needs_ps = false;      // the experiment's strategy uses parameter servers
   int workers_per_node = -1;  // -1: the node's GPUs when > 0, else 1
   int total_workers = -1;     // -np: workers in all; on several nodes spread evenly,
@@ -38,7 +41,8 @@ struct RankInfo {
 };
 
 // Throws drun::UsageError for an empty cluster, negative counts, both
-// total_workers and workers_per_node given, or a placement without workers.
+// total_workers and workers_per_node (or total_ps and ps_per_node) given, or
+// a placement without workers.
 // A worker on a GPU node gets GPU (local worker index mod GPUs), so more
 // workers than GPUs share them round-robin.
 std::vector<RankInfo> place(const ClusterSpec& cluster, const PlacementOptions& opt);

@@ -18,6 +18,7 @@ namespace drun::train {
 struct PlannedFit {
   distributed::StrategySpec strategy;
   std::string model_summary;
+  std::string model_dir;  // where its checkpoints go ("": none); the launcher's restarts read it
 };
 
 struct Context {

@@ -33,9 +33,11 @@ FitRequest parse_fit_request(const json& options) {
   return r;
 }
 
-void plan_fit(Context& ctx, const nn::Model& model, const json& strategy) {
-  ctx.planned_fit = PlannedFit{
-      distributed::parse_strategy(strategy.is_null() ? json::object() : strategy), model.summary()};
+void plan_fit(Context& ctx, const nn::Model& model, const json& strategy,
+              const std::string& model_dir) {
+  ctx.planned_fit =
+      PlannedFit{distributed::parse_strategy(strategy.is_null() ? json::object() : strategy),
+                 model.summary(), model_dir};
 }
 
 namespace {

@@ -46,6 +46,7 @@ json run_fit(Context& ctx, Session& session, const FitRequest& request, const In
 
 // Plan mode: records what a fit would run (the strategy, checked, and the
 // model's summary) in ctx.planned_fit for the launcher.
-void plan_fit(Context& ctx, const nn::Model& model, const json& strategy);
+void plan_fit(Context& ctx, const nn::Model& model, const json& strategy,
+              const std::string& model_dir = "");
 
 }  // namespace drun::train

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "distributed/activity.hpp"
 #include "io/atomic_file.hpp"
 #include "train/checkpoint_saver.hpp"
 #include "train/preemption.hpp"
@@ -229,6 +230,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     int64_t epoch_images = 0;
     while (train.next(batch)) {
       for (Hook* h : hooks) h->before_step(global_step_);
+      distributed::activity::set_step(global_step_);  // for the stall inspector
       const double loss = train_step(batch);
       epoch_images += batch.size;
       const int64_t step = train.position();  // batches of the epoch done

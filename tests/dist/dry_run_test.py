@@ -10,10 +10,12 @@ import sys
 import tempfile
 
 failures = []
+checks_run = []
 
 
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
+    checks_run.append(what)
     if not ok:
         failures.append(what)
 
@@ -70,10 +72,27 @@ def main():
 
         run, rows, _ = dry_run(drun, script, env={"LSB_JOBID": "7", "LSB_HOSTS": "batch1 a1 a1 b2 b2",
                                                   "LSB_MCPU_HOSTS": "batch1 1 a1 2 b2 2"})
-        hosts = sorted({r[1] for r in rows})
-        check(run.returncode == 0 and hosts == ["a1", "b2"] and len(rows) == 2,
-              f"LSF: the batch launch host is skipped, one worker on each compute node ({rows})")
-    print(f"{10 - len(failures)} passed, {len(failures)} failed")
+        hosts = [r[1] for r in rows]
+        check(run.returncode == 0 and hosts == ["a1", "a1", "b2", "b2"],
+              f"LSF: the batch launch host is skipped, a worker per slot asked for ({rows})")
+
+        # Issue 17: inside `sbatch -n 2` a bare `drun script.lua` plans the 2
+        # tasks asked for, not one a node; -np still wins; with servers the
+        # tasks are shared (sbatch -N 2 -n 3, drun --ps 1: 1 ps + 2 workers).
+        slurm_n2 = {"SLURM_JOB_NODELIST": "nodea", "SLURM_JOB_CPUS_PER_NODE": "2",
+                    "SLURM_NTASKS": "2", "SLURM_TASKS_PER_NODE": "2"}
+        run, rows, _ = dry_run(drun, script, env=slurm_n2)
+        check(run.returncode == 0 and [r[2] for r in rows] == ["chief", "worker"]
+              and all(r[5] == "1" for r in rows), f"sbatch -n 2: 2 workers, 1 thread each ({rows})")
+        run, rows, _ = dry_run(drun, script, ["-np", "3"], env=slurm_n2)
+        check(run.returncode == 0 and len(rows) == 3, f"-np 3 overrides the 2 tasks ({rows})")
+        run, rows, _ = dry_run(drun, script, ["--ps", "1"], script_args=["--strategy", "ps_sync"],
+                               env={"SLURM_JOB_NODELIST": "nodea,nodeb",
+                                    "SLURM_NTASKS": "3", "SLURM_TASKS_PER_NODE": "2,1"})
+        check(run.returncode == 0 and [(r[1], r[2]) for r in rows]
+              == [("nodea", "ps"), ("nodea", "chief"), ("nodeb", "worker")],
+              f"sbatch -N 2 -n 3, --ps 1: 1 ps + 2 workers over two nodes ({rows})")
+    print(f"{len(checks_run) - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 

@@ -10,9 +10,12 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "distributed/strategy_spec.hpp"
+#include "launch/start_command.hpp"
 #include "runner.hpp"
+#include "supervise.hpp"
 
 namespace drun::launch {
 
@@ -38,23 +41,45 @@ int plan(train::Context& ctx, const Request& r, bool show) {
   return rc;
 }
 
-// "a:2,b:2": the hosts in rank order with their rank counts, for --host.
-std::string host_list(const std::vector<launch::RankInfo>& ranks) {
-  std::vector<std::pair<std::string, int>> hosts;
-  for (const auto& r : ranks) {
-    if (hosts.empty() || hosts.back().first != r.host) hosts.push_back({r.host, 0});
-    ++hosts.back().second;
+std::string hostname_of_launcher() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+// 60 → "60", 2.5 → "2.5": for the environment.
+std::string fmt_seconds(double s) {
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
+
+// Whether `program` names an executable, directly or on PATH.
+bool on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t start = 0;;) {
+    const size_t end = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+    if (end == std::string::npos) return false;
+    start = end + 1;
   }
-  std::string out;
-  for (const auto& [h, n] : hosts) out += (out.empty() ? "" : ",") + h + ":" + std::to_string(n);
-  return out;
+}
+
+// The tasks the scheduler granted in all (0: not said).
+int tasks_granted(const launch::ClusterSpec& cluster) {
+  int n = 0;
+  for (const auto& node : cluster.nodes) n += node.tasks;
+  return n;
 }
 
 }  // namespace
 
 bool needs_launch(const Request& r, const launch::ClusterSpec& cluster) {
-  if (r.dry_run || r.ranks > 1 || cluster.nodes.size() > 1 || r.ps_per_node > 0 ||
-      r.workers_per_node > 1)
+  if (r.dry_run || r.ranks > 1 || cluster.nodes.size() > 1 || r.ps_per_node > 0 || r.ps > 0 ||
+      r.workers_per_node > 1 || (!cluster.nodes.empty() && cluster.nodes[0].tasks > 1))
     return true;
   return !cluster.nodes.empty() && cluster.nodes[0].gpus > 1;
 }
@@ -66,10 +91,15 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   launch::PlacementOptions opt;
   opt.needs_ps = spec.uses_servers();
   opt.ps_per_node = r.ps_per_node;
+  opt.total_ps = r.ps;
   opt.workers_per_node = r.workers_per_node;
   opt.total_workers = r.ranks > 0 ? r.ranks : -1;
   opt.threads_per_rank = r.threads;
   const auto ranks = launch::place(cluster, opt);
+  const launch::Starter starter =
+      launch::choose_starter(r.launcher, cluster, std::getenv("SLURM_JOB_ID") != nullptr,
+                             on_path(r.launcher == "auto" ? "srun" : r.launcher));
+  const std::string program = starter == launch::Starter::srun ? "srun" : r.mpirun;
   int ps = 0;
   for (const auto& x : ranks) ps += x.role == "ps";
 
@@ -79,45 +109,65 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
       std::cout << "(the script trains nothing: no fit, train or Experiment:run was reached)\n";
     std::cout << "cluster: " << cluster.source << ", " << cluster.nodes.size() << " node(s); "
               << ranks.size() << " ranks: " << ranks.size() - ps << " worker(s), " << ps
-              << " parameter server(s)\n"
+              << " parameter server(s), started by " << program << "\n"
               << launch::placement_table(ranks)
               << "TF_CONFIG of rank 0: " << launch::tf_config(ranks, 0).dump() << "\n";
     return 0;
   }
   if (ps > 0 && !spec.uses_servers())
-    throw UsageError("strategy " + spec.name + " uses no parameter servers; drop --ps-per-node");
+    throw UsageError("strategy " + spec.name +
+                     " uses no parameter servers; drop --ps-per-node and --ps");
 
+  // The stall inspector's heartbeats: under the model_dir, which every node
+  // sees (else a temporary directory, which only this node's ranks share).
+  const std::string model_dir = ctx.planned_fit ? ctx.planned_fit->model_dir : "";
+  const std::string stall_dir =
+      (model_dir.empty() ? std::filesystem::temp_directory_path().string() : model_dir) +
+      "/.drun-stall/" + hostname_of_launcher() + "-" + std::to_string(getpid());
+  setenv("DRUN_STALL_DIR", stall_dir.c_str(), 1);
+  setenv("DRUN_STALL_TIMEOUT", fmt_seconds(r.stall_timeout).c_str(), 1);
   // Every rank reads its role from the same table.
   setenv("DRUN_PLACEMENT", launch::placement_json(ranks).dump().c_str(), 1);
   // Ranks write through mpirun's pseudo-terminals: whether to draw a progress
   // bar is the launcher's terminal's question, not theirs.
   setenv("DRUN_TTY", ctx.tty ? "1" : "0", 1);
-  std::vector<std::string> cmd = {r.mpirun,
-                                  "--allow-run-as-root",
-                                  "--oversubscribe",
-                                  "--bind-to",
-                                  "none",
-                                  "-np",
-                                  std::to_string(ranks.size()),
-                                  "-x",
-                                  "DRUN_PLACEMENT",
-                                  "-x",
-                                  "DRUN_TTY"};
-  if (cluster.source != "local") cmd.insert(cmd.end(), {"--host", host_list(ranks)});
-  cmd.insert(cmd.end(), r.mpi_args.begin(), r.mpi_args.end());
+  launch::StartOptions start;
+  start.program = program;
+  start.passed = r.mpi_args;
+  start.name_hosts = cluster.source != "local";
+  start.tasks_granted = tasks_granted(cluster);
+  std::vector<std::string> cmd = launch::start_command(starter, ranks, start);
+  // In a batch job's log: what was started where, and how.
+  if (cluster.source != "local") {
+    std::string hosts, line;
+    for (const auto& x : ranks) hosts += (hosts.empty() ? "" : ", ") + x.host;
+    for (const auto& a : cmd) line += (line.empty() ? "" : " ") + a;
+    std::cerr << "drun: " << ranks.size() << " ranks (" << ps << " ps, " << ranks.size() - ps
+              << " workers) on " << hosts << " (" << cluster.source << "): " << line << "\n";
+  }
   cmd.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
   if (!r.data_dir.empty()) cmd.insert(cmd.end(), {"--data-dir", r.data_dir});
   if (r.quiet) cmd.push_back("-q");
   if (r.device != "auto") cmd.insert(cmd.end(), {"--device", r.device});
   cmd.push_back(r.script);
   cmd.insert(cmd.end(), r.script_args.begin(), r.script_args.end());
+  if (r.max_restarts > 0) {
+    launch::SuperviseOptions watch;
+    watch.max_restarts = r.max_restarts;
+    watch.model_dir = model_dir;
+    watch.ranks = ranks;
+    watch.stall_dir = stall_dir;
+    return launch::supervise(cmd, watch);
+  }
   std::vector<char*> argv;
   for (auto& s : cmd) argv.push_back(s.data());
   argv.push_back(nullptr);
   std::fflush(stdout);
   execvp(argv[0], argv.data());
-  std::cerr << "drun: cannot start " << r.mpirun << ": " << std::strerror(errno)
-            << " (install Open MPI: apt-get install openmpi-bin, or pass --mpirun PATH)\n";
+  std::cerr << "drun: cannot start " << program << ": " << std::strerror(errno)
+            << (starter == launch::Starter::srun
+                    ? " (or pass --launcher mpirun)\n"
+                    : " (install Open MPI: apt-get install openmpi-bin, or pass --mpirun PATH)\n");
   return 1;
 }
 

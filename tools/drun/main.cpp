@@ -12,6 +12,7 @@
 #include <string>
 
 #include "distributed/comm.hpp"
+#include "distributed/stall_inspector.hpp"
 #include "keras/keras_h5.hpp"
 #include "kernels/cpu/blas_core.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
@@ -46,9 +47,10 @@ std::string module_root() {
 
 // drun's options that take a separate value.
 bool takes_value(const std::string& a) {
-  for (const char* o : {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np",
-                        "--mpirun", "--mpi-arg", "--hostfile", "--workers-per-node",
-                        "--gpus-per-node", "--ps-per-node", "--device"})
+  for (const char* o :
+       {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np", "--mpirun",
+        "--mpi-arg", "--hostfile", "--workers-per-node", "--gpus-per-node", "--ps-per-node", "--ps",
+        "--device", "--launcher", "--max-restarts", "--stall-timeout"})
     if (a == o) return true;
   return false;
 }
@@ -92,6 +94,23 @@ void choose_device(drun::train::Context& ctx, const std::string& device) {
   ctx.cuda = drun::kernels::make_cuda_context(ctx.gpu);
   ctx.exec.device = drun::Device::cuda;
   ctx.exec.gpu = ctx.cuda.get();
+}
+
+// A rank of a job the launcher started: its stall inspector, when the
+// launcher asked for one (DRUN_STALL_DIR, DRUN_STALL_TIMEOUT > 0).
+std::unique_ptr<drun::distributed::StallInspector> start_stall_inspector(
+    const drun::train::Context& ctx, const drun::distributed::Communicator& comm) {
+  const char* dir = std::getenv("DRUN_STALL_DIR");
+  const char* timeout = std::getenv("DRUN_STALL_TIMEOUT");
+  if (!dir || !*dir || !timeout || comm.size() < 2) return nullptr;
+  const double seconds = std::atof(timeout);
+  if (seconds <= 0) return nullptr;
+  drun::distributed::Heartbeat me;
+  me.rank = comm.rank();
+  me.host = hostname();
+  me.role = ctx.role;
+  me.task_index = ctx.task_index;
+  return std::make_unique<drun::distributed::StallInspector>(dir, seconds, me);
 }
 
 constexpr const char* kInspectUsage = "usage: drun inspect MODEL.h5";
@@ -184,11 +203,16 @@ int main(int argc, char** argv) {
       ->check(count_of_at_least(1));
   app.add_option("--hostfile", req.hostfile, "nodes to run on (Open MPI hostfile format)");
   app.add_option("--workers-per-node", req.workers_per_node,
-                 "workers on each CPU node (default 1; GPU nodes: one per GPU)");
+                 "workers on each node (default: the tasks asked of the scheduler less the "
+                 "servers there, else one per GPU, else 1)");
   app.add_option("--gpus-per-node", req.gpus_per_node,
                  "GPUs on each node (default: CUDA_VISIBLE_DEVICES, the scheduler, or 0)");
   app.add_option("--ps-per-node", req.ps_per_node,
                  "parameter servers on each node (default: 1 when the strategy uses them)");
+  app.add_option("--ps", req.ps,
+                 "parameter servers in all, spread over the nodes like -np (instead of "
+                 "--ps-per-node)")
+      ->check(count_of_at_least(0));
   bool evaluator = false;
   app.add_flag("--evaluator", evaluator,
                "run as the evaluator of a training job: evaluate each new checkpoint in the "
@@ -196,7 +220,21 @@ int main(int argc, char** argv) {
   app.add_flag("--dry-run", req.dry_run,
                "print strategy, model, placement and TF_CONFIG, and start nothing");
   app.add_option("--mpirun", req.mpirun, "the mpirun to start ranks with");
-  app.add_option("--mpi-arg", req.mpi_args, "an argument passed through to mpirun (repeatable)");
+  app.add_option("--launcher", req.launcher,
+                 "what starts the ranks: auto (srun --mpi=pmix inside a Slurm allocation, "
+                 "else mpirun), srun or mpirun")
+      ->check(CLI::IsMember({"auto", "srun", "mpirun"}));
+  app.add_option("--max-restarts", req.max_restarts,
+                 "when a rank dies, restart the job from the newest checkpoint up to N times "
+                 "(default 0: the job ends)")
+      ->check(count_of_at_least(0));
+  app.add_option("--stall-timeout", req.stall_timeout,
+                 "seconds a rank may wait in an exchange for a rank that has fallen silent "
+                 "(stopped, frozen) before that rank is named and the job ends (default 60; "
+                 "0: never)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--mpi-arg", req.mpi_args,
+                 "an argument passed through to mpirun or srun (repeatable)");
   app.add_option("script", req.script, "the experiment, a Lua file")->required();
   // Everything after the script belongs to the script (`drun exp.lua --help`
   // is the script's help), so drun parses only the arguments before it.
@@ -240,6 +278,7 @@ int main(int argc, char** argv) {
   drun::train::install_preemption_handlers();
 
   std::unique_ptr<drun::distributed::Communicator> comm, workers;
+  std::unique_ptr<drun::distributed::StallInspector> inspector;
   try {
     if (evaluator) {
       // Beside the job, not in it: one process, its own threads, no MPI.
@@ -261,6 +300,7 @@ int main(int argc, char** argv) {
       ctx.comm = comm.get();
       ctx.exec.threads = req.threads > 0 ? req.threads : std::max(1, cores / comm->local_size());
       drun::launch::take_role(ctx, comm->rank(), comm->size());
+      inspector = start_stall_inspector(ctx, *comm);
       workers = comm->split(ctx.role == "ps" ? 1 : 0);
       ctx.workers = workers.get();
       if (ctx.role != "chief") ctx.quiet = true;  // only the chief draws progress

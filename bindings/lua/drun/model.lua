@@ -57,7 +57,7 @@ function Model:fit(opts)
   util.check_keys('fit', opts, fit_keys)
   local t = trainer(self, 'fit')
   if core.context().plan then  -- record what would run; read and train nothing
-    core.plan_fit(self._core, opts.strategy)
+    core.plan_fit(self._core, opts.strategy, opts.model_dir)
     return {global_step = 0, epochs = 0, workers = 1, train = {loss = 0, accuracy = 0, images_per_sec = 0}}
   end
   local train = input_of(opts.x, opts.batch_size, 'fit x')

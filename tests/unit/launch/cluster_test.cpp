@@ -84,6 +84,72 @@ TEST(Discover, Slurm) {
   EXPECT_EQ(c.nodes[2].cores, 4);
 }
 
+// Recorded from Slurm 22.05 batch scripts (the environment sbatch gives).
+TEST(Discover, SlurmTasksOnlyWhenAsked) {
+  // sbatch -N 2: nodes, not tasks (Slurm still says one task a node).
+  Environment env({{"SLURM_JOB_ID", "7"},
+                   {"SLURM_JOB_NODELIST", "nodea,nodeb"},
+                   {"SLURM_JOB_CPUS_PER_NODE", "2(x2)"},
+                   {"SLURM_TASKS_PER_NODE", "1(x2)"},
+                   {"SLURM_NNODES", "2"}});
+  ClusterSpec c = discover_cluster(env, local_opts());
+  EXPECT_EQ(c.nodes[0].tasks, 0);
+  EXPECT_EQ(c.nodes[1].tasks, 0);
+  // sbatch -N 2 -n 3: Slurm puts 2 on the first node, 1 on the second.
+  env.set("SLURM_NTASKS", "3");
+  env.set("SLURM_NPROCS", "3");
+  env.set("SLURM_TASKS_PER_NODE", "2,1");
+  c = discover_cluster(env, local_opts());
+  EXPECT_EQ(c.nodes[0].tasks, 2);
+  EXPECT_EQ(c.nodes[1].tasks, 1);
+}
+
+TEST(Discover, SlurmNtasksPerNode) {
+  Environment env({{"SLURM_JOB_NODELIST", "gpu[1-3]"},
+                   {"SLURM_NTASKS_PER_NODE", "4"},
+                   {"SLURM_TASKS_PER_NODE", "4(x3)"}});
+  ClusterSpec c = discover_cluster(env, local_opts());
+  for (const Node& n : c.nodes) EXPECT_EQ(n.tasks, 4);
+  // Without SLURM_TASKS_PER_NODE (an environment written by hand).
+  c = discover_cluster(
+      Environment({{"SLURM_JOB_NODELIST", "gpu[1-3]"}, {"SLURM_NTASKS_PER_NODE", "2"}}),
+      local_opts());
+  for (const Node& n : c.nodes) EXPECT_EQ(n.tasks, 2);
+}
+
+TEST(Discover, SlurmNtasksAloneSpreadsInBlocks) {
+  ClusterSpec c = discover_cluster(
+      Environment({{"SLURM_JOB_NODELIST", "n[1-3]"}, {"SLURM_NTASKS", "7"}}), local_opts());
+  EXPECT_EQ(c.nodes[0].tasks, 3);
+  EXPECT_EQ(c.nodes[1].tasks, 2);
+  EXPECT_EQ(c.nodes[2].tasks, 2);
+}
+
+TEST(Discover, SlurmTaskErrors) {
+  expect_usage_error(
+      [] {
+        discover_cluster(Environment({{"SLURM_JOB_NODELIST", "n[1-3]"},
+                                      {"SLURM_NTASKS", "4"},
+                                      {"SLURM_TASKS_PER_NODE", "2(x2)"}}),
+                         {});
+      },
+      {"SLURM_TASKS_PER_NODE='2(x2)'", "2 nodes", "lists 3"});
+  expect_usage_error(
+      [] {
+        discover_cluster(
+            Environment({{"SLURM_JOB_NODELIST", "n1"}, {"SLURM_NTASKS_PER_NODE", "four"}}), {});
+      },
+      {"SLURM_NTASKS_PER_NODE", "'four'"});
+  expect_usage_error(
+      [] {
+        discover_cluster(Environment({{"SLURM_JOB_NODELIST", "n1"},
+                                      {"SLURM_NTASKS", "2"},
+                                      {"SLURM_TASKS_PER_NODE", "2(x"}}),
+                         {});
+      },
+      {"SLURM_TASKS_PER_NODE", "N(xM)"});
+}
+
 TEST(Discover, SlurmStepListAndUnknownCores) {
   Environment env({{"SLURM_STEP_NODELIST", "gpu[01-02]"}});
   ClusterSpec c = discover_cluster(env, local_opts());
@@ -127,6 +193,7 @@ TEST(Discover, LsfMcpuHostsSkipsTheLaunchNode) {
   EXPECT_EQ(c.nodes[0].slots, 42);
   EXPECT_EQ(c.nodes[0].cores, 42);
   EXPECT_EQ(c.nodes[1].gpus, 6);
+  EXPECT_EQ(c.nodes[0].tasks, 0);  // GPU nodes: slots count cores, one worker a GPU
 }
 
 TEST(Discover, LsfHostsOneEntryPerSlot) {
@@ -136,6 +203,8 @@ TEST(Discover, LsfHostsOneEntryPerSlot) {
   EXPECT_EQ(c.nodes[0].slots, 3);
   EXPECT_EQ(c.nodes[1].slots, 2);
   EXPECT_EQ(c.nodes[1].cores, 2);
+  EXPECT_EQ(c.nodes[0].tasks, 3);  // CPU nodes: bsub -n asked for these slots
+  EXPECT_EQ(c.nodes[1].tasks, 2);
 }
 
 TEST(Discover, LsfErrors) {
@@ -164,6 +233,9 @@ TEST(Discover, PbsNodefileCountsSlotsInFirstSeenOrder) {
   ASSERT_EQ(hosts_of(c), (Hosts{"n2", "n1"}));
   EXPECT_EQ(c.nodes[0].slots, 3);
   EXPECT_EQ(c.nodes[1].slots, 2);
+  EXPECT_EQ(c.nodes[0].tasks, 3);  // one line per mpiprocs
+  env.set("CUDA_VISIBLE_DEVICES", "0,1");
+  EXPECT_EQ(discover_cluster(env, local_opts()).nodes[0].tasks, 0);
 }
 
 TEST(Discover, PbsErrors) {
@@ -194,6 +266,7 @@ TEST(Discover, Hostfile) {
   EXPECT_EQ(c.nodes[2].slots, 0);  // Open MPI would use the host's cores
   EXPECT_EQ(c.nodes[2].cores, 2);
   EXPECT_EQ(c.nodes[2].gpus, 1);
+  EXPECT_EQ(c.nodes[0].tasks, 0);  // a hostfile's slots are room, not a request
 }
 
 TEST(Discover, HostfileErrorsNameFileAndLine) {

@@ -114,6 +114,37 @@ TEST(Placement, MoreWorkersThanGpusShareThemRoundRobin) {
   EXPECT_EQ(column(place(nodes(1, 2, 6), o), &RankInfo::gpu), (std::vector<int>{0, 1, 0}));
 }
 
+TEST(Placement, SchedulerTasksAreRanksServersIncluded) {
+  ClusterSpec c = nodes(2, 0, 2);
+  c.nodes[0].tasks = 2;  // sbatch -N 2 -n 3
+  c.nodes[1].tasks = 1;
+  EXPECT_EQ(roles(place(c, {})), (Strings{"chief", "worker", "worker"}));
+  PlacementOptions o;
+  o.total_ps = 1;  // drun --ps 1: one server in all, on the first node
+  auto ranks = place(c, o);
+  EXPECT_EQ(roles(ranks), (Strings{"ps", "chief", "worker"}));
+  EXPECT_EQ(column(ranks, &RankInfo::node), (std::vector<int>{0, 0, 1}));
+  EXPECT_EQ(column(ranks, &RankInfo::threads), (std::vector<int>{1, 1, 2}));
+  // -np and --workers-per-node still win over the scheduler's tasks.
+  o = {};
+  o.total_workers = 4;
+  EXPECT_EQ(place(c, o).size(), 4u);
+  o = {};
+  o.workers_per_node = 1;
+  EXPECT_EQ(place(c, o).size(), 2u);
+  // Scheduler tasks win over GPUs: --ntasks-per-node=2 on 4-GPU nodes.
+  c = nodes(1, 4, 8);
+  c.nodes[0].tasks = 2;
+  EXPECT_EQ(column(place(c, {}), &RankInfo::gpu), (std::vector<int>{0, 1}));
+}
+
+TEST(Placement, TotalPsSpreadsLikeNp) {
+  PlacementOptions o;
+  o.total_ps = 3;
+  auto ranks = place(nodes(2, 0, 4), o);
+  EXPECT_EQ(roles(ranks), (Strings{"ps", "ps", "chief", "ps", "worker"}));
+}
+
 TEST(Placement, Errors) {
   expect_usage_error([] { place(ClusterSpec{"local", {}}, {}); }, {"no nodes"});
   PlacementOptions o;
@@ -125,6 +156,15 @@ TEST(Placement, Errors) {
   o = {};
   o.ps_per_node = -2;
   expect_usage_error([&] { place(nodes(1, 0, 2), o); }, {"ps_per_node", "-2"});
+  o = {};
+  o.ps_per_node = 1;
+  o.total_ps = 1;
+  expect_usage_error([&] { place(nodes(1, 0, 2), o); }, {"--ps", "--ps-per-node", "not both"});
+  ClusterSpec c = nodes(1, 0, 2);
+  c.nodes[0].tasks = 1;  // sbatch -n 1 for a strategy with a server
+  o = {};
+  o.needs_ps = true;
+  expect_usage_error([&] { place(c, o); }, {"no workers", "tasks asked of the scheduler"});
   EXPECT_THROW(tf_config(place(nodes(1, 0, 2), {}), 1), std::out_of_range);
 }
 

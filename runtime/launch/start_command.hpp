@@ -1,0 +1,36 @@
+// The command that starts a job's ranks: mpirun (Open MPI), or srun inside a
+// Slurm allocation. A pure function from the role table to an argv, so unit
+// tests see exactly what the launcher executes.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "launch/placement.hpp"
+
+namespace drun::launch {
+
+enum class Starter { mpirun, srun };
+
+// "auto" (srun inside a Slurm allocation where srun is found, else mpirun),
+// "srun" or "mpirun"; anything else throws drun::UsageError.
+Starter choose_starter(const std::string& name, const ClusterSpec& cluster, bool in_slurm_job,
+                       bool srun_found);
+
+struct StartOptions {
+  std::string program = "mpirun";   // mpirun or srun, as given (--mpirun, or "srun")
+  std::vector<std::string> passed;  // --mpi-arg: through to mpirun or srun
+  bool name_hosts = true;           // mpirun: --host from the table (not on this machine alone)
+  int tasks_granted = 0;            // srun: the allocation's tasks; more ranks need --overcommit
+};
+
+// argv up to, not including, the rank's own command (drun and its arguments).
+// mpirun: every rank sees DRUN_PLACEMENT, DRUN_TTY, DRUN_STALL_DIR and
+// DRUN_STALL_TIMEOUT (-x), ranks go host by
+// host in table order. srun: `--mpi=pmix` (Debian's Open MPI wires up through
+// PMIx; pmi2 and none do not work), the exact rank → host order by
+// `--distribution=arbitrary` with the hosts repeated once per rank, the
+// environment exported as it is.
+std::vector<std::string> start_command(Starter starter, const std::vector<RankInfo>& ranks,
+                                       const StartOptions& opt);
+
+}  // namespace drun::launch

@@ -1,0 +1,24 @@
+// drun --max-restarts N: the launcher stays the parent of mpirun (or srun)
+// instead of becoming it, passes signals on, and when a rank dies restarts
+// the same command, which resumes from the newest checkpoint, up to N times.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "launch/placement.hpp"
+
+namespace drun::launch {
+
+struct SuperviseOptions {
+  int max_restarts = 0;
+  std::string model_dir;        // the script's (plan mode); where the newest checkpoint is
+  std::vector<RankInfo> ranks;  // to name a dead rank's role
+  std::string stall_dir;        // DRUN_STALL_DIR: each run gets its own below it
+};
+
+// Runs `cmd` until it succeeds, fails without a rank's death (an error a rank
+// reported, a preemption's 75, a signal sent to drun), or dies more than
+// max_restarts times; returns the last run's exit code.
+int supervise(const std::vector<std::string>& cmd, const SuperviseOptions& opt);
+
+}  // namespace drun::launch
