@@ -1,4 +1,4 @@
-// drun.core's data sets: the readers (Fashion-MNIST, CIFAR-10, CSV) and
+// drun.core's data sets: the readers (Fashion-MNIST, CIFAR-10, CSV, image folders) and
 // lists of numbers, as shared, read-only userdata that pipelines take.
 #include <memory>
 
@@ -8,6 +8,7 @@
 #include "data/cifar10.hpp"
 #include "data/csv.hpp"
 #include "data/fashion_mnist.hpp"
+#include "data/image_folder.hpp"
 #include "data/pipeline_spec.hpp"
 #include "lua_json.hpp"
 
@@ -62,6 +63,18 @@ int dataset_csv(lua_State* L) {
   });
 }
 
+// core.image_folder(opts): opts as drun.data.image_folder takes them, less scale.
+int dataset_image_folder(lua_State* L) {
+  return guarded(L, [&] {
+    Options o(to_json(L, 1, "options"), "data.image_folder");
+    const auto opts = data::parse_image_folder_options(o, context(L).exec.threads);
+    o.maybe<bool>("scale");  // the Lua side's
+    o.finish();
+    push_dataset(L, data::load_image_folder(opts));
+    return 1;
+  });
+}
+
 int dataset_arrays(lua_State* L) {
   return guarded(L, [&] {
     push_dataset(L, data::dataset_from_arrays(to_json(L, 1, "x"), to_json(L, 2, "y")));
@@ -82,18 +95,16 @@ int dataset_size(lua_State* L) {
 
 int dataset_shape(lua_State* L) {
   return guarded(L, [&] {
-    push_shape(L, dataset_arg(L).x.shape().drop_batch());
+    push_shape(L, dataset_arg(L).example_shape());
     return 1;
   });
 }
 
 const luaL_Reg dataset_methods[] = {
     {"size", dataset_size}, {"shape", dataset_shape}, {nullptr, nullptr}};
-const luaL_Reg dataset_functions[] = {{"fashion_mnist", dataset_fashion_mnist},
-                                      {"cifar10", dataset_cifar10},
-                                      {"csv", dataset_csv},
-                                      {"arrays", dataset_arrays},
-                                      {nullptr, nullptr}};
+const luaL_Reg dataset_functions[] = {
+    {"fashion_mnist", dataset_fashion_mnist}, {"cifar10", dataset_cifar10}, {"csv", dataset_csv},
+    {"image_folder", dataset_image_folder},   {"arrays", dataset_arrays},   {nullptr, nullptr}};
 
 }  // namespace
 

@@ -165,9 +165,10 @@ for _, name in ipairs(constructors(drun.hooks)) do
 end
 
 -- Data sets and their methods (the options are checked before any file is read).
-for _, name in ipairs {'fashion_mnist', 'cifar10', 'csv', 'arrays'} do
+local data_needs = {csv = {path = 'none.csv'}, image_folder = {dir = 'none'}}
+for _, name in ipairs {'fashion_mnist', 'cifar10', 'csv', 'arrays', 'image_folder'} do
   emit_options('drun.data.' .. name, options('drun.data.' .. name, function()
-    data[name](with_bad(name == 'csv' and {path = 'none.csv'} or nil))
+    data[name](with_bad(data_needs[name]))
   end))
 end
 local ds = data.arrays{x = {{1, 2, 3}, {3, 2, 1}}, y = {0, 1}}

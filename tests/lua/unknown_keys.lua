@@ -89,6 +89,7 @@ expect_refusal('data.fashion_mnist', function() data.fashion_mnist(with_bad{spli
 expect_refusal('data.cifar10', function() data.cifar10(with_bad{split = 'test'}) end)
 expect_refusal('data.csv', function() data.csv(with_bad{path = 'none.csv'}) end)
 expect_refusal('data.arrays', function() data.arrays(with_bad{x = xs, y = ys}) end)
+expect_refusal('data.image_folder', function() data.image_folder(with_bad{dir = 'none'}) end)
 local ds = data.arrays{x = xs, y = ys}
 for _, method in ipairs {'shuffle', 'batch', 'map', 'augment'} do
   expect_refusal('Dataset:' .. method, function() ds[method](ds, with_bad()) end)
