@@ -93,6 +93,10 @@ def test_pixels_and_labels(root, rng):
         p = os.path.join(d, cls, "deep", "photo.jpg")
         save(smooth_image(rng, 8, 6), p, quality=95)
         files[p] = label
+    # CMYK (Pillow writes Adobe's inverted CMYK) comes out as Pillow's RGB.
+    p = os.path.join(d, "zebra", "cmyk.jpg")
+    Image.fromarray(smooth_image(rng, 8, 6)).convert("CMYK").save(p, quality=95)
+    files[p] = 2
     # Ignored: hidden folders and files, other extensions.
     save(rng.integers(0, 256, size=(6, 8, 3), dtype=np.uint8), os.path.join(d, "dog", ".hidden", "x.png"))
     save(rng.integers(0, 256, size=(6, 8, 3), dtype=np.uint8), os.path.join(d, ".git", "x", "y.png"))

@@ -57,8 +57,7 @@ if [[ ! -f "$DATA/.complete-$COUNT" ]]; then
   touch "$DATA/.complete-$COUNT"
 fi
 
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-echo "CPU: $cpu ($(nproc) cores), $(date -u +%Y-%m-%d)"
+cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1) ($(nproc) cores), $(date -u +%Y-%m-%d)"
 JSONL="$OUTDIR/input.jsonl"
 : > "$JSONL"
 run() {  # $1 = drun|torch, $2 = threads
