@@ -1,5 +1,6 @@
-// drun.core's data sets: the readers (Fashion-MNIST, idx, NumPy, HDF5, CIFAR-10, CSV) and
-// lists of numbers, as shared, read-only userdata that pipelines take.
+// drun.core's data sets: the readers (Fashion-MNIST, idx, NumPy, HDF5,
+// CIFAR-10, CSV, image folders) and lists of numbers, as shared, read-only
+// userdata that pipelines take.
 #include <memory>
 
 #include "binding.hpp"
@@ -10,6 +11,7 @@
 #include "data/fashion_mnist.hpp"
 #include "data/hdf5_dataset.hpp"
 #include "data/idx_pair.hpp"
+#include "data/image_folder.hpp"
 #include "data/numpy_dataset.hpp"
 #include "data/pipeline_spec.hpp"
 #include "lua_json.hpp"
@@ -98,6 +100,18 @@ int dataset_csv(lua_State* L) {
   });
 }
 
+// core.image_folder(opts): opts as drun.data.image_folder takes them, less scale.
+int dataset_image_folder(lua_State* L) {
+  return guarded(L, [&] {
+    Options o(to_json(L, 1, "options"), "data.image_folder");
+    const auto opts = data::parse_image_folder_options(o, context(L).exec.threads);
+    o.maybe<bool>("scale");  // the Lua side's
+    o.finish();
+    push_dataset(L, data::load_image_folder(opts));
+    return 1;
+  });
+}
+
 int dataset_arrays(lua_State* L) {
   return guarded(L, [&] {
     push_dataset(L, data::dataset_from_arrays(to_json(L, 1, "x"), to_json(L, 2, "y")));
@@ -118,7 +132,7 @@ int dataset_size(lua_State* L) {
 
 int dataset_shape(lua_State* L) {
   return guarded(L, [&] {
-    push_shape(L, dataset_arg(L).x.shape().drop_batch());
+    push_shape(L, dataset_arg(L).example_shape());
     return 1;
   });
 }
@@ -131,6 +145,7 @@ const luaL_Reg dataset_functions[] = {{"fashion_mnist", dataset_fashion_mnist},
                                       {"hdf5", dataset_hdf5},
                                       {"cifar10", dataset_cifar10},
                                       {"csv", dataset_csv},
+                                      {"image_folder", dataset_image_folder},
                                       {"arrays", dataset_arrays},
                                       {nullptr, nullptr}};
 

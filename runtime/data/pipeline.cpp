@@ -17,6 +17,10 @@ Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
   if (!data_) throw UsageError("data pipeline: no data set");
   check_dataset(*data_, "data pipeline");
   check_pipeline_spec(spec_);
+  if (augments(spec_) && data_->source)
+    throw UsageError(
+        "data pipeline: augment does not apply to this data set, which augments its examples "
+        "itself (data.image_folder's augment = true)");
   if (augments(spec_) && data_->x.rank() != 4)
     throw UsageError(
         "data pipeline: augment works on images of shape (H, W, C); this data set's "
@@ -36,6 +40,7 @@ Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
   // Only the stream's last batch may be short; skipped batches may include it.
   examples_ =
       std::min(stream_, (first_batch_ + batches_) * bs) - std::min(stream_, first_batch_ * bs);
+  if (data_->source) makers_ = std::make_unique<TaskPool>(std::max(1, data_->source->threads()));
   if (spec_.prefetch > 0) prefetcher_ = std::make_unique<Prefetcher>(spec_.prefetch);
 }
 
@@ -96,8 +101,7 @@ void Pipeline::make_batch(int64_t index, Batch& out) const {
   const Dataset& d = *data_;
   const int64_t begin = (first_batch_ + index) * spec_.batch_size;
   const int64_t size = std::min(spec_.batch_size, stream_ - begin);
-  Shape xs = d.x.shape(), ys = d.y.shape();
-  xs[0] = size;
+  Shape xs = d.example_shape().with_batch(size), ys = d.y.shape();
   ys[0] = size;
   out.x.ensure(xs, DType::f32);
   out.y.ensure(ys, d.y.dtype());
@@ -108,15 +112,22 @@ void Pipeline::make_batch(int64_t index, Batch& out) const {
   const bool identity = spec_.scale == 1.0f && spec_.offset == 0.0f;
   const bool augment = augments(spec_);
   const float scale = spec_.scale, offset = spec_.offset;
-  const bool bytes = d.x.dtype() == DType::u8;
+  const bool bytes = !d.source && d.x.dtype() == DType::u8;
   const auto* y = static_cast<const char*>(d.y.raw());
   float* bx = out.x.f32();
   auto* by = static_cast<char*>(out.y.raw());
+  if (d.source) {
+    make_from_source(begin, size, bx);
+    if (!identity)
+      for (int64_t j = 0; j < size * x_inner; ++j) bx[j] = bx[j] * scale + offset;
+  }
   // Bytes become floats here, one example at a time: for augmentation into
   // a row of scratch, which it then reads.
   std::vector<float> row(bytes && augment ? static_cast<size_t>(x_inner) : 0);
   for (int64_t k = 0; k < size; ++k) {
     const int64_t e = order_[static_cast<size_t>(begin + k)];
+    std::memcpy(by + static_cast<size_t>(k) * y_row, y + static_cast<size_t>(e) * y_row, y_row);
+    if (d.source) continue;
     float* dst = bx + k * x_inner;
     const float* src = nullptr;
     if (bytes) {
@@ -134,8 +145,33 @@ void Pipeline::make_batch(int64_t index, Batch& out) const {
     } else {
       for (int64_t j = 0; j < x_inner; ++j) dst[j] = src[j] * scale + offset;
     }
-    std::memcpy(by + static_cast<size_t>(k) * y_row, y + static_cast<size_t>(e) * y_row, y_row);
   }
+}
+
+namespace {
+// SplitMix64's finaliser, to spread (epoch, pass, example) over 64 bits.
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+// Example k's random draws (crop, flip) come from its epoch, its pass within
+// the epoch and its index in the data set: the same on every resume, and
+// independent of the threads, the batch size, the shuffle and the sharding.
+void Pipeline::make_from_source(int64_t begin, int64_t size, float* bx) const {
+  const ExampleSource& source = *data_->source;
+  const int64_t x_inner = source.example_shape().numel();
+  makers_->run(size, [&](int64_t k) {
+    const int64_t at = begin + k;
+    const int64_t e = order_[static_cast<size_t>(at)];
+    const int64_t pass = shard_size_ > 0 ? at / shard_size_ : 0;
+    const uint64_t draw =
+        mix(mix(mix(static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(pass)) ^
+            static_cast<uint64_t>(e));
+    source.make(e, draw, bx + k * x_inner);
+  });
 }
 
 }  // namespace drun::data

@@ -12,6 +12,7 @@
 #include "data/dataset.hpp"
 #include "data/pipeline_spec.hpp"
 #include "data/prefetcher.hpp"
+#include "data/task_pool.hpp"
 
 namespace drun::data {
 
@@ -43,6 +44,8 @@ class Pipeline {
  private:
   void build_order(int64_t epoch);
   void make_batch(int64_t index, Batch& out) const;
+  // make_batch's x for a data set whose source makes the examples.
+  void make_from_source(int64_t begin, int64_t size, float* bx) const;
 
   std::shared_ptr<const Dataset> data_;
   PipelineSpec spec_;
@@ -57,6 +60,7 @@ class Pipeline {
   int64_t position_ = 0;
   std::vector<int64_t> order_;              // the epoch's stream of example indices
   std::vector<int64_t> perm_;               // scratch for one pass's permutation
+  std::unique_ptr<TaskPool> makers_;        // with a source: the threads that make a batch
   std::unique_ptr<Prefetcher> prefetcher_;  // last: its thread reads the members above
 };
 

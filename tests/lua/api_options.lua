@@ -37,6 +37,9 @@ function M.readers(data)
   return names
 end
 
+-- What a reader needs besides the refused key (image_folder checks dir first).
+M.reader_args = {image_folder = {dir = 'none'}}
+
 -- A module's constructors (its capitalised functions), sorted.
 function M.constructors(module)
   local names = {}

@@ -167,7 +167,7 @@ end
 -- Data sets and their methods (the options are checked before any file is read).
 for _, name in ipairs(api.readers(data)) do
   emit_options('drun.data.' .. name, options('drun.data.' .. name, function()
-    data[name](with_bad())
+    data[name](with_bad(api.reader_args[name]))
   end))
 end
 local ds = data.arrays{x = {{1, 2, 3}, {3, 2, 1}}, y = {0, 1}}

@@ -86,7 +86,7 @@ end
 
 -- Data sets: the option check comes before any file is read.
 for _, name in ipairs(api.readers(data)) do
-  expect_refusal('data.' .. name, function() data[name](with_bad()) end)
+  expect_refusal('data.' .. name, function() data[name](with_bad(api.reader_args[name])) end)
 end
 local ds = data.arrays{x = xs, y = ys}
 for _, method in ipairs {'shuffle', 'batch', 'map', 'augment'} do

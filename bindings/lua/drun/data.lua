@@ -156,6 +156,22 @@ function data.csv(opts)
   return wrap(plan() and planned or core.csv(opts.path, opts))
 end
 
+-- drun.data.image_folder{dir = 'train', size = {224, 224}, augment = true}:
+-- dir/<class>/<image>.jpg|png, labels the indices of the sorted class names;
+-- images decoded per batch on `threads` threads, random-resized-crop and flip
+-- with augment, else resize and centre crop; pixels scaled to [0, 1] unless
+-- scale = false (then 0..255).
+function data.image_folder(opts)
+  opts = opts or {}
+  util.check_keys('data.image_folder', opts, {'dir', 'size', 'augment', 'flip', 'crop_scale',
+                                              'crop_ratio', 'crop_fraction', 'threads', 'seed',
+                                              'scale'})
+  if type(opts.dir) ~= 'string' then util.fail('data.image_folder needs dir = "path/to/images"') end
+  local ds = wrap(plan() and planned or core.image_folder(opts))
+  if opts.scale ~= false then ds = ds:scale(1 / 255) end
+  return ds
+end
+
 -- drun.data.arrays{x = {{...}, ...}, y = {...}}: small data sets from Lua tables.
 function data.arrays(opts)
   util.check_keys('data.arrays', opts or {}, {'x', 'y'})
