@@ -72,7 +72,8 @@ StallInspector::~StallInspector() {
   thread_.join();
   std::error_code ignored;
   fs::remove(path_, ignored);
-  fs::remove(dir_, ignored);  // the last rank out removes the directory
+  fs::remove(dir_, ignored);                          // the last rank out removes the directory
+  fs::remove(fs::path(dir_).parent_path(), ignored);  // and .drun-stall, when no other job uses it
 }
 
 Heartbeat StallInspector::current() const {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +46,23 @@ std::string hostname_of_launcher() {
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
   return name;
+}
+
+// Heartbeat directories (<host>-<launcher pid>[-<restart>]) of earlier
+// launches from this host whose launcher is gone: a job that ended by an
+// error or a kill leaves its ranks' heartbeat files behind.
+void sweep_stale_heartbeats(const std::filesystem::path& base, const std::string& host) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(host + "-", 0) != 0) continue;
+    const std::string pid =
+        name.substr(host.size() + 1, name.find('-', host.size() + 1) - (host.size() + 1));
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    if (kill(static_cast<pid_t>(std::stoi(pid)), 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(entry.path(), ec);
+  }
 }
 
 // 60 → "60", 2.5 → "2.5": for the environment.
@@ -124,6 +142,7 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   const std::string stall_dir =
       (model_dir.empty() ? std::filesystem::temp_directory_path().string() : model_dir) +
       "/.drun-stall/" + hostname_of_launcher() + "-" + std::to_string(getpid());
+  sweep_stale_heartbeats(std::filesystem::path(stall_dir).parent_path(), hostname_of_launcher());
   setenv("DRUN_STALL_DIR", stall_dir.c_str(), 1);
   setenv("DRUN_STALL_TIMEOUT", fmt_seconds(r.stall_timeout).c_str(), 1);
   // Every rank reads its role from the same table.

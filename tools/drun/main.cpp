@@ -331,6 +331,9 @@ int main(int argc, char** argv) {
   // A failed rank ends the whole job at once rather than leave the others
   // waiting in a collective.
   // A preempted job's ranks all stop at the same step and exit by themselves.
-  if (rc != 0 && rc != drun::train::kPreemptedExitCode && comm && comm->size() > 1) comm->abort(rc);
+  if (rc != 0 && rc != drun::train::kPreemptedExitCode && comm && comm->size() > 1) {
+    inspector.reset();  // its heartbeat goes with it: abort runs no destructor
+    comm->abort(rc);
+  }
   return rc;
 }
