@@ -35,4 +35,26 @@ void check_dataset(const Dataset& d, const std::string& what) {
                      std::to_string(d.y.dim(0)));
 }
 
+Tensor labels_or_targets(const Tensor& y, const std::string& where) {
+  if (y.rank() == 0) throw UsageError(where + " is a single number, not one per example");
+  if (y.dtype() == DType::i32 && (y.rank() == 1 || (y.rank() == 2 && y.dim(1) == 1))) {
+    Tensor ids = y.reshaped({y.dim(0)});
+    for (int64_t i = 0; i < ids.dim(0); ++i)
+      if (ids.i32()[i] < 0)
+        throw UsageError(where + ": label " + std::to_string(ids.i32()[i]) + " of example " +
+                         std::to_string(i) + " is negative (labels are class ids 0, 1, ...)");
+    return ids;
+  }
+  Tensor targets = y;
+  if (y.dtype() != DType::f32) {  // integer targets of several columns
+    targets = Tensor(y.shape());
+    for (int64_t i = 0; i < y.numel(); ++i) targets.f32()[i] = static_cast<float>(y.i32()[i]);
+  }
+  if (targets.rank() == 1) targets = targets.reshaped({targets.dim(0), 1});
+  if (targets.rank() != 2)
+    throw UsageError(where + " has shape " + targets.shape().str() +
+                     "; targets are class ids (N) or rows of numbers (N, k)");
+  return targets;
+}
+
 }  // namespace drun::data

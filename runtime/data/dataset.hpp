@@ -33,4 +33,10 @@ struct Dataset {
 // the types and shapes above and the same number of rows.
 void check_dataset(const Dataset& d, const std::string& what);
 
+// A reader's y as a Dataset holds it: int32 class ids (N) where y is int32
+// with one value per example (N or (N, 1)), each checked >= 0; else float32
+// targets (N, k), a rank-1 y becoming (N, 1). `where` (the file, the array)
+// prefixes every message.
+Tensor labels_or_targets(const Tensor& y, const std::string& where);
+
 }  // namespace drun::data

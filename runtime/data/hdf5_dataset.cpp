@@ -82,22 +82,7 @@ Dataset load_hdf5(const Hdf5Source& s) {
   Dataset d;
   d.x = read_set(f, s, s.x, true, false);
   if (d.x.rank() == 1) d.x = d.x.reshaped({d.x.dim(0), 1});
-  Tensor y = read_set(f, s, s.y, false, true);
-  if (y.dtype() == DType::i32 && (y.rank() == 1 || (y.rank() == 2 && y.dim(1) == 1))) {
-    d.y = y.reshaped({y.dim(0)});
-    const int32_t* ids = d.y.i32();
-    for (int64_t i = 0; i < d.y.dim(0); ++i)
-      if (ids[i] < 0)
-        throw UsageError(where(s, s.y) + ": label " + std::to_string(ids[i]) + " of example " +
-                         std::to_string(i) + " is negative (labels are class ids 0, 1, ...)");
-  } else {
-    if (y.dtype() == DType::i32) y = read_set(f, s, s.y, false, false);  // several columns
-    if (y.rank() == 1) y = y.reshaped({y.dim(0), 1});
-    if (y.rank() != 2)
-      throw UsageError(where(s, s.y) + " has shape " + y.shape().str() +
-                       "; targets are class ids (N) or rows of numbers (N, k)");
-    d.y = y;
-  }
+  d.y = labels_or_targets(read_set(f, s, s.y, false, true), where(s, s.y));
   if (d.x.dim(0) != d.y.dim(0))
     throw UsageError("data.hdf5: " + s.path + ": dataset '" + s.x + "' holds " +
                      std::to_string(d.x.dim(0)) + " examples but '" + s.y + "' holds " +

@@ -13,11 +13,7 @@ Dataset load_idx_pair(const std::string& images, const std::string& labels,
   if (d.x.dim(0) != d.y.dim(0))
     throw UsageError(what + ": " + images + " holds " + std::to_string(d.x.dim(0)) +
                      " images but " + labels + " holds " + std::to_string(d.y.dim(0)) + " labels");
-  const int32_t* y = d.y.i32();
-  for (int64_t i = 0; i < d.y.dim(0); ++i)
-    if (y[i] < 0)
-      throw UsageError(what + ": " + labels + ": label " + std::to_string(y[i]) + " of example " +
-                       std::to_string(i) + " is negative (labels are class ids 0, 1, ...)");
+  d.y = labels_or_targets(d.y, what + ": " + labels);
   return d;
 }
 

@@ -20,31 +20,10 @@ Dataset load_numpy(const NumpySource& s) {
   Dataset d;
   d.x = read(s, s.x, NumpyAs::pixels);
   if (d.x.rank() == 0)
-    throw UsageError("data.numpy: " + name_of(s, s.x) +
-                     " is a single number, not an array of "
-                     "examples");
+    throw UsageError("data.numpy: " + name_of(s, s.x) + " is a single number, not one per example");
   if (d.x.rank() == 1) d.x = d.x.reshaped({d.x.dim(0), 1});
-  // Class ids where y's type is an integer one and it has one per example;
-  // its type decides, so a float file of whole numbers stays a float target.
-  Tensor y = read(s, s.y, NumpyAs::class_ids);
-  if (y.dtype() == DType::i32 && (y.rank() == 1 || (y.rank() == 2 && y.dim(1) == 1))) {
-    d.y = y.reshaped({y.dim(0)});
-    const int32_t* ids = d.y.i32();
-    for (int64_t i = 0; i < d.y.dim(0); ++i)
-      if (ids[i] < 0)
-        throw UsageError("data.numpy: " + name_of(s, s.y) + ": label " + std::to_string(ids[i]) +
-                         " of example " + std::to_string(i) +
-                         " is negative (labels are class ids 0, 1, ...)");
-  } else {
-    if (y.dtype() == DType::i32)
-      y = read(s, s.y, NumpyAs::floats);  // integer targets of several columns
-    if (y.rank() == 0) throw UsageError("data.numpy: " + name_of(s, s.y) + " is a single number");
-    if (y.rank() == 1) y = y.reshaped({y.dim(0), 1});
-    if (y.rank() != 2)
-      throw UsageError("data.numpy: " + name_of(s, s.y) + " has shape " + y.shape().str() +
-                       "; targets are class ids (N) or rows of numbers (N, k)");
-    d.y = y;
-  }
+  // y's type decides: a float file of whole numbers stays a float target.
+  d.y = labels_or_targets(read(s, s.y, NumpyAs::class_ids), "data.numpy: " + name_of(s, s.y));
   if (d.x.dim(0) != d.y.dim(0))
     throw UsageError("data.numpy: " + name_of(s, s.x) + " holds " + std::to_string(d.x.dim(0)) +
                      " examples but " + name_of(s, s.y) + " holds " + std::to_string(d.y.dim(0)));

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
+#include <utility>
 
 #include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
@@ -56,24 +56,20 @@ void image_moments(const float* y, int64_t pixels, int64_t c, float* mean, float
 
 namespace {
 
-// The batch's per-channel mean and (biased) variance from its images'
-// moments: Chan et al.'s pairwise formula with equal counts, in double and
-// in image order, so the result does not depend on the thread count either.
-void combine_moments(const float* moments, int64_t images, int64_t rows, int64_t c,
-                     double* batch_mean, double* batch_var) {
+// Channel j's batch mean and (biased) variance from its images' moments:
+// Chan et al.'s pairwise formula with equal counts, in double and in image
+// order, so the result does not depend on the thread count either.
+std::pair<double, double> combine_moments(const float* moments, int64_t images, int64_t rows,
+                                          int64_t c, int64_t j) {
   const double per_image = static_cast<double>(rows) / static_cast<double>(images);
-  for (int64_t j = 0; j < c; ++j) batch_mean[j] = batch_var[j] = 0.0;
-  for (int64_t n = 0; n < images; ++n)
-    for (int64_t j = 0; j < c; ++j) batch_mean[j] += moments[n * 2 * c + j];
-  for (int64_t j = 0; j < c; ++j) batch_mean[j] /= static_cast<double>(images);
+  double m = 0.0, v = 0.0;
+  for (int64_t n = 0; n < images; ++n) m += moments[n * 2 * c + j];
+  m /= static_cast<double>(images);
   for (int64_t n = 0; n < images; ++n) {
-    const float* m = moments + n * 2 * c;
-    for (int64_t j = 0; j < c; ++j) {
-      const double d = m[j] - batch_mean[j];
-      batch_var[j] += m[c + j] + per_image * d * d;
-    }
+    const double d = moments[n * 2 * c + j] - m;
+    v += moments[(n * 2 + 1) * c + j] + per_image * d * d;
   }
-  for (int64_t j = 0; j < c; ++j) batch_var[j] /= static_cast<double>(rows);
+  return {m, v / static_cast<double>(rows)};
 }
 
 }  // namespace
@@ -84,13 +80,11 @@ void batchnorm_forward_train(const float* x, int64_t rows, int64_t c, const floa
                              int threads, const float* moments, int64_t images) {
   const CpuKernels& k = cpu_kernels();
   const int64_t blocks = sum_blocks(rows, c);
-  std::vector<double> batch_mean(static_cast<size_t>(c)), batch_var(static_cast<size_t>(c));
-  if (moments && images > 0 && rows > 0) {
-    combine_moments(moments, images, rows, c, batch_mean.data(), batch_var.data());
-  } else {
-    float partial[kMaxPartialFloats];
-    // Too many channels for the partial sums: one block, summed in place.
-    const bool direct = 2 * c > kMaxPartialFloats;
+  const bool from_moments = moments && images > 0 && rows > 0;
+  float partial[kMaxPartialFloats];
+  // Too many channels for the partial sums: one block, summed in place.
+  const bool direct = 2 * c > kMaxPartialFloats;
+  if (!from_moments) {
     // The mean and the variance in one pass: per block, the sums of d = x - s
     // and of d^2, s being the first row. s lies within a few standard
     // deviations of the mean, so sum(d^2)/n - mean(d)^2 does not cancel the
@@ -100,28 +94,28 @@ void batchnorm_forward_train(const float* x, int64_t rows, int64_t c, const floa
       k.bn_shifted_sums(x, c, r0, r1, direct ? mean : partial + b * c,
                         direct ? inv_std : partial + (blocks + b) * c);
     });
-    const double n = static_cast<double>(rows);
-    for (int64_t j = 0; j < c; ++j) {
-      double t1 = 0.0, t2 = 0.0;
-      if (direct) {
-        t1 = mean[j];
-        t2 = inv_std[j];
-      } else {
-        for (int64_t b = 0; b < blocks; ++b) {
-          t1 += partial[b * c + j];
-          t2 += partial[(blocks + b) * c + j];
-        }
-      }
-      // With no rows: 0 / 0, NaN statistics, as CUDA's.
-      const double m1 = t1 / n, shift = rows > 0 ? x[j] : 0.0;
-      batch_mean[j] = shift + m1;
-      batch_var[j] = t2 / n - m1 * m1;  // < 0 only by rounding; NaN stays NaN
-    }
   }
+  // Channel j's batch mean and variance from the blocks' shifted sums.
+  auto from_sums = [&](int64_t j) -> std::pair<double, double> {
+    double t1 = 0.0, t2 = 0.0;
+    if (direct) {
+      t1 = mean[j];
+      t2 = inv_std[j];
+    } else {
+      for (int64_t b = 0; b < blocks; ++b) {
+        t1 += partial[b * c + j];
+        t2 += partial[(blocks + b) * c + j];
+      }
+    }
+    // With no rows: 0 / 0, NaN statistics, as CUDA's.
+    const double n = static_cast<double>(rows);
+    const double m1 = t1 / n, shift = rows > 0 ? x[j] : 0.0;
+    return {shift + m1, t2 / n - m1 * m1};  // < 0 only by rounding; NaN stays NaN
+  };
   for (int64_t j = 0; j < c; ++j) {
-    const double v = batch_var[j];
+    const auto [m, v] = from_moments ? combine_moments(moments, images, rows, c, j) : from_sums(j);
     const float var = v < 0.0 ? 0.0f : static_cast<float>(v);
-    mean[j] = static_cast<float>(batch_mean[j]);
+    mean[j] = static_cast<float>(m);
     inv_std[j] = 1.0f / std::sqrt(var + eps);
     moving_mean[j] = moving_mean[j] * momentum + mean[j] * (1.0f - momentum);
     // Keras 3 moves the variance with the biased batch variance.
