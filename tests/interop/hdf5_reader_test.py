@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 
+from array_checks import Checks
+
 DRUN, PY, ROOT = sys.argv[1:4]
 LUA = os.path.join(ROOT, "tests/lua")
 
@@ -50,12 +52,8 @@ def main():
     if not os.access(PY, os.X_OK):
         print(f"FAIL: no {PY}: run tools/python_env (tools/bootstrap does) to create the venv")
         return 1
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    checks = Checks()
+    check = checks.check
 
     def drun(script, *args):
         r = subprocess.run([DRUN, "-q", os.path.join(LUA, script), *args], capture_output=True,
@@ -68,16 +66,8 @@ def main():
         h5 = os.path.join(d, "data.h5")
         arrays = lambda x, y, *more: drun("array_reader.lua", "--reader", "hdf5", "--path", h5,
                                           "--x", x, "--y", y, *more)
-        want = [str(15 + 36 * i) for i in range(6)]
         for x in ("x_u8", "x_f16", "x_i16_chunked", "deep/x_f64"):
-            rc, out, err = arrays(x, "y_i64")
-            check(rc == 0 and "examples 6 shape 2x3\n" in out, f"{x}: 6 examples of 2x3 ({err[-300:]})")
-            m = re.search(r"^sums (.*)$", out, re.M)
-            check(m is not None and m.group(1).split() == want, f"{x}: values ({m and m.group(1)})")
-            parts = [(re.search(rf"^shard {i}: (.*)$", out, re.M) or [None, ""])[1].split()
-                     for i in (0, 1)]
-            check(sorted(parts[0] + parts[1], key=int) == want and not set(parts[0]) & set(parts[1]),
-                  f"{x}: two shards disjoint and complete ({parts})")
+            checks.six_examples(x, *arrays(x, "y_i64"))
         rc, out, err = arrays("x_u8", "y_u8_col")
         check(rc == 0 and "examples 6" in out, f"labels of shape (N, 1) ({err[-300:]})")
         rc, out, err = arrays("x_u8", "y_f32")
@@ -109,8 +99,7 @@ def main():
         check(rc == 0 and m is not None and m.group(1) == m.group(2),
               f"the seed CNN learns the same from HDF5 as from idx ({out.strip()}{err[-300:]})")
 
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":

@@ -5,10 +5,11 @@ compressed), sharding over 2 workers (disjoint, complete), and bad inputs
 refused with the file named.
 Usage: numpy_reader_test.py DRUN VENV_PYTHON SOURCE_ROOT"""
 import os
-import re
 import subprocess
 import sys
 import tempfile
+
+from array_checks import Checks
 
 DRUN, PY, ROOT = sys.argv[1:4]
 SCRIPT = os.path.join(ROOT, "tests/lua/array_reader.lua")
@@ -47,12 +48,8 @@ def main():
     if not os.access(PY, os.X_OK):
         print(f"FAIL: no {PY}: run tools/python_env (tools/bootstrap does) to create the venv")
         return 1
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    checks = Checks()
+    check = checks.check
 
     def drun(*args):
         r = subprocess.run([DRUN, "-q", SCRIPT, *args], capture_output=True, text=True, timeout=120)
@@ -62,16 +59,8 @@ def main():
         made = subprocess.run([PY, "-c", MAKE, d], capture_output=True, text=True, timeout=120)
         check(made.returncode == 0, f"NumPy writes the files ({made.stderr[-300:]})")
         f = lambda name: os.path.join(d, name)
-        want_sums = [str(15 + 36 * i) for i in range(6)]
         for x in ("x_u8.npy", "x_f16.npy", "x_be_i32.npy", "x_f32.npy"):
-            rc, out, err = drun("--x", f(x), "--y", f("y_i64.npy"))
-            check(rc == 0 and "examples 6 shape 2x3\n" in out, f"{x}: 6 examples of 2x3 ({err[-300:]})")
-            m = re.search(r"^sums (.*)$", out, re.M)
-            check(m is not None and m.group(1).split() == want_sums, f"{x}: values ({m and m.group(1)})")
-            halves = [re.search(rf"^shard {i}: (.*)$", out, re.M) for i in (0, 1)]
-            parts = [h.group(1).split() if h else [] for h in halves]
-            check(sorted(parts[0] + parts[1], key=int) == want_sums and not set(parts[0]) & set(parts[1]),
-                  f"{x}: two shards disjoint and complete ({parts})")
+            checks.six_examples(x, *drun("--x", f(x), "--y", f("y_i64.npy")))
         rc, out, err = drun("--x", f("x_f64_flat.npy"), "--y", f("y_bool.npy"))
         check(rc == 0 and "examples 6 shape 1\n" in out and "sums 0 1 2 3 4 5\n" in out,
               f"rank-1 float64 x with boolean labels ({out}{err[-300:]})")
@@ -101,8 +90,7 @@ def main():
             check(rc != 0 and all(w in err for w in words) and "array_reader.lua:11:" in first,
                   f"refused with {words} at the script's line ({first})")
 
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":
