@@ -2,8 +2,12 @@
 
 namespace drun::distributed {
 
-AllReduce::AllReduce(Communicator& comm, int64_t bucket_bytes, bool shared_memory)
-    : comm_(comm), bucket_bytes_(bucket_bytes), shared_memory_(shared_memory) {}
+AllReduce::AllReduce(Communicator& comm, int64_t bucket_bytes, bool shared_memory,
+                     bool hierarchical)
+    : comm_(comm),
+      bucket_bytes_(bucket_bytes),
+      shared_memory_(shared_memory),
+      hierarchical_(hierarchical) {}
 
 void AllReduce::setup(std::span<Param* const> params) {
   check_same_variables(comm_, params, "AllReduce");
@@ -26,21 +30,28 @@ void AllReduce::setup(std::span<Param* const> params) {
     sizes.back() += n;
     buckets_.back().total += 1;
   }
-  // On one node the buckets are consecutive parts of this worker's segment of
-  // node-shared memory, summed in place by finish_gradients.
+  // With shared memory the buckets are consecutive parts of this worker's
+  // segment of node-shared memory: on one node summed in place by
+  // finish_gradients, across nodes each as it is produced.
   int64_t total = 0;
   for (int64_t n : sizes) total += n;
   device_ = slots_.empty() ? Device::cpu : slots_[0].param->grad.device();
   shm_.reset();
+  hierarchy_.reset();
   nccl_.reset();
-  if (device_ == Device::cpu && shared_memory_ && comm_.size() > 1 &&
-      comm_.local_size() == comm_.size())
-    shm_ = std::make_unique<ShmAllreduce>(comm_, total);
+  if (device_ == Device::cpu && shared_memory_ && comm_.size() > 1) {
+    if (comm_.local_size() == comm_.size())
+      shm_ = std::make_unique<ShmAllreduce>(comm_, total);
+    else if (hierarchical_ && HierarchicalAllreduce::applies(comm_))
+      hierarchy_ = std::make_unique<HierarchicalAllreduce>(comm_, total);
+  }
+  float* segment = shm_ ? shm_->segment() : hierarchy_ ? hierarchy_->segment() : nullptr;
   if (device_ != Device::cpu && comm_.size() > 1) nccl_ = make_nccl_communicator(comm_);
   int64_t offset = 0;
   for (size_t i = 0; i < buckets_.size(); ++i) {
-    buckets_[i].buffer = shm_ ? Tensor::borrowed(shm_->segment() + offset, Shape{sizes[i]})
-                              : Tensor::zeros(Shape{sizes[i]}, DType::f32, device_);
+    buckets_[i].buffer = segment ? Tensor::borrowed(segment + offset, Shape{sizes[i]})
+                                 : Tensor::zeros(Shape{sizes[i]}, DType::f32, device_);
+    buckets_[i].offset = offset;
     buckets_[i].buffer.zero();
     if (device_ != Device::cpu && !nccl_) buckets_[i].host = Tensor::pinned(Shape{sizes[i]});
     buckets_[i].pending = buckets_[i].total;
@@ -65,6 +76,10 @@ void AllReduce::gradients_ready(std::span<Param> params) {
     Bucket& b = buckets_[slots_[it->second].bucket];
     if (--b.pending != 0 || shm_) continue;  // shared memory: all summed at the end
     if (comm_.size() == 1) continue;
+    if (hierarchy_) {
+      hierarchy_->start(b.offset, b.buffer.numel());
+      continue;
+    }
     if (nccl_) {
       nccl_->allreduce_sum_start(b.buffer.f32(), b.buffer.numel());
       continue;
@@ -82,6 +97,7 @@ void AllReduce::gradients_ready(std::span<Param> params) {
       b.request = comm_.allreduce_sum_start(data, b.buffer.numel());
   }
   // Lets MPI progress the collectives already started.
+  if (hierarchy_) hierarchy_->progress();
   for (auto& b : buckets_)
     if (b.request >= 0) comm_.test(b.request);
 }
@@ -93,6 +109,8 @@ void AllReduce::finish_gradients() {
   // The sums are means already: the loss gradient was scaled by 1/N.
   if (shm_)
     shm_->sum();
+  else if (hierarchy_)
+    hierarchy_->finish();
   else if (nccl_)
     nccl_->wait_all();
   else if (buckets_.size() > 1 && comm_.size() > 1)

@@ -15,6 +15,7 @@
 
 #include "distributed/comm.hpp"
 #include "distributed/comm_nccl.hpp"
+#include "distributed/hierarchical_allreduce.hpp"
 #include "distributed/shm_allreduce.hpp"
 #include "distributed/strategy.hpp"
 
@@ -23,8 +24,12 @@ namespace drun::distributed {
 class AllReduce final : public Strategy {
  public:
   // shared_memory: when every worker is on one node, sum through node-shared
-  // memory (ShmAllreduce) instead of MPI's allreduce.
-  AllReduce(Communicator& comm, int64_t bucket_bytes = 4 << 20, bool shared_memory = true);
+  // memory (ShmAllreduce) instead of MPI's allreduce. hierarchical: across
+  // nodes with several workers each, sum within each node through shared
+  // memory and across nodes one slice per worker (HierarchicalAllreduce)
+  // instead of one MPI allreduce over all workers.
+  AllReduce(Communicator& comm, int64_t bucket_bytes = 4 << 20, bool shared_memory = true,
+            bool hierarchical = true);
   std::string name() const override { return "AllReduce"; }
   int workers() const override { return comm_.size(); }
   int worker_index() const override { return comm_.rank(); }
@@ -40,6 +45,7 @@ class AllReduce final : public Strategy {
 
   size_t bucket_count() const { return buckets_.size(); }
   bool uses_shared_memory() const { return shm_ != nullptr; }
+  bool uses_hierarchy() const { return hierarchy_ != nullptr; }
   bool uses_nccl() const { return nccl_ != nullptr; }
 
  private:
@@ -50,15 +56,18 @@ class AllReduce final : public Strategy {
   };
   struct Bucket {
     Tensor buffer;
-    Tensor host;      // GPU gradients without NCCL: the bucket's copy that MPI sums
-    int pending = 0;  // gradients not yet copied in this step
+    int64_t offset = 0;  // floats into this worker's segment (shared memory)
+    Tensor host;         // GPU gradients without NCCL: the bucket's copy that MPI sums
+    int pending = 0;     // gradients not yet copied in this step
     int total = 0;
     Communicator::Request request = -1;
   };
   Communicator& comm_;
   int64_t bucket_bytes_;
   bool shared_memory_;
+  bool hierarchical_;
   std::unique_ptr<ShmAllreduce> shm_;
+  std::unique_ptr<HierarchicalAllreduce> hierarchy_;
   std::unique_ptr<DeviceCommunicator> nccl_;
   Device device_ = Device::cpu;
   std::vector<Slot> slots_;

@@ -13,7 +13,8 @@ std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, Communicator& 
                                         Communicator& workers, const json& experiment_optimizer) {
   switch (spec.exchange) {
     case Exchange::all_reduce:
-      return std::make_unique<AllReduce>(workers, spec.bucket_bytes, spec.shared_memory);
+      return std::make_unique<AllReduce>(workers, spec.bucket_bytes, spec.shared_memory,
+                                         spec.hierarchical);
     case Exchange::shared:
       return std::make_unique<Hogwild>(world, workers, spec);
     default:

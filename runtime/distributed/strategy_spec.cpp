@@ -31,6 +31,7 @@ StrategySpec parse_strategy(const json& description) {
   if (n == "AllReduce") {
     s.bucket_bytes = o.get<int64_t>("bucket_bytes", s.bucket_bytes);
     s.shared_memory = o.get<bool>("shared_memory", true);
+    s.hierarchical = o.get<bool>("hierarchical", true);
     if (s.bucket_bytes <= 0) throw UsageError("strategy.AllReduce: bucket_bytes must be positive");
   } else if (n == "ParameterServer") {
     s.exchange = Exchange::gradients;

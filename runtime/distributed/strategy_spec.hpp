@@ -45,6 +45,7 @@ struct StrategySpec {
   bool scale_lr = false;  // multiply the lr of the optimizer that applies the mean by workers
   int64_t bucket_bytes = int64_t{4} << 20;
   bool shared_memory = true;  // AllReduce on one node: sum through node-shared memory
+  bool hierarchical = true;   // AllReduce across nodes: within each node first (shared memory)
 
   bool uses_servers() const { return exchange != Exchange::all_reduce; }
 };

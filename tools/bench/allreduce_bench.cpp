@@ -10,12 +10,15 @@
 //   uniform   25 tensors of 1M floats (25M parameters, 100 MB)
 //   resnet50  ResNet-50's 161 trainable tensors (25.6M parameters): many small
 //             batch-norm vectors, conv kernels up to 2.4M floats
-// Variants, interleaved in each iteration (order alternated), each started
+// Variants, interleaved in each iteration (order rotated), each started
 // after a barrier:
 //   strategy  distributed::AllReduce: setup() once (the gradients become views into
 //             its persistent buckets); per iteration gradients_ready() for
 //             every layer, last layer first, then finish_gradients()
 //   bare      one allreduce_sum on a contiguous buffer allocated once
+//   flat      only across nodes with several workers each, where the strategy
+//             sums hierarchically: AllReduce{hierarchical = false} on a copy
+//             of the gradients, one MPI_Iallreduce over all workers per bucket
 // and, with --fresh, after those iterations (it disturbs malloc's state and so
 // the variant that follows it):
 //   fresh     a buffer allocated for each call, the gradients copied into it,
@@ -26,8 +29,9 @@
 // re-filled, outside the timed region, before they could overflow.
 // Rank 0 prints one JSON line per case: medians over iterations of rank 0's
 // times, algorithm bandwidth (bytes / time) and bus bandwidth
-// (bytes / time * 2(n-1)/n), and the strategy's split into gradients_ready()
-// and finish_gradients().
+// (bytes / time * 2(n-1)/n), the strategy's split into gradients_ready()
+// and finish_gradients(), and whether it summed hierarchically (with the
+// flat strategy's median then).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -172,25 +176,42 @@ void pack(const Workload& w, float* dst) {
   }
 }
 
-void run_case(distributed::Communicator& comm, Workload& w, const BenchOptions& o, int iters) {
+void run_case(distributed::Communicator& comm, Workload (*make)(), const BenchOptions& o,
+              int iters) {
   const int rank = comm.rank(), n = comm.size();
+  Workload w = make(), w_flat = make();
   const int64_t floats = w.floats();
   const double bytes = static_cast<double>(floats) * 4.0;
   const auto bucket_bytes = static_cast<int64_t>(o.bucket_mib * 1024 * 1024);
 
   distributed::AllReduce strategy(comm, bucket_bytes);
   strategy.setup(w.all);  // re-points the gradients into zero-filled buckets
+  // Across nodes: the same strategy without the hierarchy, on its own copy of
+  // the gradients (setup re-points them).
+  distributed::AllReduce flat(comm, bucket_bytes, /*shared_memory=*/true, /*hierarchical=*/false);
+  const bool compare_flat = strategy.uses_hierarchy();
+  if (compare_flat) flat.setup(w_flat.all);
   std::vector<float> bare(static_cast<size_t>(floats));
-  // Same values in the strategy's buckets and the bare buffer (which a write
+  // Same values in the strategies' buckets and the bare buffer (which a write
   // leaves warm, as backward leaves the buckets).
   auto refill = [&] {
     fill_grads(w, rank);
+    if (compare_flat) fill_grads(w_flat, rank);
     pack(w, bare.data());
   };
   refill();
   double growth = 1.0;  // bound on |value| after the in-place sums so far
 
-  std::vector<double> t_strategy, t_ready, t_finish, t_bare, t_fresh;
+  auto exchange = [](distributed::AllReduce& s, Workload& wl, double& ready, double& finish) {
+    const auto t0 = Clock::now();
+    for (auto l = wl.layers.rbegin(); l != wl.layers.rend(); ++l) s.gradients_ready(*l);
+    ready = ms_since(t0);
+    const auto t1 = Clock::now();
+    s.finish_gradients();
+    finish = ms_since(t1);
+  };
+  std::vector<double> t_strategy, t_ready, t_finish, t_bare, t_flat, t_fresh;
+  const int variants = compare_flat ? 3 : 2;
   for (int it = -o.warmup; it < iters; ++it) {
     const bool keep = it >= 0;
     if (growth * n > 1e30) {
@@ -198,25 +219,25 @@ void run_case(distributed::Communicator& comm, Workload& w, const BenchOptions& 
       growth = 1.0;
     }
     growth *= n;
-    // Alternate the order of the variants so that neither always runs first.
-    for (int k = 0; k < 2; ++k) {
-      const int v = (k + (it < 0 ? 0 : it)) % 2;
+    // Rotate the order of the variants so that none always runs first.
+    for (int k = 0; k < variants; ++k) {
+      const int v = (k + (it < 0 ? 0 : it)) % variants;
       comm.barrier();
       const auto t0 = Clock::now();
+      double ready = 0, finish = 0;
       if (v == 0) {
-        for (auto l = w.layers.rbegin(); l != w.layers.rend(); ++l) strategy.gradients_ready(*l);
-        const double ready = ms_since(t0);
-        const auto t1 = Clock::now();
-        strategy.finish_gradients();
-        const double finish = ms_since(t1), total = ms_since(t0);
+        exchange(strategy, w, ready, finish);
         if (keep) {
-          t_strategy.push_back(total);
+          t_strategy.push_back(ms_since(t0));
           t_ready.push_back(ready);
           t_finish.push_back(finish);
         }
-      } else {
+      } else if (v == 1) {
         comm.allreduce_sum(bare.data(), floats);
         if (keep) t_bare.push_back(ms_since(t0));
+      } else {
+        exchange(flat, w_flat, ready, finish);
+        if (keep) t_flat.push_back(ms_since(t0));
       }
     }
   }
@@ -234,18 +255,20 @@ void run_case(distributed::Communicator& comm, Workload& w, const BenchOptions& 
   if (rank != 0) return;
   const double bus = 2.0 * (n - 1) / n;
   auto gbs = [&](double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; };
-  const double s = median(t_strategy), b = median(t_bare), f = median(t_fresh);
+  const double s = median(t_strategy), b = median(t_bare), f = median(t_fresh), fl = median(t_flat);
   std::printf(
-      "{\"case\": \"%s\", \"ranks\": %d, \"tensors\": %zu, \"floats\": %lld, \"mib\": %.2f, "
-      "\"bucket_mib\": %g, \"buckets\": %zu, \"iters\": %d, "
-      "\"strategy_ms\": %.3f, \"bare_ms\": %.3f, \"fresh_ms\": %.3f, "
-      "\"strategy_gbs\": %.2f, \"bare_gbs\": %.2f, \"fresh_gbs\": %.2f, "
+      "{\"case\": \"%s\", \"ranks\": %d, \"local_ranks\": %d, \"tensors\": %zu, "
+      "\"floats\": %lld, \"mib\": %.2f, \"bucket_mib\": %g, \"buckets\": %zu, \"iters\": %d, "
+      "\"hierarchical\": %s, \"strategy_ms\": %.3f, \"bare_ms\": %.3f, \"fresh_ms\": %.3f, "
+      "\"flat_ms\": %.3f, \"strategy_gbs\": %.2f, \"bare_gbs\": %.2f, \"fresh_gbs\": %.2f, "
       "\"strategy_busbw\": %.2f, \"bare_busbw\": %.2f, "
-      "\"ratio_strategy_bare\": %.3f, \"ratio_fresh_bare\": %.3f, "
+      "\"ratio_strategy_bare\": %.3f, \"ratio_fresh_bare\": %.3f, \"ratio_strategy_flat\": %.3f, "
       "\"ready_ms\": %.3f, \"finish_ms\": %.3f}\n",
-      w.name.c_str(), n, w.all.size(), static_cast<long long>(floats), bytes / (1 << 20),
-      o.bucket_mib, strategy.bucket_count(), iters, s, b, f, gbs(s), gbs(b), gbs(f), gbs(s) * bus,
-      gbs(b) * bus, b > 0 ? s / b : 0.0, b > 0 ? f / b : 0.0, median(t_ready), median(t_finish));
+      w.name.c_str(), n, comm.local_size(), w.all.size(), static_cast<long long>(floats),
+      bytes / (1 << 20), o.bucket_mib, strategy.bucket_count(), iters,
+      compare_flat ? "true" : "false", s, b, f, fl, gbs(s), gbs(b), gbs(f), gbs(s) * bus,
+      gbs(b) * bus, b > 0 ? s / b : 0.0, b > 0 ? f / b : 0.0, fl > 0 ? s / fl : 0.0,
+      median(t_ready), median(t_finish));
   std::fflush(stdout);
 }
 
@@ -284,17 +307,8 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
-  if (o.which == "seed" || o.which == "all") {
-    Workload w = seed_cnn();
-    run_case(comm, w, o, o.iters);
-  }
-  if (o.which == "uniform" || o.which == "all") {
-    Workload w = uniform25m();
-    run_case(comm, w, o, o.iters_big);
-  }
-  if (o.which == "resnet50" || o.which == "all") {
-    Workload w = resnet50();
-    run_case(comm, w, o, o.iters_big);
-  }
+  if (o.which == "seed" || o.which == "all") run_case(comm, seed_cnn, o, o.iters);
+  if (o.which == "uniform" || o.which == "all") run_case(comm, uniform25m, o, o.iters_big);
+  if (o.which == "resnet50" || o.which == "all") run_case(comm, resnet50, o, o.iters_big);
   return 0;
 }

@@ -21,7 +21,10 @@ end
 -- bytes, the default) or 'round_robin'.
 -- shared_memory (default true): workers on one node sum through node-shared
 -- memory rather than MPI's allreduce.
-strategy.AllReduce = described('AllReduce', {'bucket_bytes', 'scale_lr', 'shared_memory'})
+-- hierarchical (default true): across nodes, workers sum within their node
+-- first, then across nodes one slice each (docs/strategies.md).
+strategy.AllReduce = described('AllReduce',
+  {'bucket_bytes', 'scale_lr', 'shared_memory', 'hierarchical'})
 strategy.MultiWorkerMirrored = strategy.AllReduce
 strategy.ParameterServer = described('ParameterServer',
   {'mode', 'replicas_to_aggregate', 'backup_workers', 'placement', 'scale_lr'})
