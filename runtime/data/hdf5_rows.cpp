@@ -1,6 +1,7 @@
 #include "data/hdf5_rows.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "base/options.hpp"
 
