@@ -64,13 +64,23 @@ int dataset_numpy(lua_State* L) {
   });
 }
 
-// core.hdf5(path, x, y): two datasets of one HDF5 file.
+// core.hdf5(paths, x, y, stream|nil): two datasets of HDF5 files (a list of
+// paths); stream true or false, nil to stream by size.
 int dataset_hdf5(lua_State* L) {
   return guarded(L, [&] {
     data::Hdf5Source source;
-    source.path = arg_string(L, 1, "hdf5 path");
+    const json paths = to_json(L, 1, "hdf5 paths");
+    if (!paths.is_array())
+      throw UsageError("data.hdf5: path must be a file name or a list of them");
+    for (const json& p : paths) {
+      if (!p.is_string()) throw UsageError("data.hdf5: path must be a file name or a list of them");
+      source.paths.push_back(p.get<std::string>());
+    }
     source.x = arg_string(L, 2, "hdf5 x");
     source.y = arg_string(L, 3, "hdf5 y");
+    if (!lua_isnoneornil(L, 4))
+      source.stream =
+          lua_toboolean(L, 4) ? data::Hdf5Source::Stream::yes : data::Hdf5Source::Stream::no;
     push_dataset(L, data::load_hdf5(source));
     return 1;
   });

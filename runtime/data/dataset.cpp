@@ -7,10 +7,12 @@ namespace drun::data {
 
 int64_t Dataset::size() const {
   if (source) return source->size();
+  if (rows) return rows->size();
   return x.defined() && x.rank() > 0 ? x.dim(0) : 0;
 }
 
 Shape Dataset::example_shape() const {
+  if (rows) return rows->example_shape();
   return source ? source->example_shape() : x.shape().drop_batch();
 }
 
@@ -19,6 +21,12 @@ void check_dataset(const Dataset& d, const std::string& what) {
     if (!d.y.defined() || d.y.dtype() != DType::i32 || d.y.rank() != 1 ||
         d.y.dim(0) != d.source->size())
       throw UsageError(what + ": a data set with a source needs int32 y, one per example");
+    return;
+  }
+  if (d.rows) {
+    if (!d.y.defined() || d.y.rank() < 1 || d.y.dim(0) != d.rows->size() ||
+        (d.rows->dtype() != DType::u8 && d.rows->dtype() != DType::f32))
+      throw UsageError(what + ": streamed rows need uint8 or float32 x and one y per example");
     return;
   }
   if (!d.x.defined() || !d.y.defined()) throw UsageError(what + ": data set has no x or no y");

@@ -1,6 +1,7 @@
 // Dataset: a data set as two tensors, the inputs x and the targets y, with one
 // row per example, or as y and a source that makes each example's x when a
-// batch needs it (image folders: only the file list is in memory). Readers
+// batch needs it (image folders: only the file list is in memory), or as y and
+// files whose rows a pipeline streams (data.hdf5 streamed). Readers
 // produce it; a Pipeline shares it (read-only) between the training loop and
 // its prefetch thread.
 #pragma once
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "data/example_source.hpp"
+#include "data/row_source.hpp"
 #include "tensor/tensor.hpp"
 
 namespace drun::data {
@@ -16,10 +18,11 @@ namespace drun::data {
 struct Dataset {
   // float32 (N, ...), e.g. (N, 28, 28, 1) for images, or uint8 as read from
   // the file (pixels: a quarter of the memory), converted per batch; empty
-  // with a source.
+  // with a source or rows.
   Tensor x;
   Tensor y;  // int32 (N) class ids, or float32 (N, k) regression / one-hot targets
   std::shared_ptr<const ExampleSource> source;  // makes x per batch instead
+  std::shared_ptr<const RowSource> rows;        // or streams x from files instead
   // Holds only this worker's part of a larger set (e.g. CIFAR-10 read with
   // shard = true): the training input is not sharded again.
   bool sharded = false;

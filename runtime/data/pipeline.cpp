@@ -21,13 +21,15 @@ Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
     throw UsageError(
         "data pipeline: augment does not apply to this data set, which augments its examples "
         "itself (data.image_folder's augment = true)");
-  if (augments(spec_) && data_->x.rank() != 4)
+  if (augments(spec_) && data_->example_shape().rank() != 3)
     throw UsageError(
         "data pipeline: augment works on images of shape (H, W, C); this data set's "
         "examples have shape " +
-        data_->x.shape().drop_batch().str());
-  selected_ = select_examples(spec_.select, data_->size());
-  taken_ = static_cast<int64_t>(selected_.size());
+        data_->example_shape().str());
+  // A streamed data set that keeps every example holds no list of them.
+  const bool every = data_->rows && spec_.select.empty();
+  if (!every) selected_ = select_examples(spec_.select, data_->size());
+  taken_ = every ? data_->size() : static_cast<int64_t>(selected_.size());
   const int64_t count = spec_.shard_count, index = spec_.shard_index;
   shard_size_ = spec_.shard_even ? taken_ / count
                                  : (taken_ > index ? (taken_ - index + count - 1) / count : 0);
@@ -41,6 +43,16 @@ Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
   examples_ =
       std::min(stream_, (first_batch_ + batches_) * bs) - std::min(stream_, first_batch_ * bs);
   if (data_->source) makers_ = std::make_unique<TaskPool>(std::max(1, data_->source->threads()));
+  if (data_->rows) {
+    layout_ = std::make_unique<StreamLayout>(data_->rows->blocks(), std::move(selected_), every);
+    selected_.clear();
+    const int64_t buffer = !spec_.shuffle ? 1
+                           : spec_.shuffle_buffer > 0
+                               ? spec_.shuffle_buffer
+                               : default_shuffle_buffer(*layout_, data_->rows->row_bytes());
+    reader_ = std::make_unique<StreamReader>(data_->rows, *layout_, spec_, shard_size_,
+                                             spec_.repeat, buffer);
+  }
   if (spec_.prefetch > 0) prefetcher_ = std::make_unique<Prefetcher>(spec_.prefetch);
 }
 
@@ -68,6 +80,7 @@ void Pipeline::seek(int64_t epoch, int64_t batch_index) {
 
 void Pipeline::build_order(int64_t epoch) {
   order_.clear();
+  if (reader_) return;  // the reader makes the stream as it goes
   order_.reserve(static_cast<size_t>(stream_));
   const int64_t count = spec_.shard_count;
   for (int64_t pass = 0; pass < spec_.repeat; ++pass) {
@@ -112,7 +125,7 @@ void Pipeline::make_batch(int64_t index, Batch& out) const {
   const bool identity = spec_.scale == 1.0f && spec_.offset == 0.0f;
   const bool augment = augments(spec_);
   const float scale = spec_.scale, offset = spec_.offset;
-  const bool bytes = !d.source && d.x.dtype() == DType::u8;
+  const bool bytes = d.rows ? d.rows->dtype() == DType::u8 : !d.source && d.x.dtype() == DType::u8;
   const auto* y = static_cast<const char*>(d.y.raw());
   float* bx = out.x.f32();
   auto* by = static_cast<char*>(out.y.raw());
@@ -124,19 +137,24 @@ void Pipeline::make_batch(int64_t index, Batch& out) const {
   // Bytes become floats here, one example at a time: for augmentation into
   // a row of scratch, which it then reads.
   std::vector<float> row(bytes && augment ? static_cast<size_t>(x_inner) : 0);
+  // make_batch is const for the in-memory order; the reader's state is the
+  // stream's position, which only this thread moves.
+  if (reader_ && !reader_->is_at(epoch_, begin)) reader_->seek(epoch_, begin);
   for (int64_t k = 0; k < size; ++k) {
-    const int64_t e = order_[static_cast<size_t>(begin + k)];
+    int64_t e = 0;
+    const void* streamed = reader_ ? reader_->next(e) : nullptr;
+    if (!reader_) e = order_[static_cast<size_t>(begin + k)];
     std::memcpy(by + static_cast<size_t>(k) * y_row, y + static_cast<size_t>(e) * y_row, y_row);
     if (d.source) continue;
     float* dst = bx + k * x_inner;
     const float* src = nullptr;
     if (bytes) {
-      const uint8_t* b = d.x.u8() + e * x_inner;
+      const uint8_t* b = streamed ? static_cast<const uint8_t*>(streamed) : d.x.u8() + e * x_inner;
       float* to = augment ? row.data() : dst;
       for (int64_t j = 0; j < x_inner; ++j) to[j] = static_cast<float>(b[j]);
       src = to;
     } else {
-      src = d.x.f32() + e * x_inner;
+      src = streamed ? static_cast<const float*>(streamed) : d.x.f32() + e * x_inner;
     }
     if (augment) {
       augment_example(spec_, xs[1], xs[2], xs[3], src, dst, epoch_, begin + k);

@@ -1,8 +1,9 @@
-// Pipeline: the input of training or evaluation. It turns a shared, in-memory
-// Dataset into the batches of each epoch as a PipelineSpec says (take, shuffle,
-// shard, repeat, map, batch, prefetch), deterministically: the batches of
-// (epoch, index) are a function of the data, the spec and nothing else, so a
-// restart can seek() to where a checkpoint was taken and see the same batches.
+// Pipeline: the input of training or evaluation. It turns a shared Dataset (in
+// memory, or streamed from files through a StreamReader) into the batches of
+// each epoch as a PipelineSpec says (take, shuffle, shard, repeat, map, batch,
+// prefetch), deterministically: the batches of (epoch, index) are a function
+// of the data, the spec and nothing else, so a restart can seek() to where a
+// checkpoint was taken and see the same batches.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -12,6 +13,8 @@
 #include "data/dataset.hpp"
 #include "data/pipeline_spec.hpp"
 #include "data/prefetcher.hpp"
+#include "data/stream_layout.hpp"
+#include "data/stream_reader.hpp"
 #include "data/task_pool.hpp"
 
 namespace drun::data {
@@ -58,7 +61,11 @@ class Pipeline {
   int64_t examples_ = 0;
   int64_t epoch_ = -1;
   int64_t position_ = 0;
-  std::vector<int64_t> order_;              // the epoch's stream of example indices
+  std::vector<int64_t> order_;            // the epoch's stream of example indices (in memory)
+  std::unique_ptr<StreamLayout> layout_;  // streamed: the blocks and the kept examples
+  // Streamed: makes the epoch's stream in make_batch, on the one thread that
+  // makes batches (the prefetcher's, else the caller's).
+  std::unique_ptr<StreamReader> reader_;
   std::vector<int64_t> perm_;               // scratch for one pass's permutation
   std::unique_ptr<TaskPool> makers_;        // with a source: the threads that make a batch
   std::unique_ptr<Prefetcher> prefetcher_;  // last: its thread reads the members above

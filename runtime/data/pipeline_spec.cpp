@@ -69,6 +69,8 @@ PipelineSpec parse_pipeline_ops(const nlohmann::json& ops) {
     } else if (name == "shuffle") {
       spec.shuffle = true;
       spec.seed = o.get<uint64_t>("seed", 0);
+      if (const auto n = o.maybe<int64_t>("buffer_size"))
+        spec.shuffle_buffer = at_least(o, "buffer_size", *n, 1);
     } else if (name == "scale" || name == "map") {
       float s = name == "scale" ? o.require<float>("factor") : o.get<float>("scale", 1.0f);
       float b = name == "scale" ? 0.0f : o.get<float>("offset", 0.0f);

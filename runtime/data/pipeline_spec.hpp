@@ -46,9 +46,13 @@ struct PipelineSpec {
   uint64_t augment_seed = 0;
 
   // The permutation of (epoch e, pass p) is a function of (seed, e, p) only;
-  // without shuffle it is the identity.
+  // without shuffle it is the identity. A streamed data set (Dataset::rows)
+  // shuffles its blocks' order instead and passes the examples through a
+  // shuffle buffer of shuffle_buffer examples (0: default_shuffle_buffer);
+  // in memory the whole set is permuted and shuffle_buffer is not used.
   bool shuffle = false;
   uint64_t seed = 0;
+  int64_t shuffle_buffer = 0;
 
   // The passes of an epoch are one stream: batches run across pass borders and
   // only the epoch's last batch may be short (unless drop_remainder).
@@ -64,9 +68,9 @@ struct PipelineSpec {
 void check_pipeline_spec(const PipelineSpec& spec);
 
 // ops: a JSON array of {"op": name, ...options}; null or [] is the default spec.
-//   take{n}  skip{n}  split{fraction, first, seed}  shuffle{seed}  scale{factor}  map{scale,
-//   offset}  batch{size, drop_remainder} prefetch{depth}  repeat{count}  shard{count, index, even}
-//   augment{crop_padding, flip, standardize, seed}
+//   take{n}  skip{n}  split{fraction, first, seed}  shuffle{seed, buffer_size}  scale{factor}
+//   map{scale, offset}  batch{size, drop_remainder} prefetch{depth}  repeat{count}  shard{count,
+//   index, even} augment{crop_padding, flip, standardize, seed}
 // Several scale/map ops compose; repeats multiply; takes and skips apply in order.
 // An unknown op or option is a UsageError naming the valid ones.
 PipelineSpec parse_pipeline_ops(const nlohmann::json& ops);

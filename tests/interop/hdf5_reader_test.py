@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """drun.data.hdf5 on files h5py writes (issue 19): datasets of several types
-and ranks, nested paths, sharding over 2 workers (disjoint, complete), bad
-inputs refused with the file and dataset named, and the seed CNN trained
-from an HDF5 copy of Fashion-MNIST exactly as from its idx files.
+and ranks, nested paths, sharding over 2 workers (disjoint, complete), read
+whole and streamed, from one file and from a list of files (contiguous,
+chunked, gzip), bad inputs refused with the file and dataset named, and the
+seed CNN trained from an HDF5 copy of Fashion-MNIST exactly as from its idx
+files.
 Usage: hdf5_reader_test.py DRUN VENV_PYTHON SOURCE_ROOT"""
 import os
 import re
@@ -35,6 +37,15 @@ with h5py.File(d + "/data.h5", "w") as f:
     labels = np.array([2, 0, 1, 1, 0, 2], dtype=np.uint8)
     f["onehot"] = np.eye(3, dtype=np.float32)[labels] * 5
     f["onehot_labels"] = labels
+with h5py.File(d + "/part1.h5", "w") as f:
+    f.create_dataset("x", data=x[:4], chunks=(3, 2, 3), compression="gzip")
+    f["y"] = np.array([0, 1, 2, 1], dtype=np.int64)
+with h5py.File(d + "/part2.h5", "w") as f:
+    f["x"] = x[4:]
+    f["y"] = np.array([0, 2], dtype=np.int64)
+with h5py.File(d + "/other_shape.h5", "w") as f:
+    f["x"] = np.zeros((2, 3, 2), dtype=np.uint8)
+    f["y"] = np.zeros(2, dtype=np.int64)
 fm = "/usr/share/datasets/fashion-mnist/"
 with gzip.open(fm + "train-images-idx3-ubyte.gz") as g:
     images = np.frombuffer(g.read(), dtype=np.uint8, offset=16).reshape(-1, 28, 28, 1)
@@ -68,6 +79,17 @@ def main():
                                           "--x", x, "--y", y, *more)
         for x in ("x_u8", "x_f16", "x_i16_chunked", "deep/x_f64"):
             checks.six_examples(x, *arrays(x, "y_i64"))
+            checks.six_examples(x + " streamed", *arrays(x, "y_i64", "--stream", "true"))
+        parts = ",".join(os.path.join(d, p) for p in ("part1.h5", "part2.h5"))
+        for stream in ("true", "false"):
+            checks.six_examples(f"two files, stream {stream}",
+                                *drun("array_reader.lua", "--reader", "hdf5", "--path", parts,
+                                      "--x", "x", "--y", "y", "--stream", stream))
+        other = os.path.join(d, "other_shape.h5")
+        rc, out, err = drun("array_reader.lua", "--reader", "hdf5", "--path",
+                            parts + "," + other, "--x", "x", "--y", "y")
+        check(rc != 0 and other + " dataset 'x' holds examples of shape (3, 2) but" in err
+              and "part1.h5 holds (2, 3)" in err, f"files of other shapes refused ({err[-300:]})")
         rc, out, err = arrays("x_u8", "y_u8_col")
         check(rc == 0 and "examples 6" in out, f"labels of shape (N, 1) ({err[-300:]})")
         rc, out, err = arrays("x_u8", "y_f32")
@@ -83,10 +105,11 @@ def main():
             (("names", "y_i64"), [h5 + " dataset 'names' does not hold numbers"]),
             (("scalar", "y_i64"), [h5 + " dataset 'scalar' is a single number"]),
         ]
-        for (x, y), words in bad:
-            rc, out, err = arrays(x, y)
+        bad += [((x, y, "--stream", "true"), words) for (x, y), words in bad[:3]]
+        for args, words in bad:
+            rc, out, err = arrays(*args)
             first = err.strip().splitlines()[0] if err.strip() else ""
-            check(rc != 0 and all(w in err for w in words) and "array_reader.lua:11:" in first,
+            check(rc != 0 and all(w in err for w in words) and "array_reader.lua:20:" in first,
                   f"refused with {words} at the script's line ({first})")
         for path in (os.path.join(d, "not.h5"), os.path.join(d, "none.h5")):
             rc, out, err = drun("array_reader.lua", "--reader", "hdf5", "--path", path, "--x", "a",

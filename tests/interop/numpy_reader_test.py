@@ -87,7 +87,7 @@ def main():
         for args, words in bad:
             rc, out, err = drun(*args)
             first = err.strip().splitlines()[0] if err.strip() else ""
-            check(rc != 0 and all(w in err for w in words) and "array_reader.lua:11:" in first,
+            check(rc != 0 and all(w in err for w in words) and "array_reader.lua:20:" in first,
                   f"refused with {words} at the script's line ({first})")
 
     return checks.exit_code()

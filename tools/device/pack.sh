@@ -2,7 +2,8 @@
 # Packs what the GPU checks need onto a lent GPU machine (the `device` tool),
 # which has the NVIDIA driver, CUDA's libraries (in its PyTorch venv) and
 # Python, but not drun's Debian libraries, and reaches no package archive:
-#   .device/bundle.tar.xz  build/drun, the GPU test programs, and the shared
+#   .device/bundle.tar.xz  build/drun with its CUDA backend module (libdrun_cuda.so,
+#                          which drun loads from beside itself), the GPU test programs, and the shared
 #                          libraries they load (ldd) except the C library's
 #                          and CUDA's own (cuBLAS, cuDNN, NCCL: the machine's)
 #   .device/fashion-mnist  the data set the GPU training test reads
@@ -13,7 +14,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
-programs=(build/drun build/tests/unit/cuda/test_cuda_kernels build/tests/unit/cuda/test_backend_harness
+programs=(build/drun build/libdrun_cuda.so build/tests/unit/cuda/test_cuda_kernels build/tests/unit/cuda/test_backend_harness
           build/tests/resume/compare_checkpoints build/tests/dist/nccl_allreduce)
 for p in "${programs[@]}"; do
   [[ -x "$p" ]] || { echo "pack: $p is missing; build with CUDA first (ninja -C build)" >&2; exit 1; }

@@ -35,12 +35,14 @@ function Dataset:is_batched()
   return false
 end
 
--- ds:shuffle{seed = 42} or ds:shuffle(42): a new order every epoch from the seed.
+-- ds:shuffle{seed = 42} or ds:shuffle(42): a new order every epoch from the
+-- seed. buffer_size: the shuffle buffer of a streamed data set (in memory the
+-- whole set is shuffled).
 function Dataset:shuffle(opts)
   if type(opts) == 'number' then opts = {seed = opts} end
   opts = opts or {}
   util.check_keys('shuffle', opts, {'seed', 'buffer_size'})
-  return with_op(self, {op = 'shuffle', seed = opts.seed or 0})
+  return with_op(self, {op = 'shuffle', seed = opts.seed or 0, buffer_size = opts.buffer_size})
 end
 
 -- ds:batch(64) or ds:batch{size = 64, drop_remainder = true}
@@ -128,15 +130,25 @@ function data.numpy(opts)
   return wrap(plan() and planned or core.numpy(opts.path, opts.x, opts.y))
 end
 
--- drun.data.hdf5{path = 'train.h5', x = 'images', y = 'labels'}: two datasets
--- of an HDF5 file (h5py's), read whole; values as stored (ds:scale(1 / 255)
--- for bytes); integer y are class ids.
+-- drun.data.hdf5{path = 'train.h5', x = 'images', y = 'labels', stream = nil}:
+-- two datasets of an HDF5 file (h5py's) or of a list of files, one after the
+-- other; values as stored (ds:scale(1 / 255) for bytes); integer y are class
+-- ids. x is read whole into memory, or streamed from the files in blocks of
+-- chunks while training: stream = true or false, by default when x would
+-- take more than 1 GiB of memory.
 function data.hdf5(opts)
-  util.check_keys('data.hdf5', opts or {}, {'path', 'x', 'y'})
-  if type(opts.path) ~= 'string' or type(opts.x) ~= 'string' or type(opts.y) ~= 'string' then
-    util.fail('data.hdf5 needs path = "file.h5", x = "dataset" and y = "dataset"')
+  util.check_keys('data.hdf5', opts or {}, {'path', 'x', 'y', 'stream'})
+  local paths = opts.path
+  if type(paths) == 'string' then paths = {paths} end
+  local ok = type(paths) == 'table' and #paths > 0
+  for _, p in ipairs(ok and paths or {}) do ok = ok and type(p) == 'string' end
+  if not ok or type(opts.x) ~= 'string' or type(opts.y) ~= 'string' then
+    util.fail('data.hdf5 needs path = "file.h5" (or a list of files), x = "dataset" and y = "dataset"')
   end
-  return wrap(plan() and planned or core.hdf5(opts.path, opts.x, opts.y))
+  if opts.stream ~= nil and type(opts.stream) ~= 'boolean' then
+    util.fail('data.hdf5: stream must be true or false (leave it out to stream files above 1 GiB)')
+  end
+  return wrap(plan() and planned or core.hdf5(paths, opts.x, opts.y, opts.stream))
 end
 
 -- drun.data.cifar10{split = 'train' | 'test', dir = nil, shard = false}: the
