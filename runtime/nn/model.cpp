@@ -167,8 +167,13 @@ void Model::set_timeline(timeline::Timeline* tl) {
   timeline_ = tl;
   forward_names_.clear();
   backward_names_.clear();
+  grad_bytes_.clear();
   if (!tl) return;
-  for (const auto& n : nodes_) {
+  for (auto& n : nodes_) {
+    int64_t bytes = 0;
+    for (const auto& p : n.layer->params())
+      if (p.trainable) bytes += p.value.numel() * 4;
+    grad_bytes_.push_back(bytes);
     forward_names_.push_back(tl->intern("forward " + n.layer->name()));
     backward_names_.push_back(tl->intern("backward " + n.layer->name()));
   }
@@ -227,8 +232,8 @@ void Model::backward(const Tensor& dy) {
     }
     {
       timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain,
-                          timeline_ ? backward_names_[static_cast<size_t>(i)] : nullptr,
-                          "backward");
+                          timeline_ ? backward_names_[static_cast<size_t>(i)] : nullptr, "backward",
+                          "grad_bytes", timeline_ ? grad_bytes_[static_cast<size_t>(i)] : 0);
       n.layer->backward(std::span(in_scratch_.data(), n.inbound.size()), *g,
                         std::span<const bool>(need_scratch_.get(), n.inbound.size()));
     }

@@ -81,6 +81,7 @@ class Model {
   std::function<void(Layer&)> listener_;
   timeline::Timeline* timeline_ = nullptr;
   std::vector<const char*> forward_names_, backward_names_;  // per node, interned in timeline_
+  std::vector<int64_t> grad_bytes_;  // per node: its trainable gradients' bytes (tools/scale)
   std::vector<const Tensor*> in_scratch_;
   std::unique_ptr<bool[]> need_scratch_;  // std::vector<bool> has no data()
 };
