@@ -1,14 +1,18 @@
 // Network probe for tools/scale: latency alpha and inverse bandwidth beta of
-// the link between rank 0 and the last rank, from a ping-pong over message
-// sizes of 4 bytes to 16 MiB (a one-way time is half a round trip; medians
-// of `--iters` round trips per size), fitted as t(s) = alpha + s * beta by
-// least squares, the small sizes weighted as much as the large ones (relative
-// errors). Run under mpirun with the ranks where the link to measure is:
+// the ranks' links, from MPI allreduces of 4 bytes to 16 MiB over all ranks
+// (medians of `--iters` per size) fitted to a ring's cost, t(s) =
+// 2 (p - 1) (alpha + s / p beta), the small sizes weighted as much as the
+// large ones (relative errors): the alpha and beta that tools/scale's ring
+// formulas need. A ping-pong between rank 0 and the last rank is fitted too
+// (t = alpha + s beta, one way: "pingpong"). Run under mpirun with the ranks
+// where the links to measure are:
 //   mpirun -np 2 build/tools/bench/net_probe            # within this node
 //   (two nodes: one rank on each; tests/netns for a shaped two-node link)
-// Rank 0 prints one JSON line: {"alpha_s", "beta_s_per_byte", "bandwidth_gbit_s",
-// "points": [[bytes, seconds one way], ...]}.
+// Rank 0 prints one JSON line: {"ranks", "alpha_s", "beta_s_per_byte",
+// "bandwidth_gbit_s", "pingpong": {...}, "points": [[bytes, ping-pong one way
+// seconds, allreduce seconds], ...]}.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +23,35 @@
 #include "distributed/comm.hpp"
 
 using drun::distributed::Communicator;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Least squares of t = alpha + x beta, weighted by 1 / t^2 so that the small
+// sizes count as much as the large ones (relative errors).
+std::pair<double, double> fit(const std::vector<std::pair<double, double>>& points) {
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, t] : points) {
+    const double w = 1 / (t * t);
+    sw += w;
+    sx += w * x;
+    sy += w * t;
+    sxx += w * x * x;
+    sxy += w * x * t;
+  }
+  const double beta = (sw * sxy - sx * sy) / (sw * sxx - sx * sx);
+  return {std::max(0.0, (sy - beta * sx) / sw), beta};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   Communicator comm(&argc, &argv);
@@ -34,14 +67,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int peer = comm.size() - 1;
+  const int p = comm.size();
   std::vector<float> buffer(static_cast<size_t>(max_bytes / 4), 1.0f);
-  std::vector<std::pair<double, double>> points;  // bytes, one-way seconds
+  // One-way seconds of a ping-pong between rank 0 and the last rank, and
+  // seconds of an allreduce over all ranks, per size: medians after warm-up.
+  std::vector<std::array<double, 3>> points;  // bytes, ping-pong one way, allreduce
   for (int64_t bytes = 4; bytes <= max_bytes; bytes *= 4) {
     const int64_t n = bytes / 4;
-    std::vector<double> times;
+    std::vector<double> pingpong, allreduce;
     for (int it = 0; it < iters + 3; ++it) {
       comm.barrier();
-      const auto start = std::chrono::steady_clock::now();
+      auto start = std::chrono::steady_clock::now();
       if (comm.rank() == 0) {
         comm.send(buffer.data(), n, peer, 1);
         comm.recv(buffer.data(), n, peer, 2);
@@ -49,31 +85,35 @@ int main(int argc, char** argv) {
         comm.recv(buffer.data(), n, 0, 1);
         comm.send(buffer.data(), n, 0, 2);
       }
-      const double t =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (it >= 3) times.push_back(t / 2);  // the first rounds warm up the connection
+      const double t = seconds_since(start);
+      comm.barrier();
+      start = std::chrono::steady_clock::now();
+      comm.allreduce_sum(buffer.data(), n);
+      const double r = seconds_since(start);
+      std::fill(buffer.begin(), buffer.begin() + n, 1.0f);
+      if (it < 3) continue;  // the first rounds warm the connection up
+      pingpong.push_back(t / 2);
+      allreduce.push_back(r);
     }
-    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-    points.emplace_back(static_cast<double>(bytes), times[times.size() / 2]);
+    points.push_back({static_cast<double>(bytes), median(pingpong), median(allreduce)});
   }
   if (comm.rank() != 0) return 0;
-  // Weighted least squares of t = alpha + s beta with weights 1/t^2.
-  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& [s, t] : points) {
-    const double w = 1 / (t * t);
-    sw += w;
-    sx += w * s;
-    sy += w * t;
-    sxx += w * s * s;
-    sxy += w * s * t;
+  // Ping-pong: t = alpha + s beta. Allreduce, as a ring of p ranks would do
+  // it: t = 2 (p - 1) alpha + 2 (p - 1) / p s beta, i.e. the same fit of
+  // t / (2 (p - 1)) against s / p.
+  std::vector<std::pair<double, double>> pp, ar;
+  for (const auto& [s, t, r] : points) {
+    pp.emplace_back(s, t);
+    ar.emplace_back(s / p, r / (2.0 * (p - 1)));
   }
-  const double beta = (sw * sxy - sx * sy) / (sw * sxx - sx * sx);
-  const double alpha = std::max(0.0, (sy - beta * sx) / sw);
+  const auto [alpha, beta] = fit(pp);
+  const auto [ar_alpha, ar_beta] = fit(ar);
   std::printf(
-      "{\"alpha_s\": %.9g, \"beta_s_per_byte\": %.9g, \"bandwidth_gbit_s\": %.4g, \"points\": [",
-      alpha, beta, 8e-9 / beta);
+      "{\"ranks\": %d, \"alpha_s\": %.9g, \"beta_s_per_byte\": %.9g, \"bandwidth_gbit_s\": %.4g, "
+      "\"pingpong\": {\"alpha_s\": %.9g, \"beta_s_per_byte\": %.9g}, \"points\": [",
+      p, ar_alpha, ar_beta, 8e-9 / ar_beta, alpha, beta);
   for (size_t i = 0; i < points.size(); ++i)
-    std::printf("%s[%.0f, %.9g]", i ? ", " : "", points[i].first, points[i].second);
+    std::printf("%s[%.0f, %.9g, %.9g]", i ? ", " : "", points[i][0], points[i][1], points[i][2]);
   std::printf("]}\n");
   return 0;
 }
