@@ -1,8 +1,8 @@
 // Network probe for tools/scale: latency alpha and inverse bandwidth beta of
 // the ranks' links, from MPI allreduces of 4 bytes to 16 MiB over all ranks
 // (medians of `--iters` per size) fitted to a ring's cost, t(s) =
-// 2 (p - 1) (alpha + s / p beta), the small sizes weighted as much as the
-// large ones (relative errors): the alpha and beta that tools/scale's ring
+// 2 (p - 1) (alpha + s / p beta), alpha from the small sizes and beta from
+// the large ones (fit() below): the alpha and beta that tools/scale's ring
 // formulas need. A ping-pong between rank 0 and the last rank is fitted too
 // (t = alpha + s beta, one way: "pingpong"). Run under mpirun with the ranks
 // where the links to measure are:
@@ -35,20 +35,25 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Least squares of t = alpha + x beta, weighted by 1 / t^2 so that the small
-// sizes count as much as the large ones (relative errors).
-std::pair<double, double> fit(const std::vector<std::pair<double, double>>& points) {
-  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+// t = alpha + x beta from points (x, t): beta the least-squares slope of
+// the points with x of at least `large` (bandwidth-bound), alpha the median
+// of t over the points with x of at most `small` (latency-bound). Robust to a
+// loaded machine's outliers, which a single weighted fit is not.
+std::pair<double, double> fit(const std::vector<std::pair<double, double>>& points, double small,
+                              double large) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  std::vector<double> latency;
   for (const auto& [x, t] : points) {
-    const double w = 1 / (t * t);
-    sw += w;
-    sx += w * x;
-    sy += w * t;
-    sxx += w * x * x;
-    sxy += w * x * t;
+    if (x <= small) latency.push_back(t);
+    if (x < large) continue;
+    n += 1;
+    sx += x;
+    sy += t;
+    sxx += x * x;
+    sxy += x * t;
   }
-  const double beta = (sw * sxy - sx * sy) / (sw * sxx - sx * sx);
-  return {std::max(0.0, (sy - beta * sx) / sw), beta};
+  const double beta = n >= 2 ? (n * sxy - sx * sy) / (n * sxx - sx * sx) : sy / std::max(sx, 1.0);
+  return {latency.empty() ? 0.0 : median(latency), std::max(beta, 1e-15)};
 }
 
 }  // namespace
@@ -106,8 +111,8 @@ int main(int argc, char** argv) {
     pp.emplace_back(s, t);
     ar.emplace_back(s / p, r / (2.0 * (p - 1)));
   }
-  const auto [alpha, beta] = fit(pp);
-  const auto [ar_alpha, ar_beta] = fit(ar);
+  const auto [alpha, beta] = fit(pp, 4096, 262144);
+  const auto [ar_alpha, ar_beta] = fit(ar, 4096.0 / p, 262144.0 / p);
   std::printf(
       "{\"ranks\": %d, \"alpha_s\": %.9g, \"beta_s_per_byte\": %.9g, \"bandwidth_gbit_s\": %.4g, "
       "\"pingpong\": {\"alpha_s\": %.9g, \"beta_s_per_byte\": %.9g}, \"points\": [",
