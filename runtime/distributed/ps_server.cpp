@@ -182,21 +182,23 @@ void ParameterServer::contribute(int source, int64_t version_seen) {
 
 void ParameterServer::complete_round_if_full() {
   if (round_.empty() || static_cast<int>(round_.size()) < needed()) return;
-  timeline::Span apply(timeline_, timeline::Lane::main, timeline::kMain, "server apply (round)",
-                       "server apply", "contributions", static_cast<int64_t>(round_.size()));
-  const float count = static_cast<float>(round_.size());
-  float* w = values_.f32();
-  float* sum = round_sum_.f32();
-  const int64_t n = values_.numel();
-  if (spec_.exchange == Exchange::gradients) {
-    for (int64_t i = 0; i < n; ++i) sum[i] /= count;
-    apply_gradient(round_sum_, 0);
-  } else if (spec_.exchange == Exchange::deltas) {
-    for (int64_t i = 0; i < n; ++i) w[i] += sum[i];
-  } else {  // elastic: every worker is pulled towards the centre before the round moves it
-    gradient_.copy_from(values_);
-    const float a = alpha();
-    for (int64_t i = 0; i < n; ++i) w[i] += a * (sum[i] - count * w[i]);
+  {
+    timeline::Span apply(timeline_, timeline::Lane::main, timeline::kMain, "server apply (round)",
+                         "server apply", "contributions", static_cast<int64_t>(round_.size()));
+    const float count = static_cast<float>(round_.size());
+    float* w = values_.f32();
+    float* sum = round_sum_.f32();
+    const int64_t n = values_.numel();
+    if (spec_.exchange == Exchange::gradients) {
+      for (int64_t i = 0; i < n; ++i) sum[i] /= count;
+      apply_gradient(round_sum_, 0);
+    } else if (spec_.exchange == Exchange::deltas) {
+      for (int64_t i = 0; i < n; ++i) w[i] += sum[i];
+    } else {  // elastic: every worker is pulled towards the centre before the round moves it
+      gradient_.copy_from(values_);
+      const float a = alpha();
+      for (int64_t i = 0; i < n; ++i) w[i] += a * (sum[i] - count * w[i]);
+    }
   }
   ++version_;
   for (int dest : round_) reply(dest, spec_.exchange == Exchange::elastic ? gradient_ : values_, 0);
