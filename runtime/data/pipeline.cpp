@@ -75,7 +75,11 @@ void Pipeline::seek(int64_t epoch, int64_t batch_index) {
   epoch_ = epoch;
   position_ = batch_index;
   if (prefetcher_)
-    prefetcher_->start(batch_index, batches_, [this](int64_t i, Batch& b) { make_batch(i, b); });
+    prefetcher_->start(batch_index, batches_, [this, tl = timeline_](int64_t i, Batch& b) {
+      timeline::Span span(tl, timeline::Lane::input, timeline::kInput, "make batch", "input",
+                          "batch", i);
+      make_batch(i, b);
+    });
 }
 
 void Pipeline::build_order(int64_t epoch) {

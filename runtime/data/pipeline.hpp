@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/timeline.hpp"
 #include "data/batch.hpp"
 #include "data/dataset.hpp"
 #include "data/pipeline_spec.hpp"
@@ -43,6 +44,9 @@ class Pipeline {
   int64_t position() const { return position_; }
   // Continues at batch `batch_index` (0..batches_per_epoch()) of `epoch`.
   void seek(int64_t epoch, int64_t batch_index);
+  // The prefetch thread records each batch it makes there (null: nowhere).
+  // Takes effect at the next seek or epoch.
+  void set_timeline(timeline::Timeline* timeline) { timeline_ = timeline; }
 
  private:
   void build_order(int64_t epoch);
@@ -67,6 +71,7 @@ class Pipeline {
   // makes batches (the prefetcher's, else the caller's).
   std::unique_ptr<StreamReader> reader_;
   std::vector<int64_t> perm_;               // scratch for one pass's permutation
+  timeline::Timeline* timeline_ = nullptr;  // where the prefetch thread records
   std::unique_ptr<TaskPool> makers_;        // with a source: the threads that make a batch
   std::unique_ptr<Prefetcher> prefetcher_;  // last: its thread reads the members above
 };

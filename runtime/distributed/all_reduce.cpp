@@ -1,5 +1,7 @@
 #include "distributed/all_reduce.hpp"
 
+#include <fmt/format.h>
+
 namespace drun::distributed {
 
 AllReduce::AllReduce(Communicator& comm, int64_t bucket_bytes, bool shared_memory,
@@ -67,6 +69,32 @@ void AllReduce::setup(std::span<Param* const> params) {
   slot_of_.clear();
   for (size_t i = 0; i < slots_.size(); ++i) slot_of_[slots_[i].param] = i;
   started_ = 0;
+  set_timeline(timeline_);  // the buckets' names
+}
+
+void AllReduce::set_timeline(timeline::Timeline* tl) {
+  timeline_ = tl;
+  if (!timeline_) return;
+  const char* how = shm_ ? "shared memory" : nccl_ ? "NCCL" : "MPI";
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    const int64_t bytes = buckets_[i].buffer.numel() * 4;
+    buckets_[i].event_name = timeline_->intern(fmt::format("allreduce bucket {}", i));
+    timeline_->name_track(static_cast<uint16_t>(timeline::kExchange + i),
+                          fmt::format("exchange: bucket {} ({:.1f} KiB, {})", i,
+                                      static_cast<double>(bytes) / 1024, how));
+  }
+}
+
+void AllReduce::exchange_started(Bucket& b) {
+  if (timeline_) b.started_at = timeline_->now();
+}
+
+void AllReduce::exchange_ended(Bucket& b) {
+  if (!timeline_ || b.started_at < 0) return;
+  const auto index = static_cast<uint16_t>(&b - buckets_.data());
+  timeline_->record(timeline::Lane::main, timeline::kExchange + index, b.event_name, "exchange",
+                    b.started_at, timeline_->now(), "bytes", b.buffer.numel() * 4);
+  b.started_at = -1;
 }
 
 void AllReduce::gradients_ready(std::span<Param> params) {
@@ -77,11 +105,13 @@ void AllReduce::gradients_ready(std::span<Param> params) {
     if (--b.pending != 0 || shm_) continue;  // shared memory: all summed at the end
     if (comm_.size() == 1) continue;
     if (hierarchy_) {
+      exchange_started(b);
       hierarchy_->start(b.offset, b.buffer.numel());
       continue;
     }
     if (nccl_) {
       nccl_->allreduce_sum_start(b.buffer.f32(), b.buffer.numel());
+      exchange_started(b);
       continue;
     }
     float* data = b.buffer.f32();
@@ -91,15 +121,18 @@ void AllReduce::gradients_ready(std::span<Param> params) {
     }
     // The last bucket is waited for at once: its blocking allreduce is
     // faster than starting and waiting for a non-blocking one.
-    if (++started_ == buckets_.size())
+    exchange_started(b);
+    if (++started_ == buckets_.size()) {
       comm_.allreduce_sum(data, b.buffer.numel());
-    else
+      exchange_ended(b);
+    } else {
       b.request = comm_.allreduce_sum_start(data, b.buffer.numel());
+    }
   }
   // Lets MPI progress the collectives already started.
   if (hierarchy_) hierarchy_->progress();
   for (auto& b : buckets_)
-    if (b.request >= 0) comm_.test(b.request);
+    if (b.request >= 0 && comm_.test(b.request)) exchange_ended(b);
 }
 
 void AllReduce::finish_gradients() {
@@ -107,15 +140,22 @@ void AllReduce::finish_gradients() {
     if (b.pending != 0)
       throw std::logic_error("AllReduce: a bucket's gradients were not all produced");
   // The sums are means already: the loss gradient was scaled by 1/N.
-  if (shm_)
+  if (shm_) {
+    // One sum of all buckets at the end, on bucket 0's track.
+    int64_t bytes = 0;
+    for (const auto& b : buckets_) bytes += b.buffer.numel() * 4;
+    timeline::Span sum(timeline_, timeline::Lane::main, timeline::kExchange, "shared-memory sum",
+                       "exchange", "bytes", bytes);
     shm_->sum();
-  else if (hierarchy_)
+  } else if (hierarchy_) {
     hierarchy_->finish();
-  else if (nccl_)
+    for (auto& b : buckets_) exchange_ended(b);
+  } else if (nccl_)
     nccl_->wait_all();
   else if (buckets_.size() > 1 && comm_.size() > 1)
     comm_.wait_all();  // one bucket: reduced by a blocking call
   for (auto& b : buckets_) {
+    exchange_ended(b);
     if (b.host.defined() && comm_.size() > 1) b.buffer.copy_from(b.host);
     b.pending = b.total;
     b.request = -1;
@@ -124,7 +164,12 @@ void AllReduce::finish_gradients() {
 }
 
 void AllReduce::apply(optim::Optimizer& optimizer, std::span<Param* const> params) {
-  finish_gradients();
+  {
+    timeline::Span wait(timeline_, timeline::Lane::main, timeline::kMain, "wait for exchanges",
+                        "wait");
+    finish_gradients();
+  }
+  timeline::Span update(timeline_, timeline::Lane::main, timeline::kMain, "optimizer", "optimizer");
   optimizer.apply(params);
 }
 

@@ -42,6 +42,7 @@ class AllReduce final : public Strategy {
   // Waits for every bucket's sum: gradients then hold the mean over workers.
   void finish_gradients();
   void sum(double* values, int64_t n) override { comm_.allreduce_sum(values, n); }
+  void set_timeline(timeline::Timeline* timeline) override;
 
   size_t bucket_count() const { return buckets_.size(); }
   bool uses_shared_memory() const { return shm_ != nullptr; }
@@ -61,7 +62,13 @@ class AllReduce final : public Strategy {
     int pending = 0;     // gradients not yet copied in this step
     int total = 0;
     Communicator::Request request = -1;
+    // Timeline: when this step's exchange started (-1: not in flight) and its name.
+    int64_t started_at = -1;
+    const char* event_name = nullptr;
   };
+  // Timeline: the bucket's exchange has started, or was seen to have ended.
+  void exchange_started(Bucket& b);
+  void exchange_ended(Bucket& b);
   Communicator& comm_;
   int64_t bucket_bytes_;
   bool shared_memory_;

@@ -65,7 +65,12 @@ json ParameterServer::serve() {
   world_.recv(values_.f32(), values_.numel(), roles_.workers[0], kPayload);
   if (header[2] >= 0) load_shard(header[2]);
   while (active_ > 0) {
-    const int source = world_.recv_any(header, kHeaderLen, kRequest);
+    int source = -1;
+    {
+      timeline::Span wait(timeline_, timeline::Lane::main, timeline::kMain, "wait for requests",
+                          "wait");
+      source = world_.recv_any(header, kHeaderLen, kRequest);
+    }
     handle(source, header);
   }
   finish();
@@ -80,6 +85,8 @@ json ParameterServer::serve() {
 }
 
 void ParameterServer::receive_payload(int source) {
+  timeline::Span span(timeline_, timeline::Lane::main, timeline::kExchange, "receive push",
+                      "exchange", "bytes", incoming_.numel() * 4);
   world_.recv(incoming_.f32(), incoming_.numel(), source, kPayload);
 }
 
@@ -103,14 +110,18 @@ void ParameterServer::handle(int source, const int64_t* header) {
       float* w = values_.f32();
       const float* x = incoming_.f32();
       const int64_t n = values_.numel();
-      if (spec_.exchange == Exchange::gradients) {
-        apply_gradient(incoming_, staleness);
-      } else if (spec_.exchange == Exchange::deltas) {
-        for (int64_t i = 0; i < n; ++i) w[i] += x[i];
-      } else {  // elastic: the worker moves by alpha (x - centre), the centre by as much
-        gradient_.copy_from(values_);  // the centre the worker is pulled towards
-        const float a = alpha();
-        for (int64_t i = 0; i < n; ++i) w[i] += a * (x[i] - w[i]);
+      {
+        timeline::Span apply(timeline_, timeline::Lane::main, timeline::kMain, "server apply",
+                             "server apply");
+        if (spec_.exchange == Exchange::gradients) {
+          apply_gradient(incoming_, staleness);
+        } else if (spec_.exchange == Exchange::deltas) {
+          for (int64_t i = 0; i < n; ++i) w[i] += x[i];
+        } else {  // elastic: the worker moves by alpha (x - centre), the centre by as much
+          gradient_.copy_from(values_);  // the centre the worker is pulled towards
+          const float a = alpha();
+          for (int64_t i = 0; i < n; ++i) w[i] += a * (x[i] - w[i]);
+        }
       }
       ++version_;
       if (op == kPushFetch)
@@ -171,19 +182,23 @@ void ParameterServer::contribute(int source, int64_t version_seen) {
 
 void ParameterServer::complete_round_if_full() {
   if (round_.empty() || static_cast<int>(round_.size()) < needed()) return;
-  const float count = static_cast<float>(round_.size());
-  float* w = values_.f32();
-  float* sum = round_sum_.f32();
-  const int64_t n = values_.numel();
-  if (spec_.exchange == Exchange::gradients) {
-    for (int64_t i = 0; i < n; ++i) sum[i] /= count;
-    apply_gradient(round_sum_, 0);
-  } else if (spec_.exchange == Exchange::deltas) {
-    for (int64_t i = 0; i < n; ++i) w[i] += sum[i];
-  } else {  // elastic: every worker is pulled towards the centre before the round moves it
-    gradient_.copy_from(values_);
-    const float a = alpha();
-    for (int64_t i = 0; i < n; ++i) w[i] += a * (sum[i] - count * w[i]);
+  {
+    timeline::Span apply(timeline_, timeline::Lane::main, timeline::kMain, "server apply (round)",
+                         "server apply", "contributions", static_cast<int64_t>(round_.size()));
+    const float count = static_cast<float>(round_.size());
+    float* w = values_.f32();
+    float* sum = round_sum_.f32();
+    const int64_t n = values_.numel();
+    if (spec_.exchange == Exchange::gradients) {
+      for (int64_t i = 0; i < n; ++i) sum[i] /= count;
+      apply_gradient(round_sum_, 0);
+    } else if (spec_.exchange == Exchange::deltas) {
+      for (int64_t i = 0; i < n; ++i) w[i] += sum[i];
+    } else {  // elastic: every worker is pulled towards the centre before the round moves it
+      gradient_.copy_from(values_);
+      const float a = alpha();
+      for (int64_t i = 0; i < n; ++i) w[i] += a * (sum[i] - count * w[i]);
+    }
   }
   ++version_;
   for (int dest : round_) reply(dest, spec_.exchange == Exchange::elastic ? gradient_ : values_, 0);
@@ -192,6 +207,8 @@ void ParameterServer::complete_round_if_full() {
 }
 
 void ParameterServer::reply(int dest, const Tensor& values, int64_t staleness) {
+  timeline::Span span(timeline_, timeline::Lane::main, timeline::kExchange, "reply (pull)",
+                      "exchange", "bytes", values.numel() * 4);
   const int64_t header[kHeaderLen] = {version_, staleness, chief_ >= 0 ? 1 : 0, 0};
   world_.send(header, kHeaderLen, dest, kReply);
   world_.send(values.f32(), values.numel(), dest, kReplyPayload);

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "base/timeline.hpp"
 #include "distributed/ps_protocol.hpp"
 #include "distributed/strategy_spec.hpp"
 #include "optim/optimizer.hpp"
@@ -23,6 +24,8 @@ class ParameterServer {
                   const json& experiment_optimizer, std::string model_dir);
   // Serves until every worker is done; returns what it measured.
   json serve();
+  // Where waits, pushes received, applies and replies are recorded (null: nowhere).
+  void set_timeline(timeline::Timeline* tl) { timeline_ = tl; }
 
  private:
   void handle(int source, const int64_t* header);
@@ -56,6 +59,7 @@ class ParameterServer {
   std::string model_dir_;       // the chief's, sent when it is done
   std::string checkpoint_dir_;  // this rank's model_dir, for checkpoint shards
   std::vector<int> round_;      // world ranks whose contribution is in round_sum_
+  timeline::Timeline* timeline_ = nullptr;
   int64_t staleness_sum_ = 0, staleness_max_ = 0, contributions_ = 0, dropped_ = 0;
 };
 

@@ -79,9 +79,31 @@ void PsWorker::scatter(std::span<Param* const> params) {
   }
 }
 
+namespace {
+const char* exchange_name(Op op) {
+  switch (op) {
+    case kInit:
+      return "init servers";
+    case kPush:
+      return "push";
+    case kFetch:
+      return "pull";
+    case kPushFetch:
+      return "push+pull";
+    default:
+      return "done";
+  }
+}
+}  // namespace
+
 void PsWorker::exchange(Op op) {
   const bool payload = op == kInit || op == kPush || op == kPushFetch;
   const bool reply = op == kFetch || op == kPushFetch;
+  int64_t bytes = 0;  // both ways: the timeline's
+  for (size_t s = 0; s < send_.size(); ++s)
+    bytes += (payload ? send_[s].numel() * 4 : 0) + (reply ? recv_[s].numel() * 4 : 0);
+  timeline::Span span(timeline_, timeline::Lane::main, timeline::kExchange, exchange_name(op),
+                      "exchange", "bytes", bytes);
   for (size_t s = 0; s < roles_.servers.size(); ++s) {
     const int server = roles_.servers[s];
     if (reply) {
@@ -106,6 +128,11 @@ void PsWorker::exchange(Op op) {
 
 void PsWorker::apply(optim::Optimizer& optimizer, std::span<Param* const> params) {
   optim::Optimizer& local = local_ ? *local_ : optimizer;
+  // The worker's own update, where there is one.
+  const auto local_apply = [&] {
+    timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain, "optimizer", "optimizer");
+    local.apply(params);
+  };
   if (spec_.exchange == Exchange::gradients && !spec_.local_update) {
     gather(params, From::gradients);
     exchange(kPushFetch);
@@ -114,7 +141,7 @@ void PsWorker::apply(optim::Optimizer& optimizer, std::span<Param* const> params
   }
   if (spec_.exchange == Exchange::gradients) {  // Downpour
     accumulate_gradients(params);
-    local.apply(params);
+    local_apply();
     ++step_;
     const bool push = step_ % spec_.push_every == 0, fetch = step_ % spec_.fetch_every == 0;
     if (push || fetch) exchange(push && fetch ? kPushFetch : push ? kPush : kFetch);
@@ -123,7 +150,7 @@ void PsWorker::apply(optim::Optimizer& optimizer, std::span<Param* const> params
     if (fetch) scatter(params);
     return;
   }
-  local.apply(params);
+  local_apply();
   if (++step_ % spec_.push_every != 0) return;
   gather(params, From::values);
   if (spec_.exchange == Exchange::deltas) {

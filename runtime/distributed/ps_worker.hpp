@@ -33,6 +33,10 @@ class PsWorker final : public Strategy {
   void apply(optim::Optimizer& optimizer, std::span<Param* const> params) override;
   void sum(double* values, int64_t n) override { workers_.allreduce_sum(values, n); }
   json epoch_stats() override;
+  void set_timeline(timeline::Timeline* tl) override {
+    timeline_ = tl;
+    if (timeline_) timeline_->name_track(timeline::kExchange, "exchange: parameter servers");
+  }
   void finish(std::span<Param* const> params, const std::string& model_dir) override;
   void checkpoint(const std::string& model_dir, int64_t step) override;
   std::optional<int64_t> shared_global_step(std::span<Param* const> params) override;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/options.hpp"
+#include "base/timeline.hpp"
 #include "optim/optimizer.hpp"
 #include "tensor/param.hpp"
 
@@ -67,6 +68,8 @@ class Strategy {
     (void)params;
     return std::nullopt;
   }
+  // Where this worker's exchanges, waits and updates are recorded (null: nowhere).
+  virtual void set_timeline(timeline::Timeline* tl) { timeline_ = tl; }
   // Before setup: training continues from the checkpoint of this global step
   // (parameter servers load their shards of it); -1: a fresh start.
   void resume_from(int64_t step) { resume_step_ = step; }
@@ -79,6 +82,7 @@ class Strategy {
 
  protected:
   int64_t resume_step_ = -1;
+  timeline::Timeline* timeline_ = nullptr;
 };
 
 }  // namespace drun::distributed

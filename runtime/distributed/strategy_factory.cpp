@@ -23,11 +23,14 @@ std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, Communicator& 
 }
 
 json serve(const StrategySpec& spec, Communicator& world, std::span<Param* const> params,
-           const json& experiment_optimizer, const std::string& model_dir) {
+           const json& experiment_optimizer, const std::string& model_dir,
+           timeline::Timeline* timeline) {
   if (!spec.uses_servers())
     throw std::logic_error("distributed::serve: strategy " + spec.name + " uses no servers");
   if (spec.exchange == Exchange::shared) return serve_hogwild(world, spec, params);
-  return ParameterServer(world, spec, params, experiment_optimizer, model_dir).serve();
+  ParameterServer server(world, spec, params, experiment_optimizer, model_dir);
+  server.set_timeline(timeline);
+  return server.serve();
 }
 
 }  // namespace drun::distributed

@@ -19,8 +19,10 @@ std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, Communicator& 
                                         Communicator& workers, const json& experiment_optimizer);
 
 // A parameter server's side, for a strategy that uses servers: serves the
-// workers until every one is done; returns what it measured.
+// workers until every one is done; returns what it measured. Records on
+// `timeline` where it is not null.
 json serve(const StrategySpec& spec, Communicator& world, std::span<Param* const> params,
-           const json& experiment_optimizer, const std::string& model_dir);
+           const json& experiment_optimizer, const std::string& model_dir,
+           timeline::Timeline* timeline = nullptr);
 
 }  // namespace drun::distributed

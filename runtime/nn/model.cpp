@@ -163,6 +163,22 @@ void Model::set_exec(const Exec& ex) {
   for (auto& n : nodes_) n.layer->set_exec(ex);
 }
 
+void Model::set_timeline(timeline::Timeline* tl) {
+  timeline_ = tl;
+  forward_names_.clear();
+  backward_names_.clear();
+  grad_bytes_.clear();
+  if (!tl) return;
+  for (auto& n : nodes_) {
+    int64_t bytes = 0;
+    for (const auto& p : n.layer->params())
+      if (p.trainable) bytes += p.value.numel() * 4;
+    grad_bytes_.push_back(bytes);
+    forward_names_.push_back(tl->intern("forward " + n.layer->name()));
+    backward_names_.push_back(tl->intern("backward " + n.layer->name()));
+  }
+}
+
 const Tensor& Model::node_output(int id, const Tensor& x) const {
   if (id < 0) return x;
   const int by = absorbed_by_[static_cast<size_t>(id)];
@@ -178,6 +194,8 @@ const Tensor& Model::forward(const Tensor& x, bool training) {
     if (absorbed_by_[i] >= 0) continue;
     Node& n = nodes_[i];
     for (size_t s = 0; s < n.inbound.size(); ++s) in_scratch_[s] = &node_output(n.inbound[s], x);
+    timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain,
+                        timeline_ ? forward_names_[i] : nullptr, "forward");
     n.layer->forward(std::span(in_scratch_.data(), n.inbound.size()), training);
   }
   return node_output(output_, x);
@@ -212,8 +230,13 @@ void Model::backward(const Tensor& dy) {
       in_scratch_[s] = &node_output(n.inbound[s], x);
       need_scratch_[s] = n.inbound[s] >= 0;
     }
-    n.layer->backward(std::span(in_scratch_.data(), n.inbound.size()), *g,
-                      std::span<const bool>(need_scratch_.get(), n.inbound.size()));
+    {
+      timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain,
+                          timeline_ ? backward_names_[static_cast<size_t>(i)] : nullptr, "backward",
+                          "grad_bytes", timeline_ ? grad_bytes_[static_cast<size_t>(i)] : 0);
+      n.layer->backward(std::span(in_scratch_.data(), n.inbound.size()), *g,
+                        std::span<const bool>(need_scratch_.get(), n.inbound.size()));
+    }
     if (listener_) listener_(*n.layer);
   }
 }

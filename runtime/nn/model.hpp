@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/timeline.hpp"
 #include "nn/layer.hpp"
 
 namespace drun::nn {
@@ -40,6 +41,8 @@ class Model {
     listener_ = std::move(listener);
   }
   const Exec& exec() const { return ex_; }
+  // Forward and backward of each layer go on `timeline`'s main track (null: off).
+  void set_timeline(timeline::Timeline* timeline);
 
   struct Node {
     std::unique_ptr<Layer> layer;
@@ -76,6 +79,9 @@ class Model {
   std::vector<int> absorbed_by_, relu_node_;
   const Tensor* input_ = nullptr;
   std::function<void(Layer&)> listener_;
+  timeline::Timeline* timeline_ = nullptr;
+  std::vector<const char*> forward_names_, backward_names_;  // per node, interned in timeline_
+  std::vector<int64_t> grad_bytes_;  // per node: its trainable gradients' bytes (tools/scale)
   std::vector<const Tensor*> in_scratch_;
   std::unique_ptr<bool[]> need_scratch_;  // std::vector<bool> has no data()
 };

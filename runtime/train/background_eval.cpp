@@ -11,7 +11,7 @@ BackgroundEval::~BackgroundEval() {
 }
 
 void BackgroundEval::start(nn::Model& model, const CompileOptions& compiled, data::Pipeline& input,
-                           int64_t epoch, int64_t max_steps) {
+                           int64_t epoch, int64_t max_steps, timeline::Timeline* tl) {
   finish();
   if (!copy_) {
     copy_ = std::make_unique<nn::Model>(model.spec(), 0);
@@ -23,7 +23,9 @@ void BackgroundEval::start(nn::Model& model, const CompileOptions& compiled, dat
   auto to = copy_->params();
   for (size_t i = 0; i < from.size(); ++i) to[i]->value.copy_from(from[i]->value);
   epoch_ = epoch;
-  running_ = std::async(std::launch::async, [this, &input, max_steps] {
+  running_ = std::async(std::launch::async, [this, &input, max_steps, tl, epoch] {
+    timeline::Span span(tl, timeline::Lane::eval, timeline::kEval, "evaluate", "evaluate", "epoch",
+                        epoch);
     return evaluator_->evaluate(input, max_steps);
   });
 }

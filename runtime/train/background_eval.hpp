@@ -25,8 +25,9 @@ class BackgroundEval {
   // Copies the model's variables and evaluates the copy on `input` (which
   // must stay alive and unused until finish()).
   // Evaluates a copy of `model` on at most max_steps batches (< 0: all).
+  // The evaluation is recorded on `timeline`'s evaluation lane, when not null.
   void start(nn::Model& model, const CompileOptions& compiled, data::Pipeline& input, int64_t epoch,
-             int64_t max_steps = -1);
+             int64_t max_steps = -1, timeline::Timeline* timeline = nullptr);
   // Waits for the running evaluation, if any, and returns its result.
   std::optional<Result> finish();
 

@@ -15,6 +15,7 @@ FitConfig parse_fit_config(Options& o) {
   c.save_summary_steps = o.get<int64_t>("save_summary_steps", 0);
   c.eval_every_steps = o.get<int64_t>("eval_every_steps", 0);
   c.eval_steps = o.get<int64_t>("eval_steps", c.eval_steps);
+  c.timeline = o.get<std::string>("timeline", c.timeline);
   const std::string& owner = o.owner();
   if (c.epochs < 1) throw UsageError(owner + ": epochs must be at least 1");
   if (c.save_checkpoints_steps < 0 || c.save_checkpoints_secs < 0 || c.save_summary_steps < 0 ||

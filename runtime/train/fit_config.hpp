@@ -31,13 +31,15 @@ struct FitConfig {
   // after each epoch), on at most eval_steps batches (< 0: the whole input).
   int64_t eval_every_steps = 0;
   int64_t eval_steps = -1;
+  // Chrome trace of the fit, all ranks in one file (docs/timeline.md); empty: none.
+  std::string timeline;
   // The user's hooks; fit adds its own for checkpoints, summaries and evaluation.
   std::vector<Hook*> hooks;
 };
 
 // Reads epochs (absent with steps given: unbounded), steps, model_dir, save_checkpoints_steps,
 // save_checkpoints_secs, keep_checkpoint_max, save_summary_steps,
-// eval_every_steps and eval_steps from `o` (other keys are the caller's).
+// eval_every_steps, eval_steps and timeline from `o` (other keys are the caller's).
 // UsageError for epochs < 1 or a negative interval.
 FitConfig parse_fit_config(Options& o);
 

@@ -7,6 +7,7 @@
 
 #include "distributed/strategy_factory.hpp"
 #include "train/evaluator.hpp"
+#include "train/fit_timeline.hpp"
 #include "train/preemption.hpp"
 
 namespace drun::train {
@@ -43,13 +44,13 @@ void plan_fit(Context& ctx, const nn::Model& model, const json& strategy,
 namespace {
 
 // A parameter server's fit: serve the workers until they are done.
-json serve(const Context& ctx, Session& s, const FitRequest& r) {
+json serve(const Context& ctx, Session& s, const FitRequest& r, timeline::Timeline* tl) {
   if (!r.strategy.uses_servers())
     throw UsageError("this rank is a parameter server, but strategy " + r.strategy.name +
                      " uses none");
   if (!ctx.comm) throw std::logic_error("a parameter server outside an MPI job");
   return distributed::serve(r.strategy, *ctx.comm, s.model->params(), s.compiled.optimizer,
-                            r.config.model_dir);
+                            r.config.model_dir, tl);
 }
 
 // The evaluator's fit: evaluate each new checkpoint until the training is over.
@@ -113,8 +114,25 @@ json finished_run(const FitConfig& c, const FitResult& result) {
   return summary;
 }
 
+// While it lives, the session's trainer and strategy record on a timeline.
+class Recording {
+ public:
+  Recording(Session& s, timeline::Timeline* tl) : s_(s) { attach(tl); }
+  ~Recording() { attach(nullptr); }
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+ private:
+  void attach(timeline::Timeline* tl) {
+    s_.trainer.set_timeline(tl);
+    if (s_.strategy) s_.strategy->set_timeline(tl);
+  }
+  Session& s_;
+};
+
 // A worker's fit (the chief's too).
-json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, const Input* eval) {
+json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, const Input* eval,
+           timeline::Timeline* tl) {
   const int workers = ctx.worker_count();
   const bool servers = ctx.comm && ctx.comm->size() > workers;
   std::unique_ptr<distributed::Strategy> fresh;
@@ -136,7 +154,12 @@ json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, co
   std::unique_ptr<data::Pipeline> eval_input;
   if (eval) eval_input = make_pipeline(*eval);
   Progress progress(ctx.tty, ctx.quiet);
-  const auto result = s.trainer.fit(*train_input, eval_input.get(), r.config, progress);
+  train_input->set_timeline(tl);
+  FitResult result;
+  {
+    Recording recording(s, tl);
+    result = s.trainer.fit(*train_input, eval_input.get(), r.config, progress);
+  }
   // Parameter servers return when a fit ends: a later fit starts afresh with
   // new ones (the servers' ranks serve again from their own fit call).
   if (s.strategy && r.strategy.uses_servers()) {
@@ -159,9 +182,16 @@ json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, co
 
 json run_fit(Context& ctx, Session& session, const FitRequest& request, const Input& train_input,
              const Input* eval_input) {
-  if (ctx.role == "ps") return serve(ctx, session, request);
   if (ctx.role == "evaluator") return evaluate(ctx, session, request, eval_input);
-  return train(ctx, session, request, train_input, eval_input);
+  const std::string& path =
+      request.config.timeline.empty() ? ctx.timeline : request.config.timeline;
+  std::optional<FitTimeline> tl;
+  if (!path.empty()) tl.emplace(ctx, path);  // on every rank of the job together
+  json result = ctx.role == "ps" ? serve(ctx, session, request, tl ? tl->get() : nullptr)
+                                 : train(ctx, session, request, train_input, eval_input,
+                                         tl ? tl->get() : nullptr);
+  if (tl) tl->write();
+  return result;
 }
 
 }  // namespace drun::train

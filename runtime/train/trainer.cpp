@@ -64,17 +64,31 @@ void Trainer::set_strategy(distributed::Strategy* strategy) {
   model_.set_backward_listener([this](nn::Layer& l) { strategy_->gradients_ready(l.params()); });
 }
 
+void Trainer::set_timeline(timeline::Timeline* tl) {
+  timeline_ = tl;
+  model_.set_timeline(tl);
+}
+
 double Trainer::train_step(const data::Batch& batch) {
+  using timeline::Span, timeline::Lane, timeline::kMain;
+  Span step(timeline_, Lane::main, kMain, "step", "step", "step", global_step_);
   const Tensor& y = stage_y_.stage(batch.y);
   const Tensor& out = model_.forward(stage_x_.stage(batch.x), true);
-  const double loss = loss_.compute(exec_, out, y, dlogits_);
-  if (strategy_ && strategy_->gradient_scale() != 1.0f)
-    kernels::scale(exec_, strategy_->gradient_scale(), dlogits_);
+  double loss = 0;
+  {
+    Span span(timeline_, Lane::main, kMain, "loss", "loss");
+    loss = loss_.compute(exec_, out, y, dlogits_);
+    if (strategy_ && strategy_->gradient_scale() != 1.0f)
+      kernels::scale(exec_, strategy_->gradient_scale(), dlogits_);
+  }
   model_.backward(dlogits_);
-  if (strategy_)
+  if (strategy_) {
+    Span span(timeline_, Lane::main, kMain, "apply gradients", "apply");
     strategy_->apply(*optimizer_, params_);
-  else
+  } else {
+    Span span(timeline_, Lane::main, kMain, "optimizer", "optimizer");
     optimizer_->apply(params_);
+  }
   for (auto& m : metrics_) m.update(exec_, out, batch.y);
   loss_sum_ += loss * static_cast<double>(batch.size);
   loss_count_ += batch.size;
@@ -169,6 +183,8 @@ bool Trainer::preemption_agreed() {
 }
 
 void Trainer::save_checkpoint(Checkpoints& checkpoints, const TrainingState& state) {
+  timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain, "checkpoint", "checkpoint",
+                      "step", state.global_step);
   if (strategy_) strategy_->checkpoint(checkpoints.model_dir(), state.global_step);
   checkpoints.save(model_, *optimizer_, state);
 }
@@ -228,7 +244,12 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     progress.begin_epoch(epoch, train.batches_per_epoch(), global_step_);
     const auto epoch_start = Clock::now();
     int64_t epoch_images = 0;
-    while (train.next(batch)) {
+    // The wait for each batch is the timeline's "input".
+    const auto next_batch = [&] {
+      timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain, "input", "input");
+      return train.next(batch);
+    };
+    while (next_batch()) {
       for (Hook* h : hooks) h->before_step(global_step_);
       distributed::activity::set_step(global_step_);  // for the stall inspector
       const double loss = train_step(batch);

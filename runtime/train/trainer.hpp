@@ -54,6 +54,11 @@ class Trainer {
   // Writes a checkpoint (the strategy's servers first) of the state `state`.
   void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state);
 
+  // Steps, input waits, layers, updates, evaluations and checkpoints are
+  // recorded there from now on (null: nowhere); the caller keeps it alive.
+  void set_timeline(timeline::Timeline* timeline);
+  timeline::Timeline* timeline() const { return timeline_; }
+
   optim::Optimizer& optimizer() { return *optimizer_; }
   nn::Model& model() { return model_; }
   const CompileOptions& compiled() const { return compiled_; }
@@ -91,6 +96,7 @@ class Trainer {
   kernels::InputStager stage_x_, stage_y_;
   std::unique_ptr<distributed::HostStaged> staged_;  // a host strategy's view of a GPU's variables
   distributed::Strategy* strategy_ = nullptr;
+  timeline::Timeline* timeline_ = nullptr;
   Tensor dlogits_;
   double loss_sum_ = 0.0;
   int64_t loss_count_ = 0;

@@ -43,10 +43,15 @@ MetricValues Validator::evaluate(int64_t epoch) {
     // The other workers go on training while the chief's copy is evaluated.
     if (auto done = background_.finish()) report_background(*done);
     eval_step_ = trainer_->global_step();
-    background_.start(trainer_->model(), trainer_->compiled(), eval_, epoch, max_steps_);
+    background_.start(trainer_->model(), trainer_->compiled(), eval_, epoch, max_steps_,
+                      trainer_->timeline());
     return values;
   }
-  result_.eval = trainer_->evaluate(eval_, max_steps_);
+  {
+    timeline::Span span(trainer_->timeline(), timeline::Lane::main, timeline::kMain, "evaluate",
+                        "evaluate", "epoch", epoch);
+    result_.eval = trainer_->evaluate(eval_, max_steps_);
+  }
   eval_step_ = trainer_->global_step();
   write_summary(*result_.eval);
   values.emplace_back("loss", result_.eval->loss);

@@ -4,12 +4,15 @@
 --   drun --threads N tools/bench/seed_cnn_bench.lua --steps 300 --warmup 20
 --   drun --device cuda tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 200 --warmup 20
 -- With several workers (drun -np N) the gradients go through AllReduce, summed
--- in node-shared memory unless --shared-memory=false (MPI_Iallreduce).
+-- in node-shared memory unless --shared-memory=false (MPI_Iallreduce), in
+-- buckets of --bucket-kib (default 4096, AllReduce's).
 local drun = require 'drun'
 local seed_cnn = require 'seed_cnn'
 
-local opt = drun.args{steps = 300, warmup = 20, batch_size = 64, seed = 1, shared_memory = true}
-local strategy = drun.strategy.AllReduce{shared_memory = opt.shared_memory}
+local opt = drun.args{steps = 300, warmup = 20, batch_size = 64, seed = 1, shared_memory = true,
+                     bucket_kib = 4096}
+local strategy = drun.strategy.AllReduce{shared_memory = opt.shared_memory,
+                                         bucket_bytes = opt.bucket_kib * 1024}
 
 local model = seed_cnn{seed = opt.seed}
 model:compile{optimizer = drun.optim.SGD{learning_rate = 0.01, momentum = 0.9},

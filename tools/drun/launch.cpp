@@ -168,6 +168,7 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   if (!r.data_dir.empty()) cmd.insert(cmd.end(), {"--data-dir", r.data_dir});
   if (r.quiet) cmd.push_back("-q");
   if (r.device != "auto") cmd.insert(cmd.end(), {"--device", r.device});
+  if (!r.timeline.empty()) cmd.insert(cmd.end(), {"--timeline", r.timeline});
   cmd.push_back(r.script);
   cmd.insert(cmd.end(), r.script_args.begin(), r.script_args.end());
   if (r.max_restarts > 0) {

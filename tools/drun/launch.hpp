@@ -27,6 +27,7 @@ struct Request {
   std::string data_dir;
   bool quiet = false;
   std::string device = "auto";  // auto (a GPU where this rank has one), cpu or cuda
+  std::string timeline;         // --timeline: the trace file every rank's fits write into
 };
 
 // Whether this request needs more than one process (or a dry run).

@@ -50,7 +50,7 @@ bool takes_value(const std::string& a) {
   for (const char* o :
        {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np", "--mpirun",
         "--mpi-arg", "--hostfile", "--workers-per-node", "--gpus-per-node", "--ps-per-node", "--ps",
-        "--device", "--launcher", "--max-restarts", "--stall-timeout"})
+        "--device", "--launcher", "--max-restarts", "--stall-timeout", "--timeline"})
     if (a == o) return true;
   return false;
 }
@@ -233,6 +233,9 @@ int main(int argc, char** argv) {
                  "(stopped, frozen) before that rank is named and the job ends (default 60; "
                  "0: never)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--timeline", req.timeline,
+                 "write a Chrome trace (Perfetto, chrome://tracing) of every fit: each rank's "
+                 "layers, exchanges, waits, input and updates (docs/timeline.md)");
   app.add_option("--mpi-arg", req.mpi_args,
                  "an argument passed through to mpirun or srun (repeatable)");
   app.add_option("script", req.script, "the experiment, a Lua file")->required();
@@ -270,6 +273,9 @@ int main(int argc, char** argv) {
   const char* tty = std::getenv("DRUN_TTY");  // set by the launcher for its ranks
   ctx.tty = tty ? std::string(tty) == "1" : isatty(STDOUT_FILENO) != 0;
   ctx.quiet = req.quiet;
+  // Absolute: the ranks' working directory need not be this one.
+  if (!req.timeline.empty()) req.timeline = std::filesystem::absolute(req.timeline).string();
+  ctx.timeline = req.timeline;
   ctx.module_root = module_root();
   ctx.models_root = models_root();
   drun::kernels::cpu::blas_init_single_threaded();

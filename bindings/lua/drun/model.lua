@@ -47,12 +47,12 @@ end
 -- model:fit{x = train, epochs = 3, validation_data = test, steps = N, model_dir = 'runs/x',
 --           batch_size = 64, strategy = ..., hooks = {...}, save_checkpoints_steps = N,
 --           save_checkpoints_secs = S, keep_checkpoint_max = 5, save_summary_steps = N,
---           eval_every_steps = N, eval_steps = N}
+--           eval_every_steps = N, eval_steps = N, timeline = 'trace.json'}
 -- epochs defaults to 1, or with steps given to none: the steps alone bound the run.
 -- With a model_dir that holds checkpoints, training continues from the newest.
 local fit_keys = {'x', 'epochs', 'validation_data', 'steps', 'model_dir', 'batch_size', 'strategy',
                   'hooks', 'save_checkpoints_steps', 'save_checkpoints_secs', 'keep_checkpoint_max',
-                  'save_summary_steps', 'eval_every_steps', 'eval_steps'}
+                  'save_summary_steps', 'eval_every_steps', 'eval_steps', 'timeline'}
 function Model:fit(opts)
   util.check_keys('fit', opts, fit_keys)
   local t = trainer(self, 'fit')
@@ -69,7 +69,8 @@ function Model:fit(opts)
                 save_checkpoints_secs = opts.save_checkpoints_secs,
                 keep_checkpoint_max = opts.keep_checkpoint_max,
                 save_summary_steps = opts.save_summary_steps,
-                eval_every_steps = opts.eval_every_steps, eval_steps = opts.eval_steps},
+                eval_every_steps = opts.eval_every_steps, eval_steps = opts.eval_steps,
+                timeline = opts.timeline},
                opts.hooks)
 end
 

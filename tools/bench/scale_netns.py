@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""tools/scale against measurements on a two-node "cluster" made of two
+network namespaces joined by a veth pair (tests/netns/two_node_test.py's),
+its link shaped by a token bucket (tc tbf: this kernel has no netem, so
+rates only, no added delay). For each setting: net_probe between the two
+nodes (one rank on each) measures alpha and beta; the seed CNN benchmark runs
+with one worker on each node (AllReduce through MPI over the veth, buckets of
+--bucket-kib) with --timeline; the measured step is the mean step period of
+rank 0's timeline, the prediction tools/scale's from a one-worker profile
+trace and that probe. Needs root. Prints a Markdown table.
+
+  tools/bench/scale_netns.py DRUN PROFILE_TRACE [--steps 40] \\
+      [--settings 50mbit:4096,100mbit:4096,...]
+(PROFILE_TRACE: drun --threads 1 --timeline p.json tools/bench/seed_cnn_bench.lua)"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import stat
+import subprocess
+import sys
+import tempfile
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(root, "tests/netns"))
+import two_node_test as nn  # noqa: E402  (namespaces, veth pair, launch agent)
+
+
+def mpirun_cmd(a, b, tmp, agent, program):
+    mpirun = shutil.which("mpirun") or "/usr/bin/mpirun"
+    return ["ip", "netns", "exec", a.ns, "unshare", "--uts", "/bin/sh", "-c",
+            'hostname "$0" && exec "$@"', a.host,
+            mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+            "--host", f"{a.ip}:1,{b.ip}:1", "-np", "2",
+            "--mca", "plm", "rsh", "--mca", "plm_rsh_agent", agent,
+            "--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp",
+            "--mca", "btl_tcp_if_include", nn.SUBNET, "--mca", "oob_tcp_if_include", nn.SUBNET,
+            "--mca", "orte_tmpdir_base", tmp,
+            "-x", "OMP_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1"] + program
+
+
+def run(cmd, tmp):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TMPDIR=tmp)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    if r.returncode != 0:
+        sys.exit(f"failed ({r.returncode}): {' '.join(cmd[-6:])}\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
+    return r.stdout
+
+
+def shape(nodes, rate):
+    for n in nodes:
+        nn.sh("ip", "netns", "exec", n.ns, "tc", "qdisc", "replace", "dev", n.dev, "root",
+              "tbf", "rate", rate, "burst", "256kb", "latency", "400ms")
+
+
+def step_period(path):
+    with open(path) as f:
+        ev = json.load(f)["traceEvents"]
+    s = sorted(e["ts"] for e in ev if e.get("ph") == "X" and e["pid"] == 0 and e.get("cat") == "step")
+    s = s[len(s) // 5:]
+    return statistics.fmean((b - a) / 1000 for a, b in zip(s, s[1:]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("drun")
+    ap.add_argument("profile")
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--keep", help="copy the probes and traces into this directory")
+    ap.add_argument("--settings", default="50mbit:4096,100mbit:4096,200mbit:4096,"
+                                          "50mbit:64,100mbit:64,200mbit:64")
+    a_ = ap.parse_args()
+    drun = os.path.abspath(a_.drun)
+    probe_exe = os.path.join(os.path.dirname(drun), "tools/bench/net_probe")
+    pid = os.getpid()
+    a = nn.Node("a", pid, "10.211.0.1", "drunva")
+    b = nn.Node("b", pid, "10.211.0.2", "drunvb")
+    signal.signal(signal.SIGTERM, lambda s, f: (_ for _ in ()).throw(KeyboardInterrupt()))
+    tmp = tempfile.mkdtemp(prefix="drun-scale-")
+    os.chmod(tmp, 0o755)
+    rows = []
+    try:
+        nn.setup(a, b)
+        agent = os.path.join(tmp, "netns_agent")
+        cases = "\n".join(f"  {n.ip}|{n.host}) ns={n.ns}; name={n.host} ;;" for n in (a, b))
+        with open(agent, "w") as f:
+            f.write(nn.AGENT.format(log=os.path.join(tmp, "agent.log"), cases=cases,
+                                    path=os.environ.get("PATH", "/usr/bin:/bin"), tmp=tmp))
+        os.chmod(agent, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+        probes = {}
+        for setting in a_.settings.split(","):
+            rate, kib = setting.split(":")
+            shape((a, b), rate)
+            if rate not in probes:
+                out = run(mpirun_cmd(a, b, tmp, agent, [probe_exe, "--iters", "5", "--max-mib", "4"]),
+                          tmp)
+                probes[rate] = os.path.join(tmp, f"probe-{rate}.json")
+                with open(probes[rate], "w") as f:
+                    f.write(out.strip().splitlines()[-1] + "\n")
+            trace = os.path.join(tmp, f"trace-{rate}-{kib}.json")
+            run(mpirun_cmd(a, b, tmp, agent,
+                           [drun, "-q", "--threads", "1", "--timeline", trace,
+                            os.path.join(root, "tools/bench/seed_cnn_bench.lua"),
+                            "--steps", str(a_.steps), "--warmup", "5", "--bucket-kib", kib]), tmp)
+            measured = step_period(trace)
+            if a_.keep:
+                os.makedirs(a_.keep, exist_ok=True)
+                shutil.copy(trace, a_.keep)
+                shutil.copy(probes[rate], a_.keep)
+            p = subprocess.run([sys.executable, os.path.join(root, "tools/scale"), a_.profile,
+                                "--probe", probes[rate], "--nodes", "2", "--workers-per-node", "1",
+                                "--strategies", "ring", "--bucket-mib", str(int(kib) / 1024),
+                                "--json"], capture_output=True, text=True, check=True)
+            predicted = json.loads(p.stdout.splitlines()[0])["step_ms"]  # the overlap row
+            with open(probes[rate]) as f:
+                probe = json.load(f)
+            with open(trace) as f:
+                ex = [e["dur"] / 1000 for e in json.load(f)["traceEvents"]
+                      if e.get("cat") == "exchange" and e["pid"] == 0]
+            print(f"  probe points (bytes, ping-pong s, allreduce s): {probe['points']}\n"
+                  f"  exchanges in the run: {len(ex)}, mean {statistics.fmean(ex):.1f} ms",
+                  file=sys.stderr, flush=True)
+            row = (rate, kib, probe["alpha_s"] * 1e6, probe["bandwidth_gbit_s"] * 1000, predicted,
+                   measured, 100 * (predicted / measured - 1))
+            rows.append(row)
+            print("| {} | {} KiB | {:.0f} us, {:.0f} Mbit/s | {:.1f} | {:.1f} | {:+.0f} % |".format(*row),
+                  flush=True)
+    finally:
+        nn.teardown([a, b])
+        shutil.rmtree(tmp, ignore_errors=True)
+    within = sum(abs(r[-1]) <= 15 for r in rows)
+    print(f"{within} of {len(rows)} settings within 15 %")
+
+
+if __name__ == "__main__":
+    main()
