@@ -249,6 +249,15 @@ TEST(Idx, HeaderClaimingMoreThanTheFileHoldsIsRefusedUpFront) {
   }
 }
 
+// Four dimensions of 2^32 - 1 overflowed the element count (signed
+// overflow, undefined) before it was compared with the limit.
+TEST(Idx, DimensionsWhoseProductOverflowsAreRefused) {
+  TempDir dir;
+  write_raw(dir.file("overflow"), idx_u8({0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 1}, {}));
+  EXPECT_TRUE(contains(usage_error([&] { read_idx(dir.file("overflow"), DType::f32); }),
+                       "too large to be real"));
+}
+
 TEST(Idx, FolderIsNotAFile) {
   TempDir dir;
   std::filesystem::create_directories(dir.file("sub"));
