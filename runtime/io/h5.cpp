@@ -176,6 +176,14 @@ Shape shape_of(const File& f, hid_t set, const std::string& name) {
 }
 }  // namespace
 
+bool read_into(hid_t set, Tensor& t) {
+  if (t.numel() == 0) return true;  // found by tools/fuzz/fuzz_checkpoint: a null buffer
+  const hsize_t n = static_cast<hsize_t>(t.numel());
+  Handle memory{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  return memory.valid() &&
+         H5Dread(set, H5T_NATIVE_FLOAT, memory.id(), H5S_ALL, H5P_DEFAULT, t.f32()) >= 0;
+}
+
 Shape checked_extent(hid_t set, const std::string& where) {
   Handle space{H5Dget_space(set), H5Sclose};
   const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.id()) : -1;
@@ -206,7 +214,7 @@ Shape dataset_shape(const File& f, hid_t parent, const std::string& name) {
 Tensor read_tensor(const File& f, hid_t parent, const std::string& name) {
   const Handle set = open_dataset(f, parent, name);
   Tensor t{shape_of(f, set.id(), name)};
-  if (H5Dread(set.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0)
+  if (!read_into(set.id(), t))
     fail(f, "cannot read dataset '" + name + "' (truncated or corrupt?)");
   return t;
 }

@@ -86,5 +86,10 @@ Shape dataset_shape(const File& f, hid_t parent, const std::string& name);
 // header claims more than the file could hold (a corrupt file is an error,
 // not an allocation of terabytes).
 Shape checked_extent(hid_t set, const std::string& where);
+// Reads open dataset `set` as float32 into `t` (of checked_extent's shape)
+// through a memory space of t's own size, so that a file whose dataspace and
+// layout disagree cannot make HDF5 write past t; nothing is read for an
+// empty t (its data pointer is null). False when HDF5 fails.
+bool read_into(hid_t set, Tensor& t);
 
 }  // namespace drun::io::h5

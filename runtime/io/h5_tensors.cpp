@@ -91,8 +91,7 @@ TensorFile read_tensor_file(const std::string& path) {
       v.error = e.what();
       return v.failed = true, -1;
     }
-    if (H5Dread(object.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0)
-      return v.failed = true, -1;
+    if (!h5::read_into(object.id, t)) return v.failed = true, -1;
     v.out.emplace(name, std::move(t));
     return 0;
   };
