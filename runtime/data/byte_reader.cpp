@@ -28,6 +28,13 @@ ByteReader::ByteReader(std::string path) : path_(std::move(path)) {
   compressed_ = gzdirect(file_.get()) == 0;
 }
 
+uint64_t ByteReader::most_bytes() const {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path_, ec);
+  if (ec) return UINT64_MAX;  // not a regular file (a pipe): unknown
+  return compressed_ ? size * 1032 : size;
+}
+
 size_t ByteReader::read(void* dst, size_t n) {
   auto* out = static_cast<unsigned char*>(dst);
   size_t done = 0;

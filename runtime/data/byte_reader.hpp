@@ -26,6 +26,10 @@ class ByteReader {
   uint64_t skip_rest();
 
   bool compressed() const { return compressed_; }
+  // The most bytes the stream can hold: the file's size, or deflate's
+  // largest ratio (1032:1) of it when compressed. A header that claims more
+  // is corrupt, found before anything that size is allocated.
+  uint64_t most_bytes() const;
   const std::string& path() const { return path_; }
 
  private:

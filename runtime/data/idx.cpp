@@ -139,14 +139,21 @@ IdxArray read_checked(const std::string& path, DType as, std::initializer_list<i
   int64_t count = 1;
   for (int i = 0; i < rank; ++i) {
     arr.dims.push_back(be32(header.data() + 4 * i));
-    count *= arr.dims.back();
-    if (count > kMaxElements)
+    // Checked before multiplying: 2^40 times a 32-bit dimension overflows
+    // int64 (found by tools/fuzz/fuzz_idx).
+    const int64_t d = arr.dims.back();
+    if (d != 0 && count > kMaxElements / d)
       throw UsageError(path + ": dimensions are too large to be real (corrupt header?)");
+    count *= d;
   }
 
   if (as == DType::u8 && arr.type != IdxType::u8) as = DType::f32;
-  arr.values = Tensor(Shape(arr.dims), as);
   const uint64_t want = static_cast<uint64_t>(count) * static_cast<uint64_t>(width);
+  if (want > in.most_bytes())
+    throw UsageError(path + ": truncated: dimensions " + Shape(arr.dims).str() + " of " +
+                     type_name(arr.type) + " need " + std::to_string(want) +
+                     " data bytes, more than the file can hold (corrupt header?)");
+  arr.values = Tensor(Shape(arr.dims), as);
   // Decoded in chunks so the raw bytes never need a second full-size buffer.
   constexpr int64_t kChunk = 1 << 16;
   std::vector<unsigned char> buf(static_cast<size_t>(kChunk * width));

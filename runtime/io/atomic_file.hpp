@@ -1,6 +1,7 @@
-// Small files written atomically: a temporary file, fsync, rename. A crash
+// Files written atomically: a temporary file, fsync, rename. A crash
 // leaves the old file or the new one, never half of one (summary.json,
-// eval_results.json, the checkpoint index).
+// eval_results.json, the checkpoint index, and the HDF5 files drun writes:
+// checkpoints and Keras models, made in memory first).
 #pragma once
 #include <string>
 
@@ -8,7 +9,9 @@
 
 namespace drun::io {
 
-// UsageError naming the path when it cannot be written.
+// UsageError naming the path and the reason ("File too large", "No space
+// left on device") when it cannot be written; then the temporary file is
+// removed and `path` is as it was. `text` may be any bytes (HDF5 images too).
 void write_text_atomically(const std::string& path, const std::string& text);
 // Indented JSON and a final newline.
 void write_json_atomically(const std::string& path, const json& value);

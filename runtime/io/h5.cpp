@@ -22,6 +22,26 @@ File File::create(const std::string& path) {
   return File(std::move(h), path);
 }
 
+File File::create_in_memory(const std::string& path) {
+  quiet();
+  Handle fapl{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
+  // Grows 1 MiB at a time; no backing store: the disk is never touched.
+  if (!fapl.valid() || H5Pset_fapl_core(fapl.id(), size_t{1} << 20, 0) < 0)
+    throw UsageError("cannot create " + path + " in memory");
+  Handle h{H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id()), H5Fclose};
+  if (!h.valid()) throw UsageError("cannot create " + path + " in memory");
+  return File(std::move(h), path);
+}
+
+std::string File::image() const {
+  if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) fail(*this, "cannot flush the file in memory");
+  const ssize_t size = H5Fget_file_image(id(), nullptr, 0);
+  std::string bytes(size > 0 ? static_cast<size_t>(size) : 0, '\0');
+  if (size <= 0 || H5Fget_file_image(id(), bytes.data(), bytes.size()) != size)
+    fail(*this, "cannot take the file's image from memory");
+  return bytes;
+}
+
 File File::open(const std::string& path) {
   quiet();
   if (H5Fis_hdf5(path.c_str()) <= 0) throw UsageError(path + " is missing or not an HDF5 file");
@@ -143,16 +163,58 @@ void write_tensor(const File& f, hid_t parent, const std::string& name, const Te
     fail(f, "cannot write dataset '" + name + "'");
 }
 
-Tensor read_tensor(const File& f, hid_t parent, const std::string& name) {
+namespace {
+Handle open_dataset(const File& f, hid_t parent, const std::string& name) {
   if (!exists(parent, name)) fail(f, "no dataset '" + name + "'");
   Handle set{H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose};
-  Handle space{H5Dget_space(set.id()), H5Sclose};
-  const int rank = H5Sget_simple_extent_ndims(space.id());
-  if (!set.valid() || rank < 0 || rank > 8) fail(f, "cannot read dataset '" + name + "'");
+  if (!set.valid()) fail(f, "'" + name + "' is not a dataset");
+  return set;
+}
+
+Shape shape_of(const File& f, hid_t set, const std::string& name) {
+  return checked_extent(set, f.path() + ": dataset '" + name + "'");
+}
+}  // namespace
+
+bool read_into(hid_t set, Tensor& t) {
+  if (t.numel() == 0) return true;  // found by tools/fuzz/fuzz_checkpoint: a null buffer
+  const hsize_t n = static_cast<hsize_t>(t.numel());
+  Handle memory{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  return memory.valid() &&
+         H5Dread(set, H5T_NATIVE_FLOAT, memory.id(), H5S_ALL, H5P_DEFAULT, t.f32()) >= 0;
+}
+
+Shape checked_extent(hid_t set, const std::string& where) {
+  Handle space{H5Dget_space(set), H5Sclose};
+  const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.id()) : -1;
+  if (rank < 0 || rank > 8) throw UsageError(where + " cannot be read");
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   H5Sget_simple_extent_dims(space.id(), dims.data(), nullptr);
-  Tensor t{Shape(std::vector<int64_t>(dims.begin(), dims.end()))};
-  if (H5Dread(set.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0)
+  // A corrupt header can claim any size; what it claims must be addressable...
+  constexpr uint64_t kMax = uint64_t{1} << 40;
+  uint64_t bytes = sizeof(float);
+  for (hsize_t d : dims) {
+    if (d > kMax || (d != 0 && bytes > kMax / d))
+      throw UsageError(where + " claims an impossible size (corrupt?)");
+    bytes *= d;
+  }
+  // ... and not much more than the file stores (with room for compression).
+  const uint64_t stored = H5Dget_storage_size(set);
+  if (bytes > (uint64_t{1} << 20) && stored < bytes / 1024)
+    throw UsageError(where + " claims " + std::to_string(bytes) + " bytes but stores " +
+                     std::to_string(stored) + " (truncated or corrupt?)");
+  return Shape(std::vector<int64_t>(dims.begin(), dims.end()));
+}
+
+Shape dataset_shape(const File& f, hid_t parent, const std::string& name) {
+  const Handle set = open_dataset(f, parent, name);
+  return shape_of(f, set.id(), name);
+}
+
+Tensor read_tensor(const File& f, hid_t parent, const std::string& name) {
+  const Handle set = open_dataset(f, parent, name);
+  Tensor t{shape_of(f, set.id(), name)};
+  if (!read_into(set.id(), t))
     fail(f, "cannot read dataset '" + name + "' (truncated or corrupt?)");
   return t;
 }

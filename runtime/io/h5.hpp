@@ -46,6 +46,15 @@ class File {
  public:
   static File create(const std::string& path);  // truncates
   static File open(const std::string& path);    // read-only; checks it is HDF5
+  // A new file in memory (HDF5's core driver; nothing touches the disk);
+  // `path` only names it in messages. Its bytes come from image().
+  //
+  // Files drun writes are made so and written out by io::write_text_atomically:
+  // HDF5 writes much of a file only when it flushes or closes it, and HDF5
+  // 1.10 crashes at exit after a close that failed (a full disk), so every
+  // disk write is drun's own, checked, and the old file stays on failure.
+  static File create_in_memory(const std::string& path);
+  std::string image() const;
   hid_t id() const { return handle_.id(); }
   const std::string& path() const { return path_; }
 
@@ -71,5 +80,16 @@ std::vector<std::string> read_strings(const File& f, hid_t object, const std::st
 // Float32 datasets; a '/' in `name` makes intermediate groups.
 void write_tensor(const File& f, hid_t parent, const std::string& name, const Tensor& t);
 Tensor read_tensor(const File& f, hid_t parent, const std::string& name);
+// A dataset's shape, without reading its data.
+Shape dataset_shape(const File& f, hid_t parent, const std::string& name);
+// The shape of open dataset `set`; UsageError prefixed with `where` when the
+// header claims more than the file could hold (a corrupt file is an error,
+// not an allocation of terabytes).
+Shape checked_extent(hid_t set, const std::string& where);
+// Reads open dataset `set` as float32 into `t` (of checked_extent's shape)
+// through a memory space of t's own size, so that a file whose dataspace and
+// layout disagree cannot make HDF5 write past t; nothing is read for an
+// empty t (its data pointer is null). False when HDF5 fails.
+bool read_into(hid_t set, Tensor& t);
 
 }  // namespace drun::io::h5

@@ -1,13 +1,12 @@
 #include "io/h5_tensors.hpp"
 
-#include <fcntl.h>
 #include <hdf5.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 
 #include "base/options.hpp"
+#include "io/atomic_file.hpp"
+#include "io/h5.hpp"
 
 namespace drun::io {
 
@@ -22,13 +21,32 @@ struct Handle {
   }
 };
 
-void fsync_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw UsageError("cannot sync " + path + ": " + std::strerror(errno));
+// The datasets and the attribute into an open file; UsageError naming `path`.
+void write_contents(hid_t file, const std::string& path,
+                    const std::vector<std::pair<std::string, Tensor>>& tensors,
+                    const json& attributes) {
+  Handle lcpl{H5Pcreate(H5P_LINK_CREATE), H5Pclose};
+  H5Pset_create_intermediate_group(lcpl.id, 1);
+  for (const auto& [name, device_t] : tensors) {
+    const Tensor t = device_t.to(Device::cpu);
+    std::vector<hsize_t> dims;
+    for (int i = 0; i < t.shape().rank(); ++i) dims.push_back(static_cast<hsize_t>(t.dim(i)));
+    Handle space{H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose};
+    Handle set{
+        H5Dcreate2(file, name.c_str(), H5T_IEEE_F32LE, space.id, lcpl.id, H5P_DEFAULT, H5P_DEFAULT),
+        H5Dclose};
+    if (set.id < 0 ||
+        H5Dwrite(set.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0)
+      throw UsageError("cannot write " + path + " (dataset '" + name + "')");
   }
-  ::close(fd);
+  if (attributes.is_null()) return;
+  const std::string text = attributes.dump();
+  Handle type{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Tset_size(type.id, text.size() + 1);
+  Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+  Handle attr{H5Acreate2(file, "drun", type.id, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+  if (attr.id < 0 || H5Awrite(attr.id, type.id, text.c_str()) < 0)
+    throw UsageError("cannot write " + path + " (its attributes)");
 }
 
 }  // namespace
@@ -36,45 +54,17 @@ void fsync_file(const std::string& path) {
 void write_tensors(const std::string& path,
                    const std::vector<std::pair<std::string, Tensor>>& tensors,
                    const json& attributes) {
-  const std::string tmp = path + ".tmp";
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as exceptions
+  // Made in memory and written out by write_text_atomically (h5::File's
+  // create_in_memory says why): a full disk is one error naming `path`, the
+  // partial temporary file is removed, and `path` (and the checkpoint index)
+  // stay as they were.
+  std::string image;
   {
-    Handle file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
-    if (file.id < 0) throw UsageError("cannot create " + tmp);
-    Handle lcpl{H5Pcreate(H5P_LINK_CREATE), H5Pclose};
-    H5Pset_create_intermediate_group(lcpl.id, 1);
-    for (const auto& [name, device_t] : tensors) {
-      const Tensor t = device_t.to(Device::cpu);
-      std::vector<hsize_t> dims;
-      for (int i = 0; i < t.shape().rank(); ++i) dims.push_back(static_cast<hsize_t>(t.dim(i)));
-      Handle space{H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose};
-      Handle set{H5Dcreate2(file.id, name.c_str(), H5T_IEEE_F32LE, space.id, lcpl.id, H5P_DEFAULT,
-                            H5P_DEFAULT),
-                 H5Dclose};
-      if (set.id < 0 ||
-          H5Dwrite(set.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0) {
-        std::remove(tmp.c_str());
-        throw UsageError("cannot write dataset '" + name + "' to " + tmp);
-      }
-    }
-    if (!attributes.is_null()) {
-      const std::string text = attributes.dump();
-      Handle type{H5Tcopy(H5T_C_S1), H5Tclose};
-      H5Tset_size(type.id, text.size() + 1);
-      Handle space{H5Screate(H5S_SCALAR), H5Sclose};
-      Handle attr{H5Acreate2(file.id, "drun", type.id, space.id, H5P_DEFAULT, H5P_DEFAULT),
-                  H5Aclose};
-      if (attr.id < 0 || H5Awrite(attr.id, type.id, text.c_str()) < 0) {
-        std::remove(tmp.c_str());
-        throw UsageError("cannot write the attributes of " + tmp);
-      }
-    }
+    const auto file = h5::File::create_in_memory(path);
+    write_contents(file.id(), path, tensors, attributes);
+    image = file.image();
   }
-  fsync_file(tmp);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw UsageError("cannot write " + path + ": " + std::strerror(errno));
-  }
+  write_text_atomically(path, image);
 }
 
 TensorFile read_tensor_file(const std::string& path) {
@@ -86,25 +76,28 @@ TensorFile read_tensor_file(const std::string& path) {
     hid_t file;
     std::map<std::string, Tensor> out;
     bool failed = false;
-  } visit{file.id, {}};
+    std::string error;
+  } visit{file.id, {}, false, {}};
   const auto each = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
     auto& v = *static_cast<Visit*>(data);
     Handle object{H5Oopen(v.file, name, H5P_DEFAULT), H5Oclose};
     if (object.id < 0) return v.failed = true, -1;
     if (H5Iget_type(object.id) != H5I_DATASET) return 0;
-    Handle space{H5Dget_space(object.id), H5Sclose};
-    const int rank = H5Sget_simple_extent_ndims(space.id);
-    if (rank < 0 || rank > 8) return v.failed = true, -1;
-    std::vector<hsize_t> dims(static_cast<size_t>(rank));
-    H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
-    Tensor t{Shape(std::vector<int64_t>(dims.begin(), dims.end()))};
-    if (H5Dread(object.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.f32()) < 0)
+    // No exception may cross the C library's frames: it is kept for later.
+    Tensor t;
+    try {
+      t = Tensor{h5::checked_extent(object.id, "dataset '" + std::string(name) + "'")};
+    } catch (const UsageError& e) {
+      v.error = e.what();
       return v.failed = true, -1;
+    }
+    if (!h5::read_into(object.id, t)) return v.failed = true, -1;
     v.out.emplace(name, std::move(t));
     return 0;
   };
   if (H5Lvisit(file.id, H5_INDEX_NAME, H5_ITER_INC, each, &visit) < 0 || visit.failed)
-    throw UsageError("cannot read the datasets of " + path + " (truncated or corrupt?)");
+    throw UsageError("cannot read the datasets of " + path + " (" +
+                     (visit.error.empty() ? "truncated or corrupt?" : visit.error) + ")");
   TensorFile result{std::move(visit.out), nullptr};
   if (H5Aexists(file.id, "drun") > 0) {
     Handle attr{H5Aopen(file.id, "drun", H5P_DEFAULT), H5Aclose};

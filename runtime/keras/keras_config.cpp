@@ -153,20 +153,42 @@ json drun_config(const std::string& cls, const std::string& layer, const json& c
 
 // The layer names a Keras node refers to, in order: Keras 2 lists
 // [name, node, tensor, kwargs]; Keras 3 keras_tensor objects with keras_history.
-void inbound_names(const json& node, std::vector<std::string>& names) {
+// Keras nests these a few levels deep; a file nesting deeper is refused
+// rather than followed down the stack.
+void inbound_names(const json& node, std::vector<std::string>& names, int depth = 0) {
+  if (depth > 32) throw UsageError("inbound_nodes are nested too deeply");
   if (node.is_object()) {
     if (node.contains("keras_history")) {
-      names.push_back(node["keras_history"][0].get<std::string>());
+      const json& history = node["keras_history"];
+      if (!history.is_array() || history.empty() || !history[0].is_string())
+        throw UsageError("keras_history " + history.dump() + " does not start with a layer name");
+      names.push_back(history[0].get<std::string>());
       return;
     }
-    for (const auto& [k, v] : node.items()) inbound_names(v, names);
+    for (const auto& [k, v] : node.items()) inbound_names(v, names, depth + 1);
   } else if (node.is_array()) {
     if (node.size() >= 3 && node[0].is_string() && node[1].is_number()) {
       names.push_back(node[0].get<std::string>());
       return;
     }
-    for (const auto& v : node) inbound_names(v, names);
+    for (const auto& v : node) inbound_names(v, names, depth + 1);
   }
+}
+
+// A string member of a model_config object, or `fallback` when it is absent.
+std::string text_field(const json& object, const char* key, const std::string& fallback,
+                       const std::string& where) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  if (!it->is_string())
+    throw UsageError(where + ": '" + key + "' is " + it->dump() + ", not a string");
+  return it->get<std::string>();
+}
+
+// Keras classes whose config is a serialized Python function (marshal
+// bytecode or source): refused by name, before anything of them is read.
+bool carries_code(const std::string& cls) {
+  return cls == "Lambda" || cls == "TFOpLambda" || cls == "SlicingOpLambda";
 }
 
 std::vector<int64_t> shape_of(const json& batch_shape, const std::string& who) {
@@ -229,61 +251,84 @@ json model_config(const nn::Model& model) {
 json spec_from_model_config(const json& model_config, const std::string& file) {
   if (!model_config.is_object() || !model_config.contains("config"))
     throw UsageError(file + ": model_config is not a Keras model description");
-  const std::string cls = model_config.value("class_name", std::string());
+  const std::string cls = text_field(model_config, "class_name", "", file + ": model_config");
   const json& config = model_config["config"];
-  const json layers = config.value("layers", json::array());
   if (cls != "Sequential" && cls != "Functional" && cls != "Model")
     throw UsageError(file + ": model class '" + cls +
                      "' is not supported (Sequential and functional models are)");
-  json spec = {{"name", config.value("name", std::string("model"))}, {"layers", json::array()}};
+  const json layers = config.is_object() ? config.value("layers", json()) : json();
+  if (!layers.is_array()) throw UsageError(file + ": model_config has no list of layers");
+  json spec = {{"name", text_field(config, "name", "model", file + ": model_config")},
+               {"layers", json::array()}};
   std::map<std::string, int> index;  // layer name -> drun node; the input is -1
   bool have_input = false;
-  for (const auto& l : layers) {
-    const std::string lcls = canonical_class(l.value("class_name", std::string()));
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const json& l = layers[i];
+    const std::string where = file + ": layer " + std::to_string(i);
+    if (!l.is_object() || !l.value("config", json::object()).is_object())
+      throw UsageError(where + " of model_config is not a Keras layer description");
+    const std::string lcls = canonical_class(text_field(l, "class_name", "", where));
     const json lconfig = l.value("config", json::object());
-    const std::string name = l.value("name", lconfig.value("name", std::string()));
+    const std::string name = text_field(l, "name", text_field(lconfig, "name", "", where), where);
     const std::string who = file + ": layer '" + name + "' (" + lcls + ")";
+    if (carries_code(lcls))
+      throw UsageError(file + ": layer '" + name + "' is a " + lcls +
+                       " layer, which holds Python code; drun never runs code from a model file "
+                       "(rebuild the model without it)");
     if (!keras_classes().count(lcls))
       throw UsageError(file + ": layer '" + name + "' has class '" + lcls +
                        "', which drun does not support");
-    if (lcls == "InputLayer") {
-      if (have_input) throw UsageError(file + ": models with several inputs are not supported");
-      spec["input_shape"] = input_shape_of(lconfig, who);
-      index[name] = -1;
-      have_input = true;
-      continue;
-    }
-    if (!have_input) {  // Keras 2 Sequential: the first layer carries the input shape
-      for (const char* k : {"batch_input_shape", "batch_shape"})
-        if (lconfig.contains(k)) {
-          spec["input_shape"] = shape_of(lconfig[k], who);
-          have_input = true;
-        }
-      if (!have_input) throw UsageError(file + ": the model has no input shape");
-    }
-    json entry = {{"class_name", lcls}, {"config", drun_config(lcls, name, lconfig, file)}};
-    entry["config"]["name"] = name;
-    entry["config"].erase("batch_input_shape");
-    entry["config"].erase("batch_shape");
-    if (cls != "Sequential") {
-      std::vector<std::string> names;
-      inbound_names(l.value("inbound_nodes", json::array()), names);
-      json inbound = json::array();
-      for (const auto& n : names) {
-        const auto it = index.find(n);
-        if (it == index.end())
-          throw UsageError(who + ": takes input from unknown layer '" + n + "'");
-        inbound.push_back(it->second);
+    try {
+      if (lcls == "InputLayer") {
+        if (have_input) throw UsageError(file + ": models with several inputs are not supported");
+        spec["input_shape"] = input_shape_of(lconfig, who);
+        index[name] = -1;
+        have_input = true;
+        continue;
       }
-      entry["inbound"] = inbound;
+      if (!have_input) {  // Keras 2 Sequential: the first layer carries the input shape
+        for (const char* k : {"batch_input_shape", "batch_shape"})
+          if (lconfig.contains(k)) {
+            spec["input_shape"] = shape_of(lconfig[k], who);
+            have_input = true;
+          }
+        if (!have_input) throw UsageError(file + ": the model has no input shape");
+      }
+      json entry = {{"class_name", lcls}, {"config", drun_config(lcls, name, lconfig, file)}};
+      entry["config"]["name"] = name;
+      entry["config"].erase("batch_input_shape");
+      entry["config"].erase("batch_shape");
+      if (cls != "Sequential") {
+        std::vector<std::string> names;
+        try {
+          inbound_names(l.value("inbound_nodes", json::array()), names);
+        } catch (const UsageError& e) {
+          throw UsageError(who + ": " + e.what());
+        }
+        json inbound = json::array();
+        for (const auto& n : names) {
+          const auto it = index.find(n);
+          if (it == index.end())
+            throw UsageError(who + ": takes input from unknown layer '" + n + "'");
+          inbound.push_back(it->second);
+        }
+        entry["inbound"] = inbound;
+      }
+      index[name] = static_cast<int>(spec["layers"].size());
+      spec["layers"].push_back(entry);
+    } catch (const json::exception& e) {
+      // A value of an unexpected type deep in a layer's config.
+      throw UsageError(who + ": malformed config (" + e.what() + ")");
     }
-    index[name] = static_cast<int>(spec["layers"].size());
-    spec["layers"].push_back(entry);
   }
   if (spec["layers"].empty()) throw UsageError(file + ": the model has no layers");
   if (cls != "Sequential") {
     std::vector<std::string> outs;
-    inbound_names(config.value("output_layers", json::array()), outs);
+    try {
+      inbound_names(config.value("output_layers", json::array()), outs);
+    } catch (const UsageError& e) {
+      throw UsageError(file + ": output_layers: " + e.what());
+    }
     if (outs.size() != 1)
       throw UsageError(file + ": models with " + std::to_string(outs.size()) +
                        " outputs are not supported (one output)");

@@ -1,13 +1,11 @@
 #include "keras/keras_h5.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <sstream>
 
+#include "io/atomic_file.hpp"
 #include "io/h5.hpp"
 
 namespace drun::keras {
@@ -39,24 +37,18 @@ void write_weights(const h5::File& f, hid_t group, nn::Model& model) {
   }
 }
 
-// Writes through a temporary file that replaces `path` only once complete.
+// Made in memory, then written through a temporary file that replaces
+// `path` only once complete (io::write_text_atomically): a failure (a full
+// disk) names `path` and leaves whatever was there before.
 template <class Write>
 void write_atomically(const std::string& path, Write&& write) {
-  const std::string tmp = path + ".tmp";
-  try {
-    {
-      const auto f = h5::File::create(tmp);
-      write(f);
-    }
-    const int fd = ::open(tmp.c_str(), O_RDONLY);
-    const bool synced = fd >= 0 && ::fsync(fd) == 0;
-    if (fd >= 0) ::close(fd);
-    if (!synced || std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw UsageError("cannot write " + path + ": " + std::strerror(errno));
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
+  std::string image;
+  {
+    const auto f = h5::File::create_in_memory(path);
+    write(f);
+    image = f.image();
   }
+  io::write_text_atomically(path, image);
 }
 
 // The weights group of a file: model_weights in a whole-model file, the root
@@ -98,12 +90,15 @@ void load_layer(const h5::File& f, hid_t g, const FileLayer& from, nn::Layer& in
                      into.name() + "' (" + into.kind() + ") has " + std::to_string(params.size()));
   const auto lg = h5::open_group(f, g, from.name);
   for (size_t i = 0; i < params.size(); ++i) {
-    const Tensor t = h5::read_tensor(f, lg.id(), from.weight_names[i]);
-    if (t.shape().str() != params[i].value.shape().str())
-      throw UsageError(f.path() + ": weight '" + from.weight_names[i] + "' has shape " +
-                       t.shape().str() + ", drun's '" + params[i].name + "' has " +
+    // The shape is checked before the data is read: a file's shape is not
+    // trusted with an allocation.
+    const Shape shape = h5::dataset_shape(f, lg.id(), from.weight_names[i]);
+    if (shape.str() != params[i].value.shape().str())
+      throw UsageError(f.path() + ": layer '" + from.name + "': weight '" + from.weight_names[i] +
+                       "' has shape " + shape.str() + ", but " + into.kind() + " '" + into.name() +
+                       "' as configured needs '" + params[i].name + "' of shape " +
                        params[i].value.shape().str());
-    params[i].value.copy_from(t);
+    params[i].value.copy_from(h5::read_tensor(f, lg.id(), from.weight_names[i]));
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace drun::launch {
@@ -123,6 +124,10 @@ json placement_json(const std::vector<RankInfo>& ranks) {
 }
 
 std::vector<RankInfo> placement_from_json(const json& table) {
+  const auto bad = [](const std::string& what) {
+    return UsageError("DRUN_PLACEMENT is not a placement table: " + what);
+  };
+  if (!table.is_array() || table.empty()) throw bad("not a non-empty list of ranks");
   std::vector<RankInfo> out;
   try {
     for (const auto& e : table)
@@ -131,9 +136,31 @@ std::vector<RankInfo> placement_from_json(const json& table) {
                      e.at("task_index").get<int>(), e.at("gpu").get<int>(),
                      e.at("threads").get<int>()});
   } catch (const json::exception& e) {
-    throw UsageError(std::string("DRUN_PLACEMENT is not a placement table: ") + e.what());
+    throw bad(e.what());
+  }
+  // What tf_config and the ranks index by must be in range: a table is
+  // written by the launcher, but the environment can be anything.
+  const int n = static_cast<int>(out.size());
+  std::set<std::pair<std::string, int>> tasks;
+  for (int i = 0; i < n; ++i) {
+    const RankInfo& r = out[static_cast<size_t>(i)];
+    const std::string who = "rank " + std::to_string(i);
+    if (r.rank != i) throw bad(who + " says it is rank " + std::to_string(r.rank));
+    if (r.role != "chief" && r.role != "worker" && r.role != "ps")
+      throw bad(who + " has role '" + r.role + "' (chief, worker or ps)");
+    if (r.task_index < 0 || r.task_index >= n || !tasks.insert({r.role, r.task_index}).second)
+      throw bad(who + " has task_index " + std::to_string(r.task_index) +
+                ", out of range or taken");
+    if (r.node < 0 || r.gpu < -1 || r.threads < 1)
+      throw bad(who + " has a negative node, a gpu below -1 or threads below 1");
   }
   return out;
+}
+
+std::vector<RankInfo> placement_from_text(const std::string& text) {
+  const json table = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (table.is_discarded()) throw UsageError("DRUN_PLACEMENT is not JSON: '" + text + "'");
+  return placement_from_json(table);
 }
 
 std::string placement_table(const std::vector<RankInfo>& ranks) {

@@ -50,16 +50,22 @@ void Checkpoints::save(nn::Model& model, optim::Optimizer& optimizer, const Trai
                            {"optimizer_iterations", optimizer.iterations()},
                            {"optimizer_built", optimizer.built()},
                            {"rngs", rngs}};
+  // A failed write (a full disk) throws here: the index and the older
+  // checkpoints stay as they were, and the run stops (docs/formats.md).
   io::write_tensors(path_of(state.global_step), tensors, attributes);
 
+  // The index names the kept checkpoints before the oldest are removed, so
+  // that it never names a removed file, even when writing it fails.
   auto all = steps();
-  while (static_cast<int>(all.size()) > keep_max_) {
-    const std::string prefix = "ckpt-" + std::to_string(all.front()) + ".";
+  const size_t drop = all.size() > static_cast<size_t>(keep_max_) ? all.size() - keep_max_ : 0;
+  const std::vector<int64_t> pruned(all.begin(), all.begin() + static_cast<ptrdiff_t>(drop));
+  all.erase(all.begin(), all.begin() + static_cast<ptrdiff_t>(drop));
+  write_index(all);
+  for (int64_t step : pruned) {
+    const std::string prefix = "ckpt-" + std::to_string(step) + ".";
     for (const auto& entry : fs::directory_iterator(dir_))
       if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove(entry.path());
-    all.erase(all.begin());
   }
-  write_index(all);
 }
 
 void Checkpoints::write_index(const std::vector<int64_t>& steps) const {

@@ -13,4 +13,13 @@ elseif which == 'hooks' then
   local ds = core.arrays({{1, 2, 3}, {4, 5, 6}}, {{1, 0}, {0, 1}})
   local hook = setmetatable({}, {__index = function() error('no such field here') end})
   t:fit(ds, {{op = 'batch', size = 1}}, nil, nil, {epochs = 1}, {hook})
+elseif which == 'cycle' then  -- a table that holds itself: refused, not followed forever
+  local layer = {class_name = 'Dense', config = {units = 2, input_shape = {3}}}
+  layer.config.again = layer
+  core.model({name = 'sequential', layers = {layer}}, 0)
+elseif which == 'utf8' then  -- JSON is UTF-8: named where it comes in, not at a later dump
+  core.model({name = 'seq\255uential', layers = {}}, 0)
+elseif which == 'nan_key' then  -- a number key of any value is a key, not undefined behaviour
+  core.model({name = 'sequential', layers = {
+    {class_name = 'Dense', config = {units = 2, input_shape = {3}, [1e300] = 1}}}}, 0)
 end

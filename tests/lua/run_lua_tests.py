@@ -163,7 +163,10 @@ def test_core_bad_arguments():
     # through the binding's one error path (no luaL_check* longjmp).
     for case, words in (("seed", ["model seed: expected a number, got string"]),
                         ("object", ["argument #1: expected a drun.Model, got table"]),
-                        ("hooks", ["reading field '_builtin'", "no such field here"])):
+                        ("hooks", ["reading field '_builtin'", "no such field here"]),
+                        ("cycle", ["nests tables more than 64 deep"]),
+                        ("utf8", ["option 'model.name' is not valid UTF-8 text"]),
+                        ("nan_key", ["1e+300"])):
         expect_error(["core_bad_argument.lua", case], words, [r"core_bad_argument\.lua:\d+:"],
                      cwd=HERE)
 

@@ -15,6 +15,9 @@ checkpoint every 200 steps, so resumption lands mid-epoch.
              ends at once, its parameter server included.
   corrupt    the newest checkpoint truncated: the rerun warns, names it and
              resumes from the one before.
+  disk_full  the disk fills while a checkpoint is written: the run stops
+             non-zero naming the file, the previous checkpoint and the index
+             are intact, and the rerun resumes from it.
 
 Usage: resume_test.py DRUN COMPARE_CHECKPOINTS SOURCE_ROOT [CASE...]"""
 import os
@@ -152,6 +155,43 @@ def case_corrupt(tmp):
     assert "warning" in p.stderr and newest in p.stderr, f"no warning naming {newest}: {p.stderr[-1500:]}"
     assert "resuming from" in p.stderr and "ckpt-200.h5" in p.stderr, p.stderr[-1500:]
     return "the truncated ckpt-400.h5 was named and skipped; resumed from ckpt-200.h5"
+
+
+def case_disk_full(tmp):
+    # The file system fills up while ckpt-400.h5 is written (RLIMIT_FSIZE: a
+    # write past the limit fails with EFBIG, as on a full disk). The run stops
+    # with a non-zero exit and one error line naming the file; ckpt-200.h5 and
+    # the index naming it are untouched, no partial file is left, and a rerun
+    # with space again resumes from ckpt-200.h5 (docs/formats.md).
+    d = os.path.join(tmp, "full")
+    p = run(command(d, steps=200))
+    assert p.returncode == 0, p.stderr[-1500:]
+    limit = os.path.getsize(os.path.join(d, "ckpt-200.h5")) // 2
+
+    def fill_up():
+        import resource
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    p = subprocess.run(command(d, steps=400), capture_output=True, text=True, timeout=300,
+                       preexec_fn=fill_up)
+    newest = os.path.join(d, "ckpt-400.h5")
+    errors = [l for l in p.stderr.splitlines() if newest in l]
+    assert p.returncode != 0, f"the run went on past a failed checkpoint: {p.stderr[-1500:]}"
+    assert len(errors) == 1 and "File too large" in errors[0], \
+        f"no one line naming {newest} and the reason: {p.stderr[-1500:]}"
+    left = sorted(os.listdir(d))
+    assert "ckpt-200.h5" in left and not [f for f in left if f.startswith("ckpt-400")], \
+        f"files after the failure: {left}"
+    with open(os.path.join(d, "checkpoint")) as f:
+        index = f.read()
+    assert 'model_checkpoint_path: "ckpt-200.h5"' in index and "400" not in index, index
+    p2 = run(command(d, steps=400))
+    assert p2.returncode == 0, p2.stderr[-1500:]
+    assert "resuming from" in p2.stderr and "ckpt-200.h5" in p2.stderr, p2.stderr[-1500:]
+    assert os.path.exists(newest), "the rerun wrote no ckpt-400.h5"
+    return (f"exit {p.returncode} with '{errors[0].strip()[:160]}'; ckpt-200.h5 and its index "
+            "intact; the rerun resumed from it")
 
 
 def main():

@@ -194,7 +194,7 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
 void take_role(train::Context& ctx, int rank, int size) {
   std::vector<launch::RankInfo> ranks;
   if (const char* table = std::getenv("DRUN_PLACEMENT")) {
-    ranks = launch::placement_from_json(json::parse(table));
+    ranks = launch::placement_from_text(table);
     if (static_cast<int>(ranks.size()) != size)
       throw UsageError("DRUN_PLACEMENT has " + std::to_string(ranks.size()) +
                        " ranks but the job has " + std::to_string(size));

@@ -32,10 +32,19 @@ bool cpu_runs(Isa isa) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   switch (isa) {
+#if defined(__clang__)  // clang 14 knows the features, not the levels they make
+    case Isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("bmi2");
+    case Isa::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
     case Isa::avx2:
       return __builtin_cpu_supports("x86-64-v3");
     case Isa::avx512:
       return __builtin_cpu_supports("x86-64-v4");
+#endif
     case Isa::baseline:
       return true;
     case Isa::vsx:

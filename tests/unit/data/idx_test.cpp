@@ -234,6 +234,30 @@ TEST(Idx, BadGzipChecksum) {
       contains(usage_error([&] { read_idx_images(dir.file("crc.gz")); }), "corrupt gzip stream"));
 }
 
+// A header that claims far more than the file can hold (raw: its size;
+// gzip: deflate's 1032:1 at most) is refused before anything that size is
+// allocated: 2^36 bytes would otherwise be asked of the allocator.
+TEST(Idx, HeaderClaimingMoreThanTheFileHoldsIsRefusedUpFront) {
+  TempDir dir;
+  const Bytes huge = idx_u8({1u << 12, 1u << 12, 1u << 12}, {1, 2, 3});
+  write_raw(dir.file("huge"), huge);
+  write_gz(dir.file("huge.gz"), huge);
+  for (const char* name : {"huge", "huge.gz"}) {
+    const std::string msg = usage_error([&] { read_idx_images(dir.file(name)); });
+    EXPECT_TRUE(contains(msg, dir.file(name))) << msg;
+    EXPECT_TRUE(contains(msg, "more than the file can hold")) << msg;
+  }
+}
+
+// Four dimensions of 2^32 - 1 overflowed the element count (signed
+// overflow, undefined) before it was compared with the limit.
+TEST(Idx, DimensionsWhoseProductOverflowsAreRefused) {
+  TempDir dir;
+  write_raw(dir.file("overflow"), idx_u8({0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 1}, {}));
+  EXPECT_TRUE(contains(usage_error([&] { read_idx(dir.file("overflow"), DType::f32); }),
+                       "too large to be real"));
+}
+
 TEST(Idx, FolderIsNotAFile) {
   TempDir dir;
   std::filesystem::create_directories(dir.file("sub"));

@@ -5,10 +5,12 @@
 #include "keras/keras_h5.hpp"
 
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "base/rng.hpp"
 #include "seed_cnn.hpp"
@@ -242,6 +244,115 @@ TEST_F(KerasH5, UnsupportedLayersAndOptionsNameTheLayer) {
             "f.h5");
       },
       {"'c'", "dilation_rate"});
+}
+
+// A Keras file as Keras lays it out, with a model_config of our choosing and
+// the weights of `weights` (what a file edited by hand, or by h5py, holds).
+void write_keras_file(const std::string& path, const json& config, nn::Model& weights) {
+  save_model(weights, path, nullptr);
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  ASSERT_GE(H5Adelete(f, "model_config"), 0);
+  const std::string text = config.dump();
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, text.size());
+  const hid_t space = H5Screate(H5S_SCALAR);
+  const hid_t attr = H5Acreate2(f, "model_config", type, space, H5P_DEFAULT, H5P_DEFAULT);
+  EXPECT_GE(H5Awrite(attr, type, text.data()), 0);
+  H5Aclose(attr);
+  H5Sclose(space);
+  H5Tclose(type);
+  ASSERT_GE(H5Fclose(f), 0);
+}
+
+json mlp_spec(int hidden) {
+  return {{"name", "mlp"},
+          {"input_shape", {4}},
+          {"layers",
+           {{{"class_name", "Dense"}, {"config", {{"units", hidden}}}},
+            {{"class_name", "Dense"}, {"config", {{"units", 2}}}}}}};
+}
+
+// A Lambda layer's config is Python code (marshal bytecode): the file is
+// refused by the layer's name before any of it is read, in one line.
+TEST_F(KerasH5, LambdaLayerIsRefusedByName) {
+  nn::Model model(mlp_spec(3), 1);
+  json config = model_config(model);
+  config["config"]["layers"].push_back(
+      {{"class_name", "Lambda"},
+       {"config",
+        {{"name", "double_it"},
+         {"function", {{"class_name", "__lambda__"}, {"config", {{"code", "4wEAAAAAAAAA"}}}}}}}});
+  write_keras_file(path("lambda.h5"), config, model);
+  for (const auto& load : {std::function<void()>([&] { load_model(path("lambda.h5")); }),
+                           std::function<void()>([&] { inspect(path("lambda.h5")); })}) {
+    expect_usage_error(load, {path("lambda.h5"), "'double_it'", "Lambda", "never runs code"});
+    try {
+      load();
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(KerasH5, UnknownLayerClassInAFileNamesFileAndLayer) {
+  nn::Model model(mlp_spec(3), 1);
+  json config = model_config(model);
+  config["config"]["layers"].push_back(
+      {{"class_name", "GaussianNoise"}, {"config", {{"name", "noisy"}, {"stddev", 0.1}}}});
+  write_keras_file(path("unknown.h5"), config, model);
+  expect_usage_error([&] { load_model(path("unknown.h5")); },
+                     {path("unknown.h5"), "'noisy'", "GaussianNoise", "does not support"});
+}
+
+// The config says 5 hidden units, the weights were saved with 3.
+TEST_F(KerasH5, WeightsThatContradictTheConfigNameFileAndLayer) {
+  nn::Model saved(mlp_spec(3), 1), described(mlp_spec(5), 1);
+  write_keras_file(path("contradicts.h5"), model_config(described), saved);
+  expect_usage_error(
+      [&] { load_model(path("contradicts.h5")); },
+      {path("contradicts.h5"), "layer 'dense'", "dense/kernel:0", "(4, 3)", "(4, 5)"});
+}
+
+// What a fuzzer found or could: values of the wrong JSON type anywhere in a
+// model_config are UsageErrors naming the file, never JSON exceptions.
+TEST_F(KerasH5, MalformedModelConfigsAreUsageErrors) {
+  const json input = {{"class_name", "InputLayer"},
+                      {"name", "in"},
+                      {"config", {{"batch_shape", {nullptr, 4}}}},
+                      {"inbound_nodes", json::array()}};
+  const auto functional = [&](const json& dense, const json& outputs) {
+    return json{
+        {"class_name", "Functional"},
+        {"config", {{"name", "f"}, {"layers", {input, dense}}, {"output_layers", outputs}}}};
+  };
+  const json dense = {{"class_name", "Dense"},
+                      {"name", "d"},
+                      {"config", {{"name", "d"}, {"units", 2}}},
+                      {"inbound_nodes", {{{"keras_history", 7}}}}};
+  json linked = dense;
+  linked["inbound_nodes"] = json::array({json::array({json::array({"in", 0, 0, json::object()})})});
+  const std::vector<json> bad = {
+      json{{"class_name", 3}, {"config", json::object()}},
+      json{{"class_name", "Sequential"}, {"config", {{"layers", 5}}}},
+      json{{"class_name", "Sequential"}, {"config", {{"layers", {7}}}}},
+      json{{"class_name", "Sequential"}, {"config", {{"layers", {{{"class_name", 1}}}}}}},
+      json{{"class_name", "Sequential"}, {"config", {{"name", {1}}, {"layers", json::array()}}}},
+      functional(dense, {{"d", 0, 0}}),
+      functional(linked, json{{"keras_history", json::array()}}),
+      json{{"class_name", "Sequential"},
+           {"config",
+            {{"layers",
+              {{{"class_name", "Dense"},
+                {"config", {{"batch_shape", {nullptr, 4}}, {"dtype", {{"config", 3}}}}}}}}}}}};
+  for (const json& config : bad) {
+    try {
+      spec_from_model_config(config, "f.h5");
+      ADD_FAILURE() << "accepted " << config.dump();
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("f.h5"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

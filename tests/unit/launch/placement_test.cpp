@@ -168,6 +168,30 @@ TEST(Placement, Errors) {
   EXPECT_THROW(tf_config(place(nodes(1, 0, 2), {}), 1), std::out_of_range);
 }
 
+// DRUN_PLACEMENT comes from the environment: a table that would index out
+// of range (a negative or huge task_index wrote before tf_config's list) is
+// refused by name (found by tools/fuzz/fuzz_placement).
+TEST(Placement, TableFromTheEnvironmentIsChecked) {
+  const auto ranks = place(nodes(2, 1, 2), {});
+  EXPECT_EQ(placement_from_text(placement_json(ranks).dump()).size(), ranks.size());
+  const auto with = [&](const std::string& key, const json& value) {
+    json table = placement_json(ranks);
+    table[1][key] = value;
+    return table.dump();
+  };
+  expect_usage_error([] { placement_from_text("[{"); }, {"DRUN_PLACEMENT is not JSON"});
+  expect_usage_error([] { placement_from_text("{}"); }, {"not a non-empty list"});
+  expect_usage_error([&] { placement_from_text(with("task_index", -1)); },
+                     {"rank 1", "task_index -1"});
+  expect_usage_error([&] { placement_from_text(with("task_index", 1 << 30)); },
+                     {"rank 1", "task_index"});
+  expect_usage_error([&] { placement_from_text(with("role", "chief")); }, {"rank 1", "taken"});
+  expect_usage_error([&] { placement_from_text(with("role", "boss")); }, {"rank 1", "'boss'"});
+  expect_usage_error([&] { placement_from_text(with("rank", 5)); }, {"rank 1 says it is rank 5"});
+  expect_usage_error([&] { placement_from_text(with("threads", 0)); }, {"rank 1", "threads"});
+  expect_usage_error([&] { placement_from_text(with("host", 3)); }, {"DRUN_PLACEMENT"});
+}
+
 // The issue's --dry-run cases, end to end: environment → cluster → table.
 TEST(DryRun, SlurmThreeNodesTwoGpusWithParameterServers) {
   Environment env({{"SLURM_JOB_NODELIST", "node[1-3]"},
