@@ -10,7 +10,6 @@
 #include "base/options.hpp"
 #include "drun/config.hpp"
 #include "drun/error.hpp"
-#include "train/context.hpp"
 
 namespace drun::api {
 
