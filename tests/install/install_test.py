@@ -5,7 +5,8 @@ tree to another path (as Spack, EasyBuild or a copied folder would) and uses
 it from a directory outside the source tree with no DRUN_* variable set:
 
   relocated  PREFIX/bin/drun trains the seed CNN from the installed script,
-             with the installed Lua modules; `module use; module load drun`
+             with the installed Lua modules, alone and as 2 ranks (mpirun);
+             `module use; module load drun`
              (environment-modules) puts it on PATH
   embed      examples/embed, built from the prefix with `pkg-config --cflags
              --libs drun` alone, trains and writes m.h5; Keras (build/venv)
@@ -92,6 +93,13 @@ def case_relocated(prefix, libdir, work):
     check(summary["global_step"] == 32, f"32 steps of 64 on 2000 images ({summary['global_step']})")
     check(summary["eval"]["accuracy"] > 0.4,
           f"the seed CNN learns (test accuracy {summary['eval']['accuracy']:.3f})")
+
+    # Its ranks, started through mpirun, find the same files.
+    run([drun, "-np", "2", os.path.join(prefix, "share/drun/scripts/fashion_mnist.lua"), "--epochs",
+         "1", "--train-limit", "1000", "--model-dir", "runs/np2"], work, clean_env(), timeout=600)
+    summary = json.load(open(os.path.join(work, "runs/np2/summary.json")))
+    check(summary["workers"] == 2 and summary["global_step"] == 8,
+          f"drun -np 2 from the moved prefix: 2 workers, 8 steps ({summary['global_step']})")
 
     for template in ("slurm/drun.sbatch", "lsf/drun.lsf", "pbs/drun.pbs"):
         check(os.path.isfile(os.path.join(prefix, "share/drun/platforms", template)),

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <drun/drun.hpp>
+#include <filesystem>
 #include <string>
 
 namespace {
@@ -84,7 +85,9 @@ TEST(Api, TrainsPredictsSavesAndLoads) {
 
   const auto predicted = model.predict(data.batch(64));
   ASSERT_EQ(predicted.shape, (std::vector<int64_t>{64, 2}));
-  const std::string path = "api_test_" + std::to_string(getpid()) + ".h5";
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("drun_api_test_" + std::to_string(getpid()) + ".h5"))
+                               .string();
   model.save(path);
   auto loaded = drun::Model::load(runtime, path);  // uncompiled: predict only
   const auto again = loaded.predict(data.batch(64));
