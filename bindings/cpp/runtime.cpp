@@ -12,7 +12,6 @@ std::unique_ptr<Runtime::Impl> make_impl(int* argc, char*** argv, const RuntimeS
     auto impl = std::make_unique<Runtime::Impl>();
     train::EmbeddedProcess::Settings settings;
     settings.threads = s.threads;
-    settings.data_dir = s.data_dir;
     settings.quiet = s.quiet;
     impl->process = std::make_unique<train::EmbeddedProcess>(argc, argv, settings);
     return impl;

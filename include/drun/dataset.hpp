@@ -13,7 +13,7 @@ namespace drun {
 class Dataset {
  public:
   // Debian's dataset-fashion-mnist: split "train" or "test", from `dir`, else
-  // the runtime's data_dir, else /usr/share/datasets/fashion-mnist; pixels
+  // $DRUN_DATA_DIR, else /usr/share/datasets/fashion-mnist; pixels
   // scaled to [0, 1] unless scale is false.
   static Dataset fashion_mnist(const std::string& split, const std::string& dir = "",
                                bool scale = true);
@@ -37,10 +37,11 @@ class Dataset {
   int64_t size() const;
   std::vector<int64_t> example_shape() const;
 
-  struct Impl;
-  const Impl& impl() const { return *impl_; }
+  struct Impl;  // the runtime's side (bindings/cpp)
 
  private:
+  friend class Model;
+  const Impl& impl() const { return *impl_; }
   explicit Dataset(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
 };

@@ -10,9 +10,8 @@
 namespace drun {
 
 struct RuntimeSettings {
-  int threads = 0;       // 0: DRUN_THREADS, else the node's cores shared by its ranks
-  std::string data_dir;  // "": DRUN_DATA_DIR, else each data set's default
-  bool quiet = false;    // no progress output
+  int threads = 0;     // 0: DRUN_THREADS, else the node's cores shared by its ranks
+  bool quiet = false;  // no progress output
 };
 
 class Runtime {
@@ -30,10 +29,11 @@ class Runtime {
   bool is_chief() const { return role() == "chief"; }
   int threads() const;
 
-  struct Impl;
-  Impl& impl() const { return *impl_; }
+  struct Impl;  // the runtime's side (bindings/cpp)
 
  private:
+  friend class Model;
+  Impl& impl() const { return *impl_; }
   std::unique_ptr<Impl> impl_;
 };
 
