@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -19,9 +20,12 @@ class Value {
  public:
   using Variant = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>>;
   Value(bool b) : v_(b) {}
-  Value(int i) : v_(int64_t{i}) {}
-  Value(int64_t i) : v_(i) {}
-  Value(double d) : v_(d) {}
+  // Any integer type (int, long, size_t...) and any floating-point type.
+  template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Value(T i)
+      : v_(static_cast<int64_t>(i)) {}
+  template <class T>
+  requires std::is_floating_point_v<T> Value(T d) : v_(static_cast<double>(d)) {}
   Value(const char* s) : v_(std::string(s)) {}
   Value(std::string s) : v_(std::move(s)) {}
   Value(std::initializer_list<int64_t> list) : v_(std::vector<int64_t>(list)) {}
