@@ -191,30 +191,4 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   return 1;
 }
 
-void take_role(train::Context& ctx, int rank, int size) {
-  std::vector<launch::RankInfo> ranks;
-  if (const char* table = std::getenv("DRUN_PLACEMENT")) {
-    ranks = launch::placement_from_text(table);
-    if (static_cast<int>(ranks.size()) != size)
-      throw UsageError("DRUN_PLACEMENT has " + std::to_string(ranks.size()) +
-                       " ranks but the job has " + std::to_string(size));
-    ctx.exec.threads = ranks[static_cast<size_t>(rank)].threads;
-  } else {  // started by hand (mpirun drun ...): every rank a worker
-    for (int i = 0; i < size; ++i)
-      ranks.push_back({i, "localhost", 0, i == 0 ? "chief" : "worker", i == 0 ? 0 : i - 1, -1,
-                       ctx.exec.threads});
-  }
-  const auto& me = ranks[static_cast<size_t>(rank)];
-  ctx.role = me.role;
-  ctx.task_index = me.task_index;
-  ctx.gpu = me.gpu;
-  ctx.tf_config = launch::tf_config(ranks, rank);
-  if (me.role != "chief")
-    ctx.label =
-        "rank " + std::to_string(rank) + ", " + me.role + " " + std::to_string(me.task_index);
-  setenv("TF_CONFIG", ctx.tf_config.dump().c_str(), 1);
-  setenv("DRUN_ROLE", me.role.c_str(), 1);
-  setenv("DRUN_TASK_INDEX", std::to_string(me.task_index).c_str(), 1);
-}
-
 }  // namespace drun::launch

@@ -38,9 +38,4 @@ bool needs_launch(const Request& r, const launch::ClusterSpec& cluster);
 // and returns the job's exit code (supervise.hpp). `plan_ctx` is a context for the plan-mode run.
 int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context plan_ctx);
 
-// Inside a job: this rank's role from DRUN_PLACEMENT (or, when absent, worker
-// `rank` of `size` with worker 0 the chief), exported as TF_CONFIG,
-// DRUN_ROLE and DRUN_TASK_INDEX and written into ctx.
-void take_role(train::Context& ctx, int rank, int size);
-
 }  // namespace drun::launch

@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "base/install_layout.hpp"
 #include "distributed/comm.hpp"
 #include "distributed/stall_inspector.hpp"
 #include "keras/keras_h5.hpp"
@@ -21,6 +23,7 @@
 #include "launch.hpp"
 #include "launch/cluster.hpp"
 #include "runner.hpp"
+#include "train/job.hpp"
 #include "train/preemption.hpp"
 
 #ifndef DRUN_LUA_DIR
@@ -35,13 +38,22 @@
 
 namespace {
 
+// An installed drun (PREFIX/bin/drun) reads the Lua modules and models of
+// its own prefix, wherever that was moved; one in a build tree those of the
+// source tree it was built from. The environment overrides either.
+std::optional<std::filesystem::path> own_prefix() {
+  return drun::install_prefix_of(drun::self_executable(), drun::installed_bin_dir());
+}
+
 std::string models_root() {
   if (const char* env = std::getenv("DRUN_MODELS_PATH")) return env;
+  if (const auto prefix = own_prefix()) return (*prefix / drun::installed_models_dir()).string();
   return std::filesystem::weakly_canonical(DRUN_MODELS_DIR).string();
 }
 
 std::string module_root() {
   if (const char* env = std::getenv("DRUN_LUA_PATH")) return env;
+  if (const auto prefix = own_prefix()) return (*prefix / drun::installed_lua_dir()).string();
   return std::filesystem::weakly_canonical(DRUN_LUA_DIR).string();
 }
 
@@ -305,7 +317,7 @@ int main(int argc, char** argv) {
       comm = std::make_unique<drun::distributed::Communicator>(&argc, &argv);
       ctx.comm = comm.get();
       ctx.exec.threads = req.threads > 0 ? req.threads : std::max(1, cores / comm->local_size());
-      drun::launch::take_role(ctx, comm->rank(), comm->size());
+      drun::train::take_role(ctx, comm->rank(), comm->size());
       inspector = start_stall_inspector(ctx, *comm);
       workers = comm->split(ctx.role == "ps" ? 1 : 0);
       ctx.workers = workers.get();
