@@ -10,6 +10,14 @@
 
 namespace drun {
 
+// SplitMix64's finaliser: nearby inputs (seeds, epochs, example indices) give
+// unrelated 64-bit values, for seeding per-example or per-epoch generators.
+inline uint64_t mix_bits(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 class Rng {
  public:
   explicit Rng(uint64_t seed = 0) : engine_(seed) {}

@@ -6,23 +6,15 @@
 
 namespace drun::data {
 
-namespace {
-// SplitMix64's finaliser: nearby (seed, epoch, position) give unrelated streams.
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-}  // namespace
-
 bool augments(const PipelineSpec& spec) {
   return spec.crop_padding > 0 || spec.flip || spec.standardize;
 }
 
 void augment_example(const PipelineSpec& spec, int64_t h, int64_t w, int64_t c, const float* src,
                      float* dst, int64_t epoch, int64_t position) {
-  Rng rng(mix(spec.augment_seed ^ mix(static_cast<uint64_t>(epoch) * 0x9e3779b97f4a7c15ULL +
-                                      static_cast<uint64_t>(position))));
+  Rng rng(
+      mix_bits(spec.augment_seed ^ mix_bits(static_cast<uint64_t>(epoch) * 0x9e3779b97f4a7c15ULL +
+                                            static_cast<uint64_t>(position))));
   const int64_t pad = spec.crop_padding;
   const int64_t oy =
       pad > 0 ? static_cast<int64_t>(rng.next() % static_cast<uint64_t>(2 * pad + 1)) : pad;

@@ -56,13 +56,6 @@ std::array<double, 2> pair_option(Options& o, const std::string& key,
   return {v[0], v[1]};
 }
 
-// SplitMix64's finaliser: nearby draws and seeds give unrelated generators.
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 class ImageFolderSource final : public ExampleSource {
  public:
   ImageFolderSource(ImageFolderOptions options, std::vector<std::string> files)
@@ -104,7 +97,7 @@ DecodePlan ImageFolderSource::plan(const Box& box, int64_t width, int64_t height
 void ImageFolderSource::make(int64_t index, uint64_t draw, float* dst) const {
   const std::string& path = files_.at(static_cast<size_t>(index));
   const std::vector<uint8_t> bytes = read_file_bytes(path);
-  Rng rng(mix(draw ^ mix(o_.seed)));
+  Rng rng(mix_bits(draw ^ mix_bits(o_.seed)));
   Box box;
   bool flip = false;
   const DecodedRegion r = decode_image(bytes, path, [&](int64_t width, int64_t height) {

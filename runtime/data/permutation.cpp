@@ -4,14 +4,13 @@
 #include <numeric>
 #include <utility>
 
+#include "base/rng.hpp"
+
 namespace drun::data {
 namespace {
 
 uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return mix_bits(x + 0x9e3779b97f4a7c15ULL);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/options.hpp"
+#include "base/rng.hpp"
 #include "data/augment.hpp"
 #include "data/permutation.hpp"
 
@@ -170,15 +171,6 @@ void Pipeline::make_batch(int64_t index, Batch& out) const {
   }
 }
 
-namespace {
-// SplitMix64's finaliser, to spread (epoch, pass, example) over 64 bits.
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-}  // namespace
-
 // Example k's random draws (crop, flip) come from its epoch, its pass within
 // the epoch and its index in the data set: the same on every resume, and
 // independent of the threads, the batch size, the shuffle and the sharding.
@@ -190,8 +182,8 @@ void Pipeline::make_from_source(int64_t begin, int64_t size, float* bx) const {
     const int64_t e = order_[static_cast<size_t>(at)];
     const int64_t pass = shard_size_ > 0 ? at / shard_size_ : 0;
     const uint64_t draw =
-        mix(mix(mix(static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(pass)) ^
-            static_cast<uint64_t>(e));
+        mix_bits(mix_bits(mix_bits(static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(pass)) ^
+                 static_cast<uint64_t>(e));
     source.make(e, draw, bx + k * x_inner);
   });
 }
