@@ -30,6 +30,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "netns"))
+from nodes import netns_names, procs_in as procs_in_netns  # noqa: E402
+
 SUBNET = "10.212.0.0/24"  # tests/netns uses 10.211.0.0/24
 NODES = (("nodea", "10.212.0.1", "drunsa"), ("nodeb", "10.212.0.2", "drunsb"))
 CPUS_PER_NODE = 2
@@ -49,24 +52,6 @@ def sh(*cmd, check=True, **kw):
     if check and r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}): {(r.stderr or r.stdout).strip()}")
     return r
-
-
-def netns_names():
-    r = sh("ip", "netns", "list", check=False)
-    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
-
-
-def procs_in_netns(inodes):
-    """PIDs of processes whose network namespace is one of these (by inode)."""
-    found = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                if os.stat(f"/proc/{d}/ns/net").st_ino in inodes:
-                    found.append(int(d))
-            except OSError:
-                pass
-    return found
 
 
 SLURM_CONF = """# Written by tests/sched/cluster.py: a throwaway two-node cluster.
