@@ -14,8 +14,7 @@
 //
 // DRUN_OP(return type, name, (parameters), (arguments), device, checks)
 //   arguments: the parameters' names, to forward them;
-//   device:    the Exec the op runs on (an optimizer update runs where its
-//              variable lives: where(w));
+//   device:    the Exec the op runs on;
 //   checks:    an expression run before any backend, in ops.cpp, over the
 //              parameters (`op` is the op's name): what would otherwise
 //              corrupt memory. Shapes are the callers' to check (layers know
@@ -164,29 +163,30 @@ DRUN_OP(double, loss_forward_backward,
 // out (int32, rows) = the column of each row's maximum, the first one.
 DRUN_OP(void, argmax_rows, (const Exec& ex, const Tensor& x, Tensor& out), (ex, x, out), ex, none())
 
-// Optimizer updates (kernels/optimizer_update.hpp gives each rule); they run
-// where w lives. Optional slots (AMSGrad's vhat, centered RMSprop's mg) are
-// null when unused.
-DRUN_OP(void, sgd_update, (const Tensor& g, Tensor& w, float lr, float weight_decay),
-        (g, w, lr, weight_decay), where(w), same_size(op, g, w))
+// Optimizer updates (kernels/optimizer_update.hpp gives each rule), on the
+// device where w lives (the optimizer's Exec says so). Optional slots
+// (AMSGrad's vhat, centered RMSprop's mg) are null when unused.
+DRUN_OP(void, sgd_update,
+        (const Exec& ex, const Tensor& g, Tensor& w, float lr, float weight_decay),
+        (ex, g, w, lr, weight_decay), ex, same_size(op, g, w))
 DRUN_OP(void, sgd_momentum_update,
-        (const Tensor& g, Tensor& w, Tensor& v, float lr, float momentum, bool nesterov,
-         float weight_decay),
-        (g, w, v, lr, momentum, nesterov, weight_decay), where(w), same_size(op, g, w))
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& v, float lr, float momentum,
+         bool nesterov, float weight_decay),
+        (ex, g, w, v, lr, momentum, nesterov, weight_decay), ex, same_size(op, g, w))
 DRUN_OP(void, adagrad_update,
-        (const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon, float weight_decay),
-        (g, w, acc, lr, epsilon, weight_decay), where(w), same_size(op, g, w))
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon,
+         float weight_decay),
+        (ex, g, w, acc, lr, epsilon, weight_decay), ex, same_size(op, g, w))
 DRUN_OP(void, adam_update,
-        (const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat, float lr_t, float beta_1,
-         float beta_2, float epsilon, float weight_decay),
-        (g, w, m, v, vhat, lr_t, beta_1, beta_2, epsilon, weight_decay), where(w),
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat, float lr_t,
+         float beta_1, float beta_2, float epsilon, float weight_decay),
+        (ex, g, w, m, v, vhat, lr_t, beta_1, beta_2, epsilon, weight_decay), ex,
         same_size(op, g, w))
 DRUN_OP(void, rmsprop_update,
-        (const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr, float rho, float epsilon,
-         float weight_decay),
-        (g, w, rms, mg, lr, rho, epsilon, weight_decay), where(w), same_size(op, g, w))
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr, float rho,
+         float epsilon, float weight_decay),
+        (ex, g, w, rms, mg, lr, rho, epsilon, weight_decay), ex, same_size(op, g, w))
 DRUN_OP(void, rmsprop_momentum_update,
-        (const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom, float lr, float rho,
-         float momentum, float epsilon, float weight_decay),
-        (g, w, rms, mg, mom, lr, rho, momentum, epsilon, weight_decay), where(w),
-        same_size(op, g, w))
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom, float lr,
+         float rho, float momentum, float epsilon, float weight_decay),
+        (ex, g, w, rms, mg, mom, lr, rho, momentum, epsilon, weight_decay), ex, same_size(op, g, w))

@@ -117,7 +117,8 @@ void Optimizer::apply(std::span<Param* const> params) {
       throw std::invalid_argument(class_name_ + ": gradient of '" + p.name + "' is " +
                                   dtype_name(p.grad.dtype()) + " " + p.grad.shape().str() +
                                   ", the variable is float32 " + p.value.shape().str());
-    update(i, p.value, p.grad, lr);
+    const Device device = p.value.device();
+    update(Exec{device, device == Device::cpu ? cpu_threads_ : 1}, i, p.value, p.grad, lr);
   }
   ++iterations_;
 }

@@ -29,10 +29,13 @@
 #include <vector>
 
 #include "base/options.hpp"
+#include "kernels/ops.hpp"
 #include "optim/schedule.hpp"
 #include "tensor/param.hpp"
 
 namespace drun::optim {
+
+using kernels::Exec;
 
 class Optimizer {
  public:
@@ -59,6 +62,9 @@ class Optimizer {
   // Multiplies every learning rate the schedule gives, e.g. by the number of
   // workers for the linear scaling rule (Goyal et al. 2017). Default 1.
   void set_lr_scale(float scale) { lr_scale_ = scale; }
+  // How many threads the updates of variables in host memory may use (the
+  // trainer's --threads). Default 1.
+  void set_cpu_threads(int threads) { cpu_threads_ = threads < 1 ? 1 : threads; }
   float weight_decay() const { return weight_decay_; }
 
   // The slot tensors by name, "<variable>/<slot>" with a ":0" suffix of the
@@ -90,8 +96,9 @@ class Optimizer {
   virtual std::vector<SlotSpec> slot_specs() const = 0;
   // This class's own keys for config().
   virtual void add_config(json& config) const = 0;
-  // Updates variable `index` (its position in the span) given its gradient, at rate lr.
-  virtual void update(size_t index, Tensor& w, const Tensor& g, float lr) = 0;
+  // Updates variable `index` (its position in the span) given its gradient, at
+  // rate lr, on ex (where w lives).
+  virtual void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) = 0;
 
   Tensor& slot(size_t index, size_t k) { return vars_[index].slots[k]; }
   // weight_decay() for variables it applies to, 0 for the others.
@@ -113,6 +120,7 @@ class Optimizer {
   float weight_decay_ = 0.f;
   int64_t iterations_ = 0;
   float lr_scale_ = 1.f;
+  int cpu_threads_ = 1;
   bool built_ = false;
   std::vector<SlotSpec> specs_;
   std::vector<Var> vars_;
@@ -128,7 +136,7 @@ class SGD final : public Optimizer {
  protected:
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
-  void update(size_t index, Tensor& w, const Tensor& g, float lr) override;
+  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) override;
 
  private:
   struct Parsed {};
@@ -146,7 +154,7 @@ class Adagrad final : public Optimizer {
  protected:
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
-  void update(size_t index, Tensor& w, const Tensor& g, float lr) override;
+  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) override;
 
  private:
   struct Parsed {};
@@ -167,7 +175,7 @@ class Adam final : public Optimizer {
  protected:
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
-  void update(size_t index, Tensor& w, const Tensor& g, float lr) override;
+  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) override;
 
  private:
   struct Parsed {};
@@ -191,7 +199,7 @@ class RMSprop final : public Optimizer {
  protected:
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
-  void update(size_t index, Tensor& w, const Tensor& g, float lr) override;
+  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) override;
 
  private:
   struct Parsed {};

@@ -46,11 +46,11 @@ void SGD::add_config(json& c) const {
   c["nesterov"] = nesterov_;
 }
 
-void SGD::update(size_t i, Tensor& w, const Tensor& g, float lr) {
+void SGD::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, float lr) {
   if (momentum_ > 0.f)
-    kernels::sgd_momentum_update(g, w, slot(i, 0), lr, momentum_, nesterov_, decay_of(i));
+    kernels::sgd_momentum_update(ex, g, w, slot(i, 0), lr, momentum_, nesterov_, decay_of(i));
   else
-    kernels::sgd_update(g, w, lr, decay_of(i));
+    kernels::sgd_update(ex, g, w, lr, decay_of(i));
 }
 
 // Adagrad -------------------------------------------------------------------
@@ -75,8 +75,8 @@ void Adagrad::add_config(json& c) const {
   c["epsilon"] = float_json(epsilon_);
 }
 
-void Adagrad::update(size_t i, Tensor& w, const Tensor& g, float lr) {
-  kernels::adagrad_update(g, w, slot(i, 0), lr, epsilon_, decay_of(i));
+void Adagrad::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, float lr) {
+  kernels::adagrad_update(ex, g, w, slot(i, 0), lr, epsilon_, decay_of(i));
 }
 
 // Adam ----------------------------------------------------------------------
@@ -107,12 +107,12 @@ void Adam::add_config(json& c) const {
   c["amsgrad"] = amsgrad_;
 }
 
-void Adam::update(size_t i, Tensor& w, const Tensor& g, float lr) {
+void Adam::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, float lr) {
   // Bias correction folded into the rate, as tf.keras does (t counts from 1).
   const double t = static_cast<double>(iterations() + 1);
   const double lr_t = lr * std::sqrt(1.0 - std::pow(static_cast<double>(beta_2_), t)) /
                       (1.0 - std::pow(static_cast<double>(beta_1_), t));
-  kernels::adam_update(g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr,
+  kernels::adam_update(ex, g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr,
                        static_cast<float>(lr_t), beta_1_, beta_2_, epsilon_, decay_of(i));
 }
 
@@ -146,13 +146,13 @@ void RMSprop::add_config(json& c) const {
   c["centered"] = centered_;
 }
 
-void RMSprop::update(size_t i, Tensor& w, const Tensor& g, float lr) {
+void RMSprop::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, float lr) {
   Tensor& rms = slot(i, 0);
   if (momentum_ > 0.f)
-    kernels::rmsprop_momentum_update(g, w, rms, centered_ ? &slot(i, 2) : nullptr, slot(i, 1), lr,
-                                     rho_, momentum_, epsilon_, decay_of(i));
+    kernels::rmsprop_momentum_update(ex, g, w, rms, centered_ ? &slot(i, 2) : nullptr, slot(i, 1),
+                                     lr, rho_, momentum_, epsilon_, decay_of(i));
   else
-    kernels::rmsprop_update(g, w, rms, centered_ ? &slot(i, 1) : nullptr, lr, rho_, epsilon_,
+    kernels::rmsprop_update(ex, g, w, rms, centered_ ? &slot(i, 1) : nullptr, lr, rho_, epsilon_,
                             decay_of(i));
 }
 

@@ -45,6 +45,7 @@ Trainer::Trainer(nn::Model& model, const CompileOptions& compiled, const kernels
       stage_x_(exec),
       stage_y_(exec) {
   model_.set_exec(exec);
+  optimizer_->set_cpu_threads(exec.threads);
 }
 
 Trainer::~Trainer() = default;

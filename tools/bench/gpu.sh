@@ -107,7 +107,7 @@ fi
 # --- Data. The Fashion-MNIST files come from Debian (both frameworks read
 # them); the ResNet-20 images are written here once, with the Python standard
 # library only.
-FASHION="/usr/share/datasets/fashion-mnist"
+FASHION="${DRUN_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
 [[ -f "$FASHION/train-images-idx3-ubyte.gz" ]] ||
   echo "warning: $FASHION/train-images-idx3-ubyte.gz missing (apt-get install dataset-fashion-mnist); the seed CNN runs will fail" >&2
 MAKE_DATA="tests/data/make_cifar10.py"

@@ -24,7 +24,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_timing  # noqa: E402
 
-DATA = "/usr/share/datasets/fashion-mnist"
+# Where drun reads it (DRUN_DATA_DIR, as on the lent GPU machine), else Debian's
+# dataset-fashion-mnist.
+DATA = os.environ.get("DRUN_DATA_DIR") or "/usr/share/datasets/fashion-mnist"
 
 
 def load(data_dir):

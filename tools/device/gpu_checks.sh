@@ -7,10 +7,15 @@
 #      (tests/gpu/gpu_train_test.py),
 #   4. tools/bench/gpu.sh: drun vs PyTorch on this GPU (seed CNN b256, ResNet-20 b128),
 #   5. tools/bench/cpu.sh on the node's CPU (issue 14): drun vs the machine's
-#      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20.
+#      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20;
+#   6. where drun's CPU time goes on this node: a --timeline of the seed CNN and
+#      ResNet-20 at 1 and 16 threads, summed per layer kind (tools/bench/layer_profile.py);
+#   7. where the GPU time of a ResNet-20 step goes, drun and PyTorch: Nsight
+#      Compute's per-kernel summary (gpu_profile.log; ncu works on these
+#      machines, nsys does not).
 # The benchmark tables (gpu.md, cpu.md) and every log, packed in
 # gpu_checks.tar.gz, go to $OUT (the device tool brings back at most 8 files).
-#   device run: bash tools/device/gpu_checks.sh [--no-bench] [--no-cpu-bench]   (carry: [".device"])
+#   device run: bash tools/device/gpu_checks.sh [--no-bench] [--no-cpu-bench] [--no-cpu-profile] [--no-gpu-profile]   (carry: [".device"])
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -49,6 +54,45 @@ if [[ " $* " != *" --no-cpu-bench "* ]]; then
     bash tools/bench/cpu.sh --threads "1 16" --repeats 3 --models "seed_cnn seed_cnn256 resnet20"
   cp build/bench/cpu.md build/bench/cpu.jsonl "$out/" 2>/dev/null
 fi
-cp "$out"/gpu.md "$out"/cpu.md "$result/" 2>/dev/null
+if [[ " $* " != *" --no-cpu-profile "* ]]; then
+  profile() {  # threads, model name, script and its arguments...
+    local t="$1" name="$2"; shift 2
+    "$bin/drun" -q --device cpu --threads "$t" --timeline "$out/trace-$name-$t.json" "$@" | tail -n 1 &&
+      python3 tools/bench/layer_profile.py "$out/trace-$name-$t.json" --title "$name, $t threads"
+  }
+  cpu_profile() {
+    local t
+    for t in 1 16; do
+      profile "$t" "seed CNN b64" tools/bench/seed_cnn_bench.lua --steps 100 --warmup 10
+      profile "$t" "seed CNN b256" tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 40 --warmup 5
+      profile "$t" "ResNet-20 b128" tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --n 3 --steps 10 --warmup 2
+    done
+    # The AVX2 path (what a Zen 3 or any AVX2-only CPU runs) on this CPU.
+    DRUN_ISA=avx2 profile 1 "seed CNN b64, DRUN_ISA=avx2" tools/bench/seed_cnn_bench.lua --steps 100 --warmup 10
+    DRUN_ISA=avx2 profile 1 "ResNet-20 b128, DRUN_ISA=avx2" tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --n 3 --steps 10 --warmup 2
+  }
+  step cpu_profile cpu_profile
+  cp "$out/cpu_profile.log" "$out/cpu_profile.md"
+  rm -f "$out"/trace-*.json
+fi
+if [[ " $* " != *" --no-gpu-profile "* ]]; then
+  ncu="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
+  gpu_profile() {
+    [[ -x "$ncu" ]] || { echo "no ncu on this machine"; return 1; }
+    local cifar=build/bench/cifar10-noise
+    [[ -f "$cifar/data_batch_5.bin" ]] || python3 tests/data/make_cifar10.py "$cifar" --train 2560 --test 0
+    # Past the warm-up (cuDNN's algorithm search), about two steps of kernels.
+    echo "### drun"
+    "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel --csv \
+      --launch-skip 4000 --launch-count 700 \
+      "$bin/drun" -q --device cuda tools/bench/resnet20_bench.lua --dir "$cifar" --steps 6 --warmup 14
+    echo "### pytorch"
+    "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel --csv \
+      --launch-skip 4000 --launch-count 700 \
+      /opt/torch/.venv/bin/python tools/bench/resnet20_torch.py --device cuda --n 3 --steps 6 --warmup 14
+  }
+  step gpu_profile gpu_profile
+fi
+cp "$out"/gpu.md "$out"/cpu.md "$out"/cpu_profile.md "$result/" 2>/dev/null
 tar -C "$out" -czf "$result/gpu_checks.tar.gz" .
 exit $status

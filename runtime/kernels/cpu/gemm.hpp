@@ -1,7 +1,8 @@
 // GEMM on the CPU: row-major C = alpha * op(A) * op(B) + beta * C through OpenBLAS.
-// `threads` > 1 splits C into blocks of rows (or columns when C is wide and
-// short) and runs single-threaded SGEMMs on the runtime's OpenMP threads:
-// on small shapes that beats OpenBLAS' own threading, which is erratic here.
+// `threads` > 1 splits C into blocks of rows and columns (each element is
+// computed by one thread, over all of K) and runs single-threaded SGEMMs on
+// the runtime's OpenMP threads: on small shapes that beats OpenBLAS' own
+// threading, which is erratic here.
 #pragma once
 #include <cstdint>
 

@@ -273,29 +273,29 @@ class CudaBackend final : public GpuBackend {
     cuda::argmax_rows(x.f32(), rows, x.numel() / rows, out.i32());
   }
 
-  void sgd_update(const Tensor& g, Tensor& w, float lr, float wd) override {
+  void sgd_update(const Exec&, const Tensor& g, Tensor& w, float lr, float wd) override {
     cuda::sgd(w.f32(), g.f32(), w.numel(), lr, wd);
   }
-  void sgd_momentum_update(const Tensor& g, Tensor& w, Tensor& v, float lr, float momentum,
-                           bool nesterov, float wd) override {
+  void sgd_momentum_update(const Exec&, const Tensor& g, Tensor& w, Tensor& v, float lr,
+                           float momentum, bool nesterov, float wd) override {
     cuda::sgd_momentum(w.f32(), g.f32(), v.f32(), w.numel(), lr, momentum, nesterov, wd);
   }
-  void adagrad_update(const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon,
+  void adagrad_update(const Exec&, const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon,
                       float wd) override {
     cuda::adagrad(w.f32(), g.f32(), acc.f32(), w.numel(), lr, epsilon, wd);
   }
-  void adam_update(const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat, float lr_t,
-                   float beta_1, float beta_2, float epsilon, float wd) override {
+  void adam_update(const Exec&, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat,
+                   float lr_t, float beta_1, float beta_2, float epsilon, float wd) override {
     cuda::adam(w.f32(), g.f32(), m.f32(), v.f32(), vhat ? vhat->f32() : nullptr, w.numel(), lr_t,
                beta_1, beta_2, epsilon, wd);
   }
-  void rmsprop_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr, float rho,
-                      float epsilon, float wd) override {
+  void rmsprop_update(const Exec&, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr,
+                      float rho, float epsilon, float wd) override {
     cuda::rmsprop(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, w.numel(), lr, rho,
                   epsilon, wd);
   }
-  void rmsprop_momentum_update(const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom,
-                               float lr, float rho, float momentum, float epsilon,
+  void rmsprop_momentum_update(const Exec&, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg,
+                               Tensor& mom, float lr, float rho, float momentum, float epsilon,
                                float wd) override {
     cuda::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(),
                            w.numel(), lr, rho, momentum, epsilon, wd);

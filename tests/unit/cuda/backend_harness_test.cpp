@@ -824,56 +824,60 @@ struct OptimizerCase {
   std::string name;
   std::vector<Slot> slots;
   // (g, w, slots, weight_decay)
-  std::function<void(const Tensor&, Tensor&, std::vector<Tensor>&, float)> step;
+  std::function<void(const Exec&, const Tensor&, Tensor&, std::vector<Tensor>&, float)> step;
 };
 
 std::vector<OptimizerCase> optimizer_cases() {
   using Slots = std::vector<Tensor>;
   const float lr = 0.05f, eps = 1e-7f;
   std::vector<OptimizerCase> cases;
-  cases.push_back(
-      {"sgd", {}, [=](const Tensor& g, Tensor& w, Slots&, float wd) { sgd_update(g, w, lr, wd); }});
+  cases.push_back({"sgd", {}, [=](const Exec& ex, const Tensor& g, Tensor& w, Slots&, float wd) {
+                     sgd_update(ex, g, w, lr, wd);
+                   }});
   for (const bool nesterov : {false, true})
     cases.push_back({nesterov ? "sgd momentum nesterov" : "sgd momentum",
                      {{"v", -0.1f, 0.1f}},
-                     [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
-                       sgd_momentum_update(g, w, s[0], lr, 0.9f, nesterov, wd);
+                     [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
+                       sgd_momentum_update(ex, g, w, s[0], lr, 0.9f, nesterov, wd);
                      }});
-  cases.push_back(
-      {"adagrad", {{"acc", 0.1f, 1.0f}}, [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
-         adagrad_update(g, w, s[0], lr, eps, wd);
-       }});
+  cases.push_back({"adagrad",
+                   {{"acc", 0.1f, 1.0f}},
+                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     adagrad_update(ex, g, w, s[0], lr, eps, wd);
+                   }});
   cases.push_back({"adam",
                    {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}},
-                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     adam_update(g, w, s[0], s[1], nullptr, lr, 0.9f, 0.999f, eps, wd);
+                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     adam_update(ex, g, w, s[0], s[1], nullptr, lr, 0.9f, 0.999f, eps, wd);
                    }});
   cases.push_back({"adam amsgrad",
                    {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}, {"vhat", 1e-4f, 1e-2f}},
-                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     adam_update(g, w, s[0], s[1], &s[2], lr, 0.9f, 0.999f, eps, wd);
+                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     adam_update(ex, g, w, s[0], s[1], &s[2], lr, 0.9f, 0.999f, eps, wd);
                    }});
   // Centered RMSprop divides by sqrt(rms - mg^2): the slots start with
   // rms >= mg^2 + 0.1 (fixed below), which each step keeps (rms - mg^2 is a
   // variance), so the denominator stays away from 0.
-  cases.push_back(
-      {"rmsprop", {{"rms", 0.1f, 1.0f}}, [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
-         rmsprop_update(g, w, s[0], nullptr, lr, 0.9f, eps, wd);
-       }});
+  cases.push_back({"rmsprop",
+                   {{"rms", 0.1f, 1.0f}},
+                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     rmsprop_update(ex, g, w, s[0], nullptr, lr, 0.9f, eps, wd);
+                   }});
   cases.push_back({"rmsprop centered",
                    {{"rms", 0.1f, 1.0f}, {"mg", -0.5f, 0.5f}},
-                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_update(g, w, s[0], &s[1], lr, 0.9f, eps, wd);
+                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     rmsprop_update(ex, g, w, s[0], &s[1], lr, 0.9f, eps, wd);
                    }});
   cases.push_back({"rmsprop momentum",
                    {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}},
-                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_momentum_update(g, w, s[0], nullptr, s[1], lr, 0.9f, 0.9f, eps, wd);
+                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     rmsprop_momentum_update(ex, g, w, s[0], nullptr, s[1], lr, 0.9f, 0.9f, eps,
+                                             wd);
                    }});
   cases.push_back({"rmsprop momentum centered",
                    {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}, {"mg", -0.5f, 0.5f}},
-                   [=](const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_momentum_update(g, w, s[0], &s[2], s[1], lr, 0.9f, 0.9f, eps, wd);
+                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
+                     rmsprop_momentum_update(ex, g, w, s[0], &s[2], s[1], lr, 0.9f, 0.9f, eps, wd);
                    }});
   return cases;
 }
@@ -906,7 +910,8 @@ TEST(BackendHarness, OptimizerUpdates) {
         }
         for (int step = 0; step < 2; ++step) {
           const Both g = both(uniform(rng, s));
-          on_both([&](const Exec& ex) { oc.step(g.on(ex), w.on(ex), slots.on(ex), weight_decay); });
+          on_both(
+              [&](const Exec& ex) { oc.step(ex, g.on(ex), w.on(ex), slots.on(ex), weight_decay); });
         }
         EXPECT_TRUE(matches(label + ": w", w, kMath));
         for (size_t i = 0; i < oc.slots.size(); ++i)

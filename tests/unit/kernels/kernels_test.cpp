@@ -41,7 +41,9 @@ TEST(Gemm, AllTransposesThreadsAndBeta) {
   struct Shape {
     int64_t m, n, k;
   };
-  for (Shape s : {Shape{200, 150, 300}, Shape{7, 300, 5}, Shape{300, 3, 17}, Shape{1, 1, 1}}) {
+  // 64 x 72 x 1200: more threads than blocks of 16 along either side (a grid of blocks).
+  for (Shape s : {Shape{200, 150, 300}, Shape{7, 300, 5}, Shape{300, 3, 17}, Shape{1, 1, 1},
+                  Shape{64, 72, 1200}}) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         // Stored A is (m x k) or (k x m); padded row strides check lda/ldb/ldc.
@@ -50,7 +52,7 @@ TEST(Gemm, AllTransposesThreadsAndBeta) {
         const int64_t lda = ac + 3, ldb = bc + 1, ldc = s.n + 2;
         const auto a = random_vec(ar * lda, rng), b = random_vec(br * ldb, rng);
         const auto c0 = random_vec(s.m * ldc, rng);
-        for (int threads : {1, 2}) {
+        for (int threads : {1, 2, 16}) {
           for (float beta : {0.0f, 1.0f}) {
             const float alpha = 0.75f;
             std::vector<float> c = c0;
