@@ -176,9 +176,48 @@ Shape shape_of(const File& f, hid_t set, const std::string& name) {
 }
 }  // namespace
 
+namespace {
+
+// Whether the raw data of `set` lies where its layout says and is as large as
+// `elements` values of its type: HDF5 trusts a file's layout message, so a
+// corrupt one (tools/fuzz/fuzz_checkpoint: a dataset whose stored size
+// disagreed with its extent) made H5Dread copy from a wild address inside the
+// library. Chunked data goes through HDF5's own chunk index and filters.
+bool layout_is_sound(hid_t set, hsize_t elements) {
+  Handle type{H5Dget_type(set), H5Tclose};
+  if (!type.valid()) return false;
+  const H5T_class_t kind = H5Tget_class(type.id());
+  const size_t size = H5Tget_size(type.id());
+  if ((kind != H5T_FLOAT && kind != H5T_INTEGER) ||
+      (size != 1 && size != 2 && size != 4 && size != 8))
+    return false;
+  Handle plist{H5Dget_create_plist(set), H5Pclose};
+  if (!plist.valid()) return false;
+  const hsize_t need = elements * size, stored = H5Dget_storage_size(set);
+  switch (H5Pget_layout(plist.id())) {
+    case H5D_COMPACT:
+      return stored == need;
+    case H5D_CONTIGUOUS: {
+      if (stored == 0) return true;  // never written: reads as the fill value
+      Handle file{H5Iget_file_id(set), H5Fclose};
+      hsize_t file_size = 0;
+      const haddr_t offset = H5Dget_offset(set);
+      return stored == need && file.valid() && H5Fget_filesize(file.id(), &file_size) >= 0 &&
+             offset != HADDR_UNDEF && offset <= file_size && need <= file_size - offset;
+    }
+    case H5D_CHUNKED:
+      return true;
+    default:  // virtual datasets name other files: never followed
+      return false;
+  }
+}
+
+}  // namespace
+
 bool read_into(hid_t set, Tensor& t) {
   if (t.numel() == 0) return true;  // found by tools/fuzz/fuzz_checkpoint: a null buffer
   const hsize_t n = static_cast<hsize_t>(t.numel());
+  if (!layout_is_sound(set, n)) return false;
   Handle memory{H5Screate_simple(1, &n, nullptr), H5Sclose};
   return memory.valid() &&
          H5Dread(set, H5T_NATIVE_FLOAT, memory.id(), H5S_ALL, H5P_DEFAULT, t.f32()) >= 0;

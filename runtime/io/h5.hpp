@@ -89,7 +89,9 @@ Shape checked_extent(hid_t set, const std::string& where);
 // Reads open dataset `set` as float32 into `t` (of checked_extent's shape)
 // through a memory space of t's own size, so that a file whose dataspace and
 // layout disagree cannot make HDF5 write past t; nothing is read for an
-// empty t (its data pointer is null). False when HDF5 fails.
+// empty t (its data pointer is null). False when HDF5 fails, and without
+// reading when the dataset's type is not a plain number or its raw data is
+// not where and as large as its layout says (HDF5 trusts a corrupt layout).
 bool read_into(hid_t set, Tensor& t);
 
 }  // namespace drun::io::h5
