@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """tools/scale against measurements on a two-node "cluster" made of two
-network namespaces joined by a veth pair (tests/netns/two_node_test.py's),
+network namespaces joined by a veth pair (tests/netns/nodes.py),
 its link shaped by a token bucket (tc tbf: this kernel has no netem, so
 rates only, no added delay). For each setting: net_probe between the two
 nodes (one rank on each) measures alpha and beta; the seed CNN benchmark runs
@@ -16,43 +16,28 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
-import stat
 import subprocess
 import sys
-import tempfile
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(root, "tests/netns"))
-import two_node_test as nn  # noqa: E402  (namespaces, veth pair, launch agent)
+from nodes import TwoNodes, sh  # noqa: E402  (namespaces, veth pair, launch agent)
 
 
-def mpirun_cmd(a, b, tmp, agent, program):
-    mpirun = shutil.which("mpirun") or "/usr/bin/mpirun"
-    return ["ip", "netns", "exec", a.ns, "unshare", "--uts", "/bin/sh", "-c",
-            'hostname "$0" && exec "$@"', a.host,
-            mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-            "--host", f"{a.ip}:1,{b.ip}:1", "-np", "2",
-            "--mca", "plm", "rsh", "--mca", "plm_rsh_agent", agent,
-            "--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp",
-            "--mca", "btl_tcp_if_include", nn.SUBNET, "--mca", "oob_tcp_if_include", nn.SUBNET,
-            "--mca", "orte_tmpdir_base", tmp,
-            "-x", "OMP_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1"] + program
-
-
-def run(cmd, tmp):
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TMPDIR=tmp)
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    if r.returncode != 0:
-        sys.exit(f"failed ({r.returncode}): {' '.join(cmd[-6:])}\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
-    return r.stdout
+def run(nodes, argv):
+    rc, out, err, _ = nodes.run(1, argv, timeout=600)
+    if rc != 0:
+        sys.exit(f"failed ({rc}): {' '.join(argv[-6:])}\n{out[-2000:]}{err[-3000:]}")
+    return out
 
 
 def shape(nodes, rate):
-    for n in nodes:
-        nn.sh("ip", "netns", "exec", n.ns, "tc", "qdisc", "replace", "dev", n.dev, "root",
-              "tbf", "rate", rate, "burst", "256kb", "latency", "400ms")
+    # A burst of 256 KB: at 50 Mbit/s the 1 MB bucket of TwoNodes.shape would
+    # let most of one gradient bucket through unshaped.
+    for n in (nodes.a, nodes.b):
+        sh("ip", "netns", "exec", n.ns, "tc", "qdisc", "replace", "dev", n.dev, "root",
+           "tbf", "rate", rate, "burst", "256kb", "latency", "400ms")
 
 
 def step_period(path):
@@ -74,36 +59,21 @@ def main():
     a_ = ap.parse_args()
     drun = os.path.abspath(a_.drun)
     probe_exe = os.path.join(os.path.dirname(drun), "tools/bench/net_probe")
-    pid = os.getpid()
-    a = nn.Node("a", pid, "10.211.0.1", "drunva")
-    b = nn.Node("b", pid, "10.211.0.2", "drunvb")
-    signal.signal(signal.SIGTERM, lambda s, f: (_ for _ in ()).throw(KeyboardInterrupt()))
-    tmp = tempfile.mkdtemp(prefix="drun-scale-")
-    os.chmod(tmp, 0o755)
     rows = []
-    try:
-        nn.setup(a, b)
-        agent = os.path.join(tmp, "netns_agent")
-        cases = "\n".join(f"  {n.ip}|{n.host}) ns={n.ns}; name={n.host} ;;" for n in (a, b))
-        with open(agent, "w") as f:
-            f.write(nn.AGENT.format(log=os.path.join(tmp, "agent.log"), cases=cases,
-                                    path=os.environ.get("PATH", "/usr/bin:/bin"), tmp=tmp))
-        os.chmod(agent, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    with TwoNodes() as nodes:
         probes = {}
         for setting in a_.settings.split(","):
             rate, kib = setting.split(":")
-            shape((a, b), rate)
+            shape(nodes, rate)
             if rate not in probes:
-                out = run(mpirun_cmd(a, b, tmp, agent, [probe_exe, "--iters", "5", "--max-mib", "4"]),
-                          tmp)
-                probes[rate] = os.path.join(tmp, f"probe-{rate}.json")
+                out = run(nodes, [probe_exe, "--iters", "5", "--max-mib", "4"])
+                probes[rate] = os.path.join(nodes.tmp, f"probe-{rate}.json")
                 with open(probes[rate], "w") as f:
                     f.write(out.strip().splitlines()[-1] + "\n")
-            trace = os.path.join(tmp, f"trace-{rate}-{kib}.json")
-            run(mpirun_cmd(a, b, tmp, agent,
-                           [drun, "-q", "--threads", "1", "--timeline", trace,
-                            os.path.join(root, "tools/bench/seed_cnn_bench.lua"),
-                            "--steps", str(a_.steps), "--warmup", "5", "--bucket-kib", kib]), tmp)
+            trace = os.path.join(nodes.tmp, f"trace-{rate}-{kib}.json")
+            run(nodes, [drun, "-q", "--threads", "1", "--timeline", trace,
+                        os.path.join(root, "tools/bench/seed_cnn_bench.lua"),
+                        "--steps", str(a_.steps), "--warmup", "5", "--bucket-kib", kib])
             measured = step_period(trace)
             if a_.keep:
                 os.makedirs(a_.keep, exist_ok=True)
@@ -127,9 +97,6 @@ def main():
             rows.append(row)
             print("| {} | {} KiB | {:.0f} us, {:.0f} Mbit/s | {:.1f} | {:.1f} | {:+.0f} % |".format(*row),
                   flush=True)
-    finally:
-        nn.teardown([a, b])
-        shutil.rmtree(tmp, ignore_errors=True)
     within = sum(abs(r[-1]) <= 15 for r in rows)
     print(f"{within} of {len(rows)} settings within 15 %")
 
