@@ -12,8 +12,11 @@ bool NanGuard::after_step(const StepResult& step) {
   for (const auto& node : trainer_->model().nodes()) {
     const Tensor& out = node.layer->output();
     if (!out.defined()) continue;
+    // Held by name: a range-for over out.to(cpu).span_f32() would read a GPU
+    // output's host copy after its end (found by AddressSanitizer).
+    const Tensor host = out.to(Device::cpu);
     bool bad = false;
-    for (float v : out.to(Device::cpu).span_f32()) bad = bad || !std::isfinite(v);
+    for (float v : host.span_f32()) bad = bad || !std::isfinite(v);
     if (bad) {
       where = "first non-finite output: layer '" + node.layer->name() + "' (" + node.layer->kind() +
               ")";
