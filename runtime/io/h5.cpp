@@ -123,9 +123,13 @@ std::vector<std::string> read_strings(const File& f, hid_t object, const std::st
     Handle mem{H5Tcopy(H5T_C_S1), H5Tclose};
     H5Tset_size(mem.id(), H5T_VARIABLE);
     H5Tset_cset(mem.id(), H5Tget_cset(type.id()));  // Keras 3 writes some as UTF-8
-    if (H5Aread(attr.id(), mem.id(), ptrs.data()) < 0) fail(f, "cannot read '" + name + "'");
-    for (char* p : ptrs) out.emplace_back(p ? p : "");
+    // A read that fails part way (a corrupt global heap) has allocated some
+    // strings already: reclaimed either way (the others are still null).
+    const bool read = H5Aread(attr.id(), mem.id(), ptrs.data()) >= 0;
+    if (read)
+      for (char* p : ptrs) out.emplace_back(p ? p : "");
     H5Dvlen_reclaim(mem.id(), space.id(), H5P_DEFAULT, ptrs.data());
+    if (!read) fail(f, "cannot read '" + name + "'");
     return out;
   }
   const size_t width = H5Tget_size(type.id());
