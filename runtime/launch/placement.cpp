@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -128,13 +129,24 @@ std::vector<RankInfo> placement_from_json(const json& table) {
     return UsageError("DRUN_PLACEMENT is not a placement table: " + what);
   };
   if (!table.is_array() || table.empty()) throw bad("not a non-empty list of ranks");
+  // json's get<int> casts whatever number it holds: 1e300 (UndefinedBehavior-
+  // Sanitizer, tools/fuzz/fuzz_placement) or 2^40 would become any int.
+  const auto whole = [&](const json& e, const char* key) {
+    const json& v = e.at(key);
+    constexpr int64_t lo = std::numeric_limits<int>::min(), hi = std::numeric_limits<int>::max();
+    const bool fits = v.is_number_unsigned()  ? v.get<uint64_t>() <= uint64_t{hi}
+                      : v.is_number_integer() ? v.get<int64_t>() >= lo && v.get<int64_t>() <= hi
+                                              : false;
+    if (!fits)
+      throw bad(std::string(key) + " is " + v.dump() + ", not a whole number in int range");
+    return v.get<int>();
+  };
   std::vector<RankInfo> out;
   try {
     for (const auto& e : table)
-      out.push_back({e.at("rank").get<int>(), e.at("host").get<std::string>(),
-                     e.at("node").get<int>(), e.at("role").get<std::string>(),
-                     e.at("task_index").get<int>(), e.at("gpu").get<int>(),
-                     e.at("threads").get<int>()});
+      out.push_back({whole(e, "rank"), e.at("host").get<std::string>(), whole(e, "node"),
+                     e.at("role").get<std::string>(), whole(e, "task_index"), whole(e, "gpu"),
+                     whole(e, "threads")});
   } catch (const json::exception& e) {
     throw bad(e.what());
   }

@@ -190,6 +190,12 @@ TEST(Placement, TableFromTheEnvironmentIsChecked) {
   expect_usage_error([&] { placement_from_text(with("rank", 5)); }, {"rank 1 says it is rank 5"});
   expect_usage_error([&] { placement_from_text(with("threads", 0)); }, {"rank 1", "threads"});
   expect_usage_error([&] { placement_from_text(with("host", 3)); }, {"DRUN_PLACEMENT"});
+  // Numbers an int cannot hold (1e300 was a float-to-int cast: tools/fuzz/fuzz_placement).
+  expect_usage_error([&] { placement_from_text(with("gpu", 1e300)); }, {"gpu is 1e+300"});
+  expect_usage_error([&] { placement_from_text(with("threads", 2.5)); }, {"threads is 2.5"});
+  expect_usage_error([&] { placement_from_text(with("node", int64_t{1} << 40)); },
+                     {"node is 1099511627776"});
+  expect_usage_error([&] { placement_from_text(with("rank", uint64_t{1} << 63)); }, {"rank is"});
 }
 
 // The issue's --dry-run cases, end to end: environment → cluster → table.
