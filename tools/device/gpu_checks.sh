@@ -62,6 +62,8 @@ if [[ " $* " != *" --no-cpu-profile "* ]]; then
   }
   cpu_profile() {
     local t
+    [[ -f build/bench/cifar10-noise/data_batch_5.bin ]] ||
+      python3 tests/data/make_cifar10.py build/bench/cifar10-noise --train 2560 --test 0
     for t in 1 16; do
       profile "$t" "seed CNN b64" tools/bench/seed_cnn_bench.lua --steps 100 --warmup 10
       profile "$t" "seed CNN b256" tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 40 --warmup 5
