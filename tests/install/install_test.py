@@ -164,7 +164,9 @@ print("ACCURACY", float((p.argmax(1) == y).mean()))
 def case_lua_module(prefix, libdir, work):
     luajit = shutil.which("luajit")
     check(luajit is not None, "a stock luajit is installed")
-    env = clean_env(LUA_PATH=f"{prefix}/share/lua/5.1/?.lua;{prefix}/share/lua/5.1/?/init.lua;;",
+    # The prefix first: drun itself comes from there; the tests' toy data set after it.
+    env = clean_env(LUA_PATH=f"{prefix}/share/lua/5.1/?.lua;{prefix}/share/lua/5.1/?/init.lua;"
+                             f"{ROOT}/tests/lua/?.lua;;",
                     LUA_CPATH=f"{prefix}/lib/lua/5.1/?.so;;")
     script = os.path.join(ROOT, "tests/install/lua_module.lua")
     out = run([luajit, "-e", "local drun = require 'drun'; assert(drun.core.context().rank == 0)",

@@ -1,16 +1,11 @@
 -- Run by a stock luajit with LUA_PATH and LUA_CPATH at an installed prefix
--- (tests/install/install_test.py): `require 'drun'` loads drun/core.so, and a
+-- (tests/install/install_test.py; tests/lua on LUA_PATH for the toy data
+-- set only): `require 'drun'` loads drun/core.so, and a
 -- small classifier learns the tests' toy problem (64 points, 2 classes).
 local drun = require 'drun'
-local nn, data, optim = drun.nn, drun.data, drun.optim
+local nn, optim = drun.nn, drun.optim
 
-local x, y = {}, {}
-for i = 1, 64 do
-  local a, b = (i % 8) / 4 - 1, math.floor(i / 8) / 4 - 1
-  x[i] = {a, b}
-  y[i] = (a + 0.5 * b > 0.1) and 1 or 0
-end
-local ds = data.arrays{x = x, y = y}
+local ds = require('toy_points')()  -- tests/lua/toy_points.lua
 
 local model = nn.Sequential{nn.Dense{units = 16, activation = 'relu', input_shape = {2}},
                             nn.Dense{units = 2}, seed = 1}
