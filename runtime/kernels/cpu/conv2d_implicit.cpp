@@ -21,21 +21,23 @@ int64_t padded_w(const ConvGeometry& g) {
   return (g.ow - 1) * g.sw + g.kw;
 }
 
-bool needs_padding(const ConvGeometry& g) {
-  return g.pad_top > 0 || g.pad_left > 0 || padded_h(g) > g.h || padded_w(g) > g.w;
+// Whether the kernel pads the image itself: it does for any rows, and for at
+// most one column each side beyond which no pixel but a tile's first or last
+// reaches (isa/conv_implicit_impl.hpp).
+bool pads_in_kernel(const ConvGeometry& g) {
+  return g.pad_left <= g.sw && padded_w(g) - g.pad_left - g.w <= g.sw;
 }
 
 int64_t padded_floats(const ConvGeometry& g) {
-  return needs_padding(g) ? padded_h(g) * padded_w(g) * g.c : 0;
+  return pads_in_kernel(g) ? 0 : padded_h(g) * padded_w(g) * g.c;
 }
 
-// The image the kernel reads: xn itself where no padding is needed, else xn
-// copied into buf with zero borders. src_w is its row width in pixels.
-const float* source_image(const ConvGeometry& g, const float* xn, float* buf, int64_t& src_w) {
-  if (!needs_padding(g)) {
-    src_w = g.w;
-    return xn;
-  }
+// The kernel's forward of image xn: read where it lies, or, with more padding
+// than the kernel takes, copied into buf with zero borders first.
+void forward_image(const ConvGeometry& g, const float* xn, const float* w, const float* b, float* y,
+                   bool relu, float* buf) {
+  const CpuKernels& kernels = cpu_kernels();
+  if (pads_in_kernel(g)) return kernels.conv_implicit_forward(g, xn, w, b, y, relu);
   const int64_t ph = padded_h(g), pw = padded_w(g), c = g.c;
   const int64_t left = g.pad_left * c, inside = std::min(g.w, pw - g.pad_left) * c;
   for (int64_t r = 0; r < ph; ++r) {
@@ -49,8 +51,11 @@ const float* source_image(const ConvGeometry& g, const float* xn, float* buf, in
     std::memcpy(dst + left, xn + iy * g.w * c, sizeof(float) * inside);
     std::memset(dst + left + inside, 0, sizeof(float) * (pw * c - left - inside));
   }
-  src_w = pw;
-  return buf;
+  ConvGeometry padded = g;
+  padded.h = ph;
+  padded.w = pw;
+  padded.pad_top = padded.pad_left = 0;
+  kernels.conv_implicit_forward(padded, buf, w, b, y, relu);
 }
 
 // The input gradient of a stride-1 convolution as a forward convolution:
@@ -112,14 +117,11 @@ int64_t conv2d_implicit_workspace_floats(const ConvGeometry& g, int threads) {
 
 void conv2d_implicit_forward(const ConvGeometry& g, const float* x, const float* w, const float* b,
                              float* y, bool relu, float* workspace, int threads, float* moments) {
-  const CpuKernels& kernels = cpu_kernels();
   const int64_t out = g.out_pixels() * g.co;
   for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
     float* buf = thread_buffer(g, workspace, threads, t);
     for (int64_t n = n0; n < n1; ++n) {
-      int64_t src_w = 0;
-      const float* src = source_image(g, x + n * g.h * g.w * g.c, buf, src_w);
-      kernels.conv_implicit_forward(g, src, src_w, w, b, y + n * out, relu);
+      forward_image(g, x + n * g.h * g.w * g.c, w, b, y + n * out, relu, buf);
       if (moments)
         image_moments(y + n * out, g.out_pixels(), g.co, moments + n * 2 * g.co,
                       moments + (n * 2 + 1) * g.co);
@@ -155,18 +157,14 @@ void conv2d_implicit_backward_filter(const ConvGeometry& g, const float* x, cons
 
 void conv2d_implicit_backward_data(const ConvGeometry& g, const float* dy, const float* w,
                                    float* dx, float* workspace, int threads) {
-  const CpuKernels& kernels = cpu_kernels();
   const ConvGeometry t = backward_data_geometry(g);
   float* flipped = workspace;
   flip_kernel(g, w, flipped);
   for_each_range(g.n, threads, [&](int64_t part, int64_t n0, int64_t n1) {
     float* buf = thread_buffer(g, workspace, threads, part);
-    for (int64_t n = n0; n < n1; ++n) {
-      int64_t src_w = 0;
-      const float* src = source_image(t, dy + n * g.out_pixels() * g.co, buf, src_w);
-      kernels.conv_implicit_forward(t, src, src_w, flipped, nullptr, dx + n * g.h * g.w * g.c,
-                                    false);
-    }
+    for (int64_t n = n0; n < n1; ++n)
+      forward_image(t, dy + n * g.out_pixels() * g.co, flipped, nullptr, dx + n * g.h * g.w * g.c,
+                    false, buf);
   });
 }
 

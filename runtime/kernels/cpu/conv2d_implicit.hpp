@@ -1,10 +1,11 @@
 // Convolutions as implicit GEMM (isa/conv_implicit_impl.hpp): the patch
 // matrix that im2col would write (9x the input for a 3x3 kernel) is never
-// written; the kernel reads each tap from the padded image and keeps a tile
-// of outputs in registers. Each thread pads its images one at a time into its
-// own buffer, so the image is still in cache when the kernel reads it.
+// written; the kernel reads each tap from the image where it lies, leaving
+// out taps in the padding, and keeps a tile of outputs in registers. Only
+// where a side has more than one padded column (a 5x5 "same" convolution)
+// does a thread first copy each image into its own zero-bordered buffer.
 // Input gradients of stride-1 convolutions are the forward of the flipped,
-// transposed kernel over the padded output gradient.
+// transposed kernel over the output gradient padded by KH-1-pad.
 // Layouts as in conv2d.hpp: x NHWC, w HWIO, y NHWC.
 #pragma once
 #include <cstdint>

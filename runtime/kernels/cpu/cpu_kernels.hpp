@@ -33,12 +33,12 @@ struct CpuKernels {
   void (*conv_direct_backward_filter)(const ConvGeometry& g, const float* x, const float* dy,
                                       const float* relu_y, float* dw, float* db, float* taps,
                                       int64_t n0, int64_t n1);
-  // Implicit-GEMM convolution (conv2d_implicit.hpp) of one image whose
-  // padding is already applied: src is (rows, src_w, C), pixel (oy, ox)'s
-  // window starts at row oy*SH, column ox*SW. Needs CO % vec_floats == 0.
-  // y = conv + b (b may be null: no bias), ReLU if asked.
-  void (*conv_implicit_forward)(const ConvGeometry& g, const float* src, int64_t src_w,
-                                const float* w, const float* b, float* y, bool relu);
+  // Implicit-GEMM convolution (conv2d_implicit.hpp) of one image x (H, W, C),
+  // unpadded: y = conv + b (b may be null: no bias), ReLU if asked. Needs
+  // CO % vec_floats == 0 and at most one padded column each side
+  // (conv2d_implicit.cpp's pads_in_kernel).
+  void (*conv_implicit_forward)(const ConvGeometry& g, const float* x, const float* w,
+                                const float* b, float* y, bool relu);
   // dw += the filter gradient of one image x (H, W, C), unpadded, for output
   // gradient dz (OH, OW, CO).
   void (*conv_implicit_backward_filter)(const ConvGeometry& g, const float* x, const float* dz,

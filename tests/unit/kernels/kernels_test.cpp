@@ -244,6 +244,14 @@ TEST(Conv2D, ImplicitGemmPathMatchesReference) {
              implicit_engine(conv_geometry(2, 8, 8, 64, 3, 3, 64, 1, 1, true)));
   check_conv({2, 7, 6, 16, 2, 3, 16, 2, 1, true}, false,  // mixed strides, odd padding
              implicit_engine(conv_geometry(2, 7, 6, 16, 2, 3, 16, 2, 1, true)));
+  // Rows of one tile, whose first and last pixel both have taps in the
+  // padding, down to a single pixel; and a tile's worth of pixels plus one.
+  for (int64_t w : {1, 2, 3, 7, 15})
+    for (int64_t co : {16, 64})
+      for (int64_t s : {1, 2}) {
+        const ConvCase cc{2, 3, w, 16, 3, 3, co, s, s, true};
+        check_conv(cc, false, implicit_engine(conv_geometry(2, 3, w, 16, 3, 3, co, s, s, true)));
+      }
 }
 
 // The moments a following batch norm takes from the convolution: each
