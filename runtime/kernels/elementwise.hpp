@@ -24,6 +24,8 @@ DRUN_CPU_AND_CUDA(void add(const float* a, const float* b, float* y, int64_t n);
 
 namespace cpu {
 void add_relu(const float* a, const float* b, float* y, int64_t n);  // y = max(0, a + b)
-}
+// dx = y > 0 ? a + b : 0
+void add_relu_backward(const float* a, const float* b, const float* y, float* dx, int64_t n);
+}  // namespace cpu
 
 }  // namespace drun::kernels

@@ -60,6 +60,12 @@ DRUN_OP(void, add, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y)
 DRUN_OP(void, add_relu, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y),
         (ex, a, b, y), ex, same_size(op, a, b, y))
 
+// dx = a + b where y > 0, else 0: the gradient at a ReLU's input, y its
+// output, summed from two consumers in one pass (nn::Model decides where).
+DRUN_OP(void, add_relu_backward,
+        (const Exec& ex, const Tensor& a, const Tensor& b, const Tensor& y, Tensor& dx),
+        (ex, a, b, y, dx), ex, same_size(op, a, b, y, dx))
+
 // y += alpha x.
 DRUN_OP(void, axpy, (const Exec& ex, float alpha, const Tensor& x, Tensor& y), (ex, alpha, x, y),
         ex, same_size(op, x, y))

@@ -176,6 +176,15 @@ void on_cpu::add_relu(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& 
           [&](int64_t i, int64_t n) { cpu::add_relu(ap + i, bp + i, yp + i, n); });
 }
 
+void on_cpu::add_relu_backward(const Exec& ex, const Tensor& a, const Tensor& b, const Tensor& y,
+                               Tensor& dx) {
+  const float *ap = a.f32(), *bp = b.f32(), *yp = y.f32();
+  float* dxp = dx.f32();
+  by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) {
+    cpu::add_relu_backward(ap + i, bp + i, yp + i, dxp + i, n);
+  });
+}
+
 void on_cpu::axpy(const Exec& ex, float alpha, const Tensor& x, Tensor& y) {
   const float* xp = x.f32();
   float* yp = y.f32();

@@ -19,6 +19,7 @@ class Add final : public Layer {
     return output_shape_ = in[0];
   }
   bool absorb_relu() override { return relu_ = true; }
+  const Tensor* relu_output_masked_by_model() const override { return relu_ ? &out_ : nullptr; }
   void forward(std::span<const Tensor* const> in, bool) override {
     ensure(out_, in[0]->shape());
     const size_t n = in.size();
@@ -27,21 +28,16 @@ class Add final : public Layer {
     for (size_t i = 2; i < n; ++i) kernels::add(ex_, out_, *in[i], out_);
     if (relu_) kernels::activation_forward(ex_, kernels::Activation::relu, out_, out_);
   }
+  // The gradient passes through unchanged (with a ReLU absorbed, the model
+  // has masked it: relu_output_masked_by_model).
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool> need_dx) override {
-    const Tensor* g = &dy;  // the gradient passes through unchanged, or masked by the ReLU
-    if (relu_) {
-      ensure(masked_, dy.shape());
-      kernels::activation_backward(ex_, kernels::Activation::relu, Tensor(), out_, dy, masked_);
-      g = &masked_;
-    }
     for (size_t i = 0; i < in.size(); ++i)
-      if (need_dx[i]) dx_[i] = *g;
+      if (need_dx[i]) dx_[i] = dy;
   }
 
  private:
   bool relu_ = false;  // a following ReLU layer absorbed (Layer::absorb_relu)
-  Tensor masked_;
 };
 }  // namespace
 

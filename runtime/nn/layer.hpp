@@ -58,6 +58,11 @@ class Layer {
   // output is the ReLU's, its backward takes the gradient at the ReLU's output).
   virtual bool is_plain_relu() const { return false; }
   virtual bool absorb_relu() { return false; }
+  // A layer whose absorbed ReLU's gradient would be a pass of its own (Add)
+  // gives its output here: the model then masks the arriving gradient by
+  // it in the same pass that sums the consumers' gradients, and the
+  // layer's backward takes the gradient at the ReLU's input.
+  virtual const Tensor* relu_output_masked_by_model() const { return nullptr; }
 
   // Batch-norm statistics handed over from the layer before (nn::Model
   // decides where): whether this layer would take its input's per-image

@@ -201,20 +201,32 @@ const Tensor& Model::forward(const Tensor& x, bool training) {
   return node_output(output_, x);
 }
 
-const Tensor* Model::arriving_grad(int i, const Tensor& dy) {
+const Tensor* Model::arriving_grad(int i, const Tensor& dy, const Tensor* relu_y) {
   // The loss's gradient at the output, the one consumer's input gradient, or
-  // the sum over several consumers.
-  if (i == output_) return &dy;
+  // the sum over several consumers; where relu_y is given, masked by
+  // relu_y > 0 in the same pass.
   const auto& cons = consumers_[static_cast<size_t>(i)];
-  if (cons.empty()) return nullptr;  // feeds nothing that reaches the output
+  if (i != output_ && cons.empty()) return nullptr;  // feeds nothing that reaches the output
   auto part = [&](size_t k) -> const Tensor& {
     return nodes_[static_cast<size_t>(cons[k].first)].layer->input_grad(cons[k].second);
   };
-  if (cons.size() == 1) return &part(0);
+  const Tensor& first = i == output_ ? dy : part(0);
+  const size_t parts = i == output_ ? 1 : cons.size();
+  if (parts == 1 && !relu_y) return &first;
   Tensor& sum = grad_sum_[static_cast<size_t>(i)];
-  sum.ensure(part(0).shape(), DType::f32, ex_.device);
+  sum.ensure(first.shape(), DType::f32, ex_.device);
+  if (parts == 1) {
+    kernels::activation_backward(ex_, kernels::Activation::relu, Tensor(), *relu_y, first, sum);
+    return &sum;
+  }
+  if (relu_y && parts == 2) {
+    kernels::add_relu_backward(ex_, part(0), part(1), *relu_y, sum);
+    return &sum;
+  }
   kernels::add(ex_, part(0), part(1), sum);
-  for (size_t k = 2; k < cons.size(); ++k) kernels::axpy(ex_, 1.0f, part(k), sum);
+  for (size_t k = 2; k < parts; ++k) kernels::axpy(ex_, 1.0f, part(k), sum);
+  if (relu_y)
+    kernels::activation_backward(ex_, kernels::Activation::relu, Tensor(), *relu_y, sum, sum);
   return &sum;
 }
 
@@ -224,7 +236,8 @@ void Model::backward(const Tensor& dy) {
     if (absorbed_by_[static_cast<size_t>(i)] >= 0) continue;  // its layer below does its work
     Node& n = nodes_[static_cast<size_t>(i)];
     const int relu = relu_node_[static_cast<size_t>(i)];
-    const Tensor* g = arriving_grad(relu >= 0 ? relu : i, dy);
+    const Tensor* g = arriving_grad(relu >= 0 ? relu : i, dy,
+                                    relu >= 0 ? n.layer->relu_output_masked_by_model() : nullptr);
     if (!g) continue;
     for (size_t s = 0; s < n.inbound.size(); ++s) {
       in_scratch_[s] = &node_output(n.inbound[s], x);

@@ -56,7 +56,7 @@ class Model {
  private:
   const Tensor& node_output(int id, const Tensor& x) const;
   // The gradient arriving at node i's output (null when it reaches nothing).
-  const Tensor* arriving_grad(int i, const Tensor& dy);
+  const Tensor* arriving_grad(int i, const Tensor& dy, const Tensor* relu_y);
   // ReLU layers whose ReLU the layer before applies (Layer::absorb_relu):
   // found once, when the model is built.
   void fuse_relus();

@@ -1,6 +1,7 @@
 #include "kernels/elementwise.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace drun::kernels::cpu {
@@ -11,6 +12,21 @@ void add(const float* a, const float* b, float* y, int64_t n) {
 
 void add_relu(const float* a, const float* b, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::max(0.0f, a[i] + b[i]);
+}
+
+void add_relu_backward(const float* a, const float* b, const float* y, float* dx, int64_t n) {
+  // The sum kept by a bit mask rather than `y > 0 ? a + b : 0`: GCC will not
+  // compute a floating-point add the select may discard (it could trap), so
+  // it branches per element, which the mask (half the ReLU's outputs)
+  // mispredicts; the mask vectorises.
+  const float* __restrict ar = a;
+  const float* __restrict br = b;
+  const float* __restrict yr = y;
+  float* __restrict dxr = dx;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t keep = yr[i] > 0.0f ? ~0u : 0u;
+    dxr[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(ar[i] + br[i]) & keep);
+  }
 }
 
 void axpy(float alpha, const float* x, float* y, int64_t n) {

@@ -134,6 +134,12 @@ class CudaBackend final : public GpuBackend {
     cuda::add(a.f32(), b.f32(), y.f32(), a.numel());
     cuda::activation_forward(Activation::relu, y.f32(), y.f32(), a.numel(), 1);
   }
+  void add_relu_backward(const Exec&, const Tensor& a, const Tensor& b, const Tensor& y,
+                         Tensor& dx) override {
+    // Two passes, as add_relu.
+    cuda::add(a.f32(), b.f32(), dx.f32(), a.numel());
+    cuda::activation_backward(Activation::relu, nullptr, y.f32(), dx.f32(), dx.f32(), a.numel(), 1);
+  }
   void axpy(const Exec&, float alpha, const Tensor& x, Tensor& y) override {
     cuda::axpy(alpha, x.f32(), y.f32(), x.numel());
   }

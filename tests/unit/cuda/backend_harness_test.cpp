@@ -386,6 +386,13 @@ TEST(BackendHarness, ElementwiseOps) {
     on_both([&](const Exec& ex) { add_relu(ex, a.on(ex), b.on(ex), sum_relu.on(ex)); });
     EXPECT_TRUE(matches("add_relu" + len + ": y", sum_relu, kElementwise));
 
+    const Both relu_y = both(uniform(rng, Shape{n}));
+    Both grad = output(rng, Shape{n});
+    on_both([&](const Exec& ex) {
+      add_relu_backward(ex, a.on(ex), b.on(ex), relu_y.on(ex), grad.on(ex));
+    });
+    EXPECT_TRUE(matches("add_relu_backward" + len + ": dx", grad, kElementwise));
+
     Both acc = both(uniform(rng, Shape{n}));
     on_both([&](const Exec& ex) { axpy(ex, -0.7f, a.on(ex), acc.on(ex)); });
     EXPECT_TRUE(matches("axpy" + len + ": y", acc, kElementwise));

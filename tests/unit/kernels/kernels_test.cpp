@@ -700,6 +700,11 @@ TEST(Elementwise, AddAxpyBiasColumnSums) {
   for (int64_t i = 0; i < n; ++i) want[i] = std::max(0.0, static_cast<double>(a[i]) + b[i]);
   expect_close(y, want, 1e-6, "add_relu");
 
+  const auto relu_y = random_vec(n, rng);  // about half of it positive
+  add_relu_backward(a.data(), b.data(), relu_y.data(), y.data(), n);
+  for (int64_t i = 0; i < n; ++i) want[i] = relu_y[i] > 0 ? static_cast<double>(a[i]) + b[i] : 0.0;
+  expect_close(y, want, 1e-6, "add_relu_backward");
+
   y = b;
   axpy(-1.5f, a.data(), y.data(), n);
   for (int64_t i = 0; i < n; ++i) want[i] = b[i] - 1.5 * a[i];
