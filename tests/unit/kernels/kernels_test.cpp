@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -41,9 +43,10 @@ TEST(Gemm, AllTransposesThreadsAndBeta) {
   struct Shape {
     int64_t m, n, k;
   };
-  // 64 x 72 x 1200: more threads than blocks of 16 along either side (a grid of blocks).
+  // 64 x 72 x 1200: more threads than blocks of 16 along either side (a grid
+  // of blocks); 40 x 24 x 3000: a small C summed from pieces of K.
   for (Shape s : {Shape{200, 150, 300}, Shape{7, 300, 5}, Shape{300, 3, 17}, Shape{1, 1, 1},
-                  Shape{64, 72, 1200}}) {
+                  Shape{64, 72, 1200}, Shape{40, 24, 3000}}) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         // Stored A is (m x k) or (k x m); padded row strides check lda/ldb/ldc.
@@ -80,6 +83,24 @@ TEST(Gemm, AllTransposesThreadsAndBeta) {
           }
         }
       }
+    }
+  }
+}
+
+// A product summed from pieces of K gives the same bits on any number of
+// threads. (C's grid does not promise that: OpenBLAS picks its kernels by
+// the block's shape, and a block can round unlike the whole.)
+TEST(Gemm, PiecesOfKGiveTheSameBitsOnAnyThreadCount) {
+  Rng rng(2);
+  for (const auto [m, n, k] : {std::array<int64_t, 3>{64, 64, 5408}, {40, 24, 3000}}) {
+    const auto a = random_vec(m * k, rng), b = random_vec(k * n, rng);
+    std::vector<float> one(static_cast<size_t>(m * n));
+    gemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, one.data(), n, 1);
+    for (int threads : {2, 3, 16}) {
+      std::vector<float> c(static_cast<size_t>(m * n));
+      gemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n, threads);
+      EXPECT_EQ(0, std::memcmp(c.data(), one.data(), sizeof(float) * c.size()))
+          << m << " x " << n << " x " << k << " on " << threads << " threads";
     }
   }
 }
