@@ -3,7 +3,13 @@
 # 2.x from PyPI (oneDNN; in build/bench/torch-venv, made here on first use)
 # and Debian's python3-torch in their best configuration (docs/benchmarks.md).
 #
-#   tools/bench/cpu.sh [--threads "1 2"] [--repeats 5] [--models "seed_cnn resnet20 resnet56"]
+#   tools/bench/cpu.sh [--threads "1 2"] [--repeats 5] [--models "seed_cnn resnet20 resnet56"] [--isa avx2]
+#
+# --isa avx2 caps every framework at AVX2 + FMA on a CPU that has more: drun's
+# kernels (DRUN_ISA) and OpenBLAS core (OPENBLAS_CORETYPE=Haswell), PyTorch's
+# oneDNN (ONEDNN_MAX_CPU_ISA), ATen (ATEN_CPU_CAPABILITY) and MKL
+# (MKL_ENABLE_INSTRUCTIONS): the instructions of an AVX2-only CPU such as a
+# Zen 3, on this CPU's cores and caches.
 #
 # Also: seed_cnn256 (the seed CNN at batch 256, for thread scaling). On a
 # machine that reaches no package archive (the lent GPU node), TORCH2_PY names
@@ -24,8 +30,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 THREADS="1 2"
 REPEATS=5
 MODELS="seed_cnn resnet20 resnet56"
+ISA=""
 usage() {
-  echo "usage: tools/bench/cpu.sh [--threads \"1 2\"] [--repeats 5] [--models \"seed_cnn resnet20 resnet56\"]" >&2
+  echo "usage: tools/bench/cpu.sh [--threads \"1 2\"] [--repeats 5] [--models \"seed_cnn resnet20 resnet56\"] [--isa avx2]" >&2
   exit 2
 }
 while [[ $# -gt 0 ]]; do
@@ -33,9 +40,15 @@ while [[ $# -gt 0 ]]; do
     --threads) [[ $# -ge 2 ]] || usage; THREADS="$2"; shift 2 ;;
     --repeats) [[ $# -ge 2 ]] || usage; REPEATS="$2"; shift 2 ;;
     --models)  [[ $# -ge 2 ]] || usage; MODELS="$2"; shift 2 ;;
+    --isa)     [[ $# -ge 2 && "$2" == avx2 ]] || usage; ISA="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
+
+if [[ "$ISA" == avx2 ]]; then
+  export DRUN_ISA=avx2 OPENBLAS_CORETYPE=Haswell ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \
+    MKL_ENABLE_INSTRUCTIONS=AVX2
+fi
 
 OUTDIR=build/bench
 DRUN="${DRUN:-build/drun}"
@@ -116,6 +129,8 @@ PEERS="pytorch2 debian"; [[ "$DEBIAN_TORCH" == 1 ]] || PEERS="pytorch2"
 CPU="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
 HEADER="CPU: $CPU ($(nproc) cores), $(date -u +%Y-%m-%dT%H:%MZ)
 $("$DRUN" --version | sed 's/^/    /')"
+[[ "$ISA" == avx2 ]] && HEADER+="
+every framework capped at AVX2 + FMA (--isa avx2): DRUN_ISA=$DRUN_ISA OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE ONEDNN_MAX_CPU_ISA=$ONEDNN_MAX_CPU_ISA ATEN_CPU_CAPABILITY=$ATEN_CPU_CAPABILITY MKL_ENABLE_INSTRUCTIONS=$MKL_ENABLE_INSTRUCTIONS"
 TABLE="| model | threads | drun img/s | PyTorch $V2 img/s | Debian PyTorch $VD img/s | drun / $V2 | drun / Debian |
 | --- | --- | --- | --- | --- | --- | --- |"
 NOTES=""
