@@ -65,6 +65,10 @@ TEST(SlurmNodelist, MalformedListsAreClearErrors) {
   bad("a, b", "space");
   bad("[1-2]", "no host name");
   bad("n[1-999999999]", "too large");
+  // Ranges each allowed, together past a million hosts (fuzz_cluster).
+  std::string many = "a[1-99999]";
+  for (char c = 'b'; c <= 'k'; ++c) many += std::string(",") + c + "[1-99999]";
+  bad(many, "too many hosts");
 }
 
 // --- discovery -----------------------------------------------------------------
@@ -82,6 +86,18 @@ TEST(Discover, Slurm) {
   EXPECT_EQ(c.nodes[0].cores, 8);
   EXPECT_EQ(c.nodes[1].cores, 8);
   EXPECT_EQ(c.nodes[2].cores, 4);
+}
+
+// A list of 200,000 hosts, one of its ranges repeated: each host is one node,
+// in the list's order. (Each host searching the ones before it took minutes
+// here: fuzz_cluster's finding.)
+TEST(Discover, SlurmListOfManyHosts) {
+  Environment env({{"SLURM_JOB_NODELIST", "n[1-100000],m[1-100000],n[1-100000]"}});
+  ClusterSpec c = discover_cluster(env, local_opts());
+  ASSERT_EQ(c.nodes.size(), 200000u);
+  EXPECT_EQ(c.nodes[0].host, "n1");
+  EXPECT_EQ(c.nodes[99999].host, "n100000");
+  EXPECT_EQ(c.nodes[100000].host, "m1");
 }
 
 // Recorded from Slurm 22.05 batch scripts (the environment sbatch gives).
