@@ -1,5 +1,6 @@
 #include "launch/cluster.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -65,8 +66,15 @@ class NodeList {
 
 // --- Slurm -----------------------------------------------------------------
 
-// "1-3,7,08-10" inside one pair of brackets.
-std::vector<std::string> expand_ranges(const std::string& body, const std::string& list) {
+// More hosts than any machine has (the largest have about 160,000 nodes): a
+// list that expands past it is a mistake, refused before it fills memory.
+constexpr size_t kMaxSlurmHosts = 1000000;
+// The longest host name DNS allows.
+constexpr size_t kMaxHostName = 255;
+
+// "1-3,7,08-10" inside one pair of brackets; at most `room` values.
+std::vector<std::string> expand_ranges(const std::string& body, const std::string& list,
+                                       size_t room) {
   auto fail = [&](const std::string& why) {
     throw UsageError("Slurm node list '" + list + "': " + why);
   };
@@ -81,6 +89,7 @@ std::vector<std::string> expand_ranges(const std::string& body, const std::strin
     long a = std::stol(lo), b = std::stol(hi);
     if (a > b) fail("range '" + part + "' runs backwards");
     if (b - a >= 100000) fail("range '" + part + "' is too large");
+    if (out.size() + static_cast<size_t>(b - a + 1) > room) fail("expands to too many hosts");
     // Slurm pads every number to the width of the range's lower bound.
     for (long v = a; v <= b; ++v) {
       std::string s = std::to_string(v);
@@ -91,29 +100,39 @@ std::vector<std::string> expand_ranges(const std::string& body, const std::strin
   return out;
 }
 
-// More hosts than any machine has (the largest have about 160,000 nodes): a
-// list that expands past it is a mistake, refused before it fills memory.
-constexpr size_t kMaxSlurmHosts = 1000000;
-
-// One comma-free entry such as "rack[1-2]-n[01-02]": every combination.
-std::vector<std::string> expand_entry(const std::string& entry, const std::string& list) {
+// One comma-free entry such as "rack[1-2]-n[01-02]": every combination, at
+// most `room` of them. Sizes are checked before anything is built (a list
+// of a few hundred bytes can name billions of hosts, or long ones).
+std::vector<std::string> expand_entry(const std::string& entry, const std::string& list,
+                                      size_t room) {
+  auto fail = [&](const std::string& why) {
+    throw UsageError("Slurm node list '" + list + "': " + why);
+  };
   std::vector<std::string> names = {""};
   size_t pos = 0;
   while (pos < entry.size()) {
     size_t open = entry.find('[', pos);
     std::string literal = entry.substr(pos, open - pos);
+    if (names.front().size() + literal.size() > kMaxHostName)
+      fail("a host name in it is longer than " + std::to_string(kMaxHostName) + " characters");
     for (std::string& n : names) n += literal;
     if (open == std::string::npos) break;
     size_t close = entry.find(']', open);  // brackets were checked to balance
+    const std::vector<std::string> values =
+        expand_ranges(entry.substr(open + 1, close - open - 1), list, room);
+    if (names.size() * values.size() > room) fail("expands to too many hosts");
+    size_t widest = 0;
+    for (const std::string& v : values) widest = std::max(widest, v.size());
+    if (names.front().size() + widest > kMaxHostName)
+      fail("a host name in it is longer than " + std::to_string(kMaxHostName) + " characters");
     std::vector<std::string> next;
+    next.reserve(names.size() * values.size());
     for (const std::string& n : names)
-      for (const std::string& v : expand_ranges(entry.substr(open + 1, close - open - 1), list))
-        next.push_back(n + v);
-    if (next.size() > kMaxSlurmHosts)
-      throw UsageError("Slurm node list '" + list + "': expands to too many hosts");
+      for (const std::string& v : values) next.push_back(n + v);
     names = std::move(next);
     pos = close + 1;
   }
+  if (names.size() > room) fail("expands to too many hosts");
   return names;
 }
 
@@ -320,8 +339,8 @@ std::vector<std::string> expand_slurm_nodelist(const std::string& list) {
   for (const std::string& entry : entries) {
     if (entry.empty()) fail(list.empty() ? "is empty" : "has an empty entry");
     if (entry[0] == '[') fail("'" + entry + "' has no host name before '['");
-    for (std::string& h : expand_entry(entry, list)) hosts.push_back(std::move(h));
-    if (hosts.size() > kMaxSlurmHosts) fail("expands to too many hosts");
+    for (std::string& h : expand_entry(entry, list, kMaxSlurmHosts - hosts.size()))
+      hosts.push_back(std::move(h));
   }
   return hosts;
 }

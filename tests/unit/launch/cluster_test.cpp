@@ -69,6 +69,11 @@ TEST(SlurmNodelist, MalformedListsAreClearErrors) {
   std::string many = "a[1-99999]";
   for (char c = 'b'; c <= 'k'; ++c) many += std::string(",") + c + "[1-99999]";
   bad(many, "too many hosts");
+  // Two brackets of 2,225 values each: 5 million names, refused before any
+  // is built (it took 2 GiB first: fuzz_cluster).
+  bad("nod[0-2223,5]gpu[1-2223,5]", "too many hosts");
+  bad(std::string(300, 'n'), "longer than 255");
+  bad("n[1-2]" + std::string(254, 'x'), "longer than 255");
 }
 
 // --- discovery -----------------------------------------------------------------
