@@ -72,12 +72,14 @@ constexpr size_t kMaxSlurmHosts = 1000000;
 // The longest host name DNS allows.
 constexpr size_t kMaxHostName = 255;
 
+[[noreturn]] void throw_bad_slurm_list(const std::string& list, const std::string& why) {
+  throw UsageError("Slurm node list '" + list + "': " + why);
+}
+
 // "1-3,7,08-10" inside one pair of brackets; at most `room` values.
 std::vector<std::string> expand_ranges(const std::string& body, const std::string& list,
                                        size_t room) {
-  auto fail = [&](const std::string& why) {
-    throw UsageError("Slurm node list '" + list + "': " + why);
-  };
+  const auto fail = [&](const std::string& why) { throw_bad_slurm_list(list, why); };
   if (body.empty()) fail("empty brackets '[]'");
   std::vector<std::string> out;
   for (const std::string& part : split(body, ',')) {
@@ -105,16 +107,17 @@ std::vector<std::string> expand_ranges(const std::string& body, const std::strin
 // of a few hundred bytes can name billions of hosts, or long ones).
 std::vector<std::string> expand_entry(const std::string& entry, const std::string& list,
                                       size_t room) {
-  auto fail = [&](const std::string& why) {
-    throw UsageError("Slurm node list '" + list + "': " + why);
+  const auto fail = [&](const std::string& why) { throw_bad_slurm_list(list, why); };
+  const auto check_length = [&](size_t name) {
+    if (name > kMaxHostName)
+      fail("a host name in it is longer than " + std::to_string(kMaxHostName) + " characters");
   };
   std::vector<std::string> names = {""};
   size_t pos = 0;
   while (pos < entry.size()) {
     size_t open = entry.find('[', pos);
     std::string literal = entry.substr(pos, open - pos);
-    if (names.front().size() + literal.size() > kMaxHostName)
-      fail("a host name in it is longer than " + std::to_string(kMaxHostName) + " characters");
+    check_length(names.front().size() + literal.size());
     for (std::string& n : names) n += literal;
     if (open == std::string::npos) break;
     size_t close = entry.find(']', open);  // brackets were checked to balance
@@ -123,8 +126,7 @@ std::vector<std::string> expand_entry(const std::string& entry, const std::strin
     if (names.size() * values.size() > room) fail("expands to too many hosts");
     size_t widest = 0;
     for (const std::string& v : values) widest = std::max(widest, v.size());
-    if (names.front().size() + widest > kMaxHostName)
-      fail("a host name in it is longer than " + std::to_string(kMaxHostName) + " characters");
+    check_length(names.front().size() + widest);
     std::vector<std::string> next;
     next.reserve(names.size() * values.size());
     for (const std::string& n : names)
@@ -314,9 +316,7 @@ std::optional<std::string> Environment::nonempty(const std::string& name) const 
 }
 
 std::vector<std::string> expand_slurm_nodelist(const std::string& list) {
-  auto fail = [&](const std::string& why) {
-    throw UsageError("Slurm node list '" + list + "': " + why);
-  };
+  const auto fail = [&](const std::string& why) { throw_bad_slurm_list(list, why); };
   // Split at commas outside brackets, checking the brackets as we go.
   std::vector<std::string> entries(1);
   bool in_brackets = false;
