@@ -209,8 +209,8 @@ namespace {
 // unfused pair, which LeakyReLU with slope 0 (the same function, never fused)
 // stands for. Where the batch norm's output has a second consumer, the ReLU
 // runs on its own. An Add's absorbed ReLU with two consumers (as between
-// residual blocks) has its gradient summed and masked in one pass; at the
-// model's output, masked alone.
+// residual blocks) has its gradient summed and masked in one pass; with
+// three, summed, then masked; at the model's output, masked alone.
 TEST(Model, BatchNormAbsorbsTheReluAfterIt) {
   auto spec_with = [](const char* relu_layer) {
     std::string relu = relu_layer;
@@ -228,6 +228,9 @@ TEST(Model, BatchNormAbsorbsTheReluAfterIt) {
       )" + relu + R"(,
       {"class_name": "Conv2D", "config": {"filters": 16, "kernel_size": 1}},
       {"class_name": "Add", "config": {}, "inbound": [9, 8]},
+      )" + relu + R"(,
+      {"class_name": "Conv2D", "config": {"filters": 16, "kernel_size": 1}},
+      {"class_name": "Add", "config": {}, "inbound": [12, 11, 11]},
       )" + relu + R"(]})");
   };
   Model fused(spec_with(R"({"class_name": "ReLU", "config": {}})"), 7);
@@ -247,10 +250,11 @@ TEST(Model, BatchNormAbsorbsTheReluAfterIt) {
   // output of its own. Node 4 feeds node 5's ReLU and the Add: no fusion.
   EXPECT_FALSE(fused.nodes()[2].layer->output().defined());
   EXPECT_TRUE(fused.nodes()[5].layer->output().defined());
-  // ReLUs absorbed by the Add before them: one with two consumers, and the
-  // model's output node.
+  // ReLUs absorbed by the Add before them: with two consumers, with three,
+  // and the model's output node.
   EXPECT_FALSE(fused.nodes()[8].layer->output().defined());
   EXPECT_FALSE(fused.nodes()[11].layer->output().defined());
+  EXPECT_FALSE(fused.nodes()[14].layer->output().defined());
   fused.forward(x, true);
   plain.forward(x, true);
   fused.backward(dy);
