@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -44,18 +45,39 @@ int parse_count(const std::string& s, const std::string& what) {
   return std::stoi(s);
 }
 
+// More CPUs, slots, tasks or GPUs than any one node has (the largest have a
+// few hundred hardware threads): a mistake, refused before a rank is placed
+// for each (fuzz_cluster: "1(x999999999)" asked for 4 GB, and three hostfile
+// lines of 999,999,999 slots overflowed their sum).
+constexpr int kMaxPerNode = 65536;
+
+[[noreturn]] void throw_too_many_on_a_node(const std::string& what, int64_t n) {
+  throw UsageError(what + ": " + std::to_string(n) +
+                   " on one node is more than any node has (at most " +
+                   std::to_string(kMaxPerNode) + ")");
+}
+
+// A count of something on one node.
+int parse_per_node(const std::string& s, const std::string& what) {
+  const int n = parse_count(s, what);
+  if (n > kMaxPerNode) throw_too_many_on_a_node(what, n);
+  return n;
+}
+
 // Nodes in first-seen order; naming a host again adds to its slots, because
 // LSF, PBS and hostfiles may list a host once per slot.
 class NodeList {
  public:
   // Found by name through an index: a node list of 100,000 hosts took
   // minutes when each host searched the ones before it (fuzz_cluster).
-  void add(const std::string& host, int slots) {
+  // `where` names the list for the message when a host's slots add up to too many.
+  void add(const std::string& host, int slots, const std::string& where) {
     const auto [it, added] = index_.try_emplace(host, nodes_.size());
-    if (added)
-      nodes_.push_back(Node{host, 0, 0, slots});
-    else
-      nodes_[it->second].slots += slots;
+    if (added) nodes_.push_back(Node{host, 0, 0, 0});
+    int& total = nodes_[it->second].slots;
+    if (int64_t{total} + slots > kMaxPerNode)
+      throw_too_many_on_a_node(where + " (slots of host '" + host + "')", int64_t{total} + slots);
+    total += slots;
   }
   std::vector<Node> take() { return std::move(nodes_); }
 
@@ -68,7 +90,9 @@ class NodeList {
 
 // More hosts than any machine has (the largest have about 160,000 nodes): a
 // list that expands past it is a mistake, refused before it fills memory.
-constexpr size_t kMaxSlurmHosts = 1000000;
+// Placing this many and building TF_CONFIG takes 2 to 4 s under
+// AddressSanitizer (tools/fuzz/fuzz_cluster); 721,000 took over ten.
+constexpr size_t kMaxSlurmHosts = 200000;
 // The longest host name DNS allows.
 constexpr size_t kMaxHostName = 255;
 
@@ -138,21 +162,30 @@ std::vector<std::string> expand_entry(const std::string& entry, const std::strin
   return names;
 }
 
-// SLURM_JOB_CPUS_PER_NODE and SLURM_TASKS_PER_NODE: "4(x2),2" means 4, 4, 2.
-std::vector<int> expand_per_node(const std::string& var, const std::string& value) {
+// SLURM_JOB_CPUS_PER_NODE and SLURM_TASKS_PER_NODE: "4(x2),2" means 4, 4, 2,
+// one count for each of the `nodes` hosts that `list_var` lists.
+std::vector<int> expand_per_node(const std::string& var, const std::string& value, size_t nodes,
+                                 const std::string& list_var) {
   const std::string what = var + "='" + value + "'";
+  const auto not_one_a_node = [&](size_t n) {
+    return UsageError(what + " gives " + std::to_string(n) + " nodes but " + list_var + " lists " +
+                      std::to_string(nodes));
+  };
   std::vector<int> out;
   for (const std::string& part : split(value, ',')) {
     auto paren = part.find('(');
-    int cpus = parse_count(part.substr(0, paren), what);
+    int count = parse_per_node(part.substr(0, paren), what);
     int times = 1;
     if (paren != std::string::npos) {
       if (part.size() < paren + 4 || part.compare(paren, 2, "(x") != 0 || part.back() != ')')
         throw UsageError(what + ": '" + part + "' is not N or N(xM)");
       times = parse_count(part.substr(paren + 2, part.size() - paren - 3), what);
     }
-    out.insert(out.end(), times, cpus);
+    // Checked before inserting: "(x999999999)" is 4 GB of counts.
+    if (out.size() + times > nodes) throw not_one_a_node(out.size() + times);
+    out.insert(out.end(), times, count);
   }
+  if (out.size() != nodes) throw not_one_a_node(out.size());
   return out;
 }
 
@@ -163,17 +196,9 @@ std::vector<int> slurm_tasks(const Environment& env, size_t nodes, const std::st
   auto ntasks = env.nonempty("SLURM_NTASKS");
   auto per_node = env.nonempty("SLURM_NTASKS_PER_NODE");
   if (!ntasks && !per_node) return {};
-  auto size_error = [&](const std::string& what, size_t n) {
-    return UsageError(what + " gives " + std::to_string(n) + " nodes but " + list_var + " lists " +
-                      std::to_string(nodes));
-  };
-  if (auto spread = env.nonempty("SLURM_TASKS_PER_NODE")) {
-    std::vector<int> tasks = expand_per_node("SLURM_TASKS_PER_NODE", *spread);
-    if (tasks.size() != nodes)
-      throw size_error("SLURM_TASKS_PER_NODE='" + *spread + "'", tasks.size());
-    return tasks;
-  }
-  if (per_node) return std::vector<int>(nodes, parse_count(*per_node, "SLURM_NTASKS_PER_NODE"));
+  if (auto spread = env.nonempty("SLURM_TASKS_PER_NODE"))
+    return expand_per_node("SLURM_TASKS_PER_NODE", *spread, nodes, list_var);
+  if (per_node) return std::vector<int>(nodes, parse_per_node(*per_node, "SLURM_NTASKS_PER_NODE"));
   // SLURM_NTASKS alone (a recorded environment): Slurm's block distribution,
   // the first nodes taking the remainder.
   const int n = parse_count(*ntasks, "SLURM_NTASKS");
@@ -190,14 +215,11 @@ std::optional<ClusterSpec> from_slurm(const Environment& env) {
   if (!list) return std::nullopt;
   ClusterSpec spec{"slurm", {}};
   NodeList nodes;
-  for (const std::string& host : expand_slurm_nodelist(*list)) nodes.add(host, 0);
+  for (const std::string& host : expand_slurm_nodelist(*list)) nodes.add(host, 0, var);
   spec.nodes = nodes.take();
   if (auto cpus = env.nonempty("SLURM_JOB_CPUS_PER_NODE")) {
-    std::vector<int> per_node = expand_per_node("SLURM_JOB_CPUS_PER_NODE", *cpus);
-    if (per_node.size() != spec.nodes.size())
-      throw UsageError("SLURM_JOB_CPUS_PER_NODE='" + *cpus + "' gives " +
-                       std::to_string(per_node.size()) + " nodes but " + var + " lists " +
-                       std::to_string(spec.nodes.size()));
+    std::vector<int> per_node =
+        expand_per_node("SLURM_JOB_CPUS_PER_NODE", *cpus, spec.nodes.size(), var);
     for (size_t i = 0; i < per_node.size(); ++i)
       spec.nodes[i].cores = spec.nodes[i].slots = per_node[i];
   }
@@ -223,11 +245,11 @@ std::optional<ClusterSpec> from_lsf(const Environment& env) {
       throw UsageError("LSB_MCPU_HOSTS='" + *mcpu + "' is not a list of 'host ncpu' pairs");
     for (size_t i = 0; i < words.size(); i += 2) {
       int n = parse_count(words[i + 1], "LSB_MCPU_HOSTS (cpus of host '" + words[i] + "')");
-      if (!is_launch_host(words[i])) nodes.add(words[i], n);
+      if (!is_launch_host(words[i])) nodes.add(words[i], n, var);
     }
   } else if (auto hosts = env.nonempty(var = "LSB_HOSTS")) {
     for (const std::string& h : split_words(*hosts))
-      if (!is_launch_host(h)) nodes.add(h, 1);
+      if (!is_launch_host(h)) nodes.add(h, 1, var);
   } else {
     return std::nullopt;
   }
@@ -244,8 +266,9 @@ std::optional<ClusterSpec> from_pbs(const Environment& env) {
   std::ifstream in(*path);
   if (!in) throw UsageError("PBS_NODEFILE='" + *path + "': cannot open the file");
   NodeList nodes;
+  const std::string where = "PBS_NODEFILE='" + *path + "'";
   for (std::string line; std::getline(in, line);)
-    for (const std::string& host : split_words(line)) nodes.add(host, 1);
+    for (const std::string& host : split_words(line)) nodes.add(host, 1, where);
   ClusterSpec spec{"pbs", nodes.take()};
   if (spec.nodes.empty()) throw UsageError("PBS_NODEFILE='" + *path + "' lists no host");
   for (Node& n : spec.nodes) n.cores = n.slots;
@@ -276,7 +299,7 @@ ClusterSpec from_hostfile(const std::string& path) {
         throw UsageError(where + ": unknown '" + words[i] + "' (expected slots=N or max_slots=N)");
       }
     }
-    nodes.add(words[0], slots);
+    nodes.add(words[0], slots, where);
   }
   ClusterSpec spec{"hostfile", nodes.take()};
   if (spec.nodes.empty()) throw UsageError("hostfile '" + path + "' lists no host");
@@ -287,7 +310,7 @@ ClusterSpec from_hostfile(const std::string& path) {
 int gpus_per_node(const Environment& env, const DiscoverOptions& opt) {
   if (opt.gpus_per_node >= 0) return opt.gpus_per_node;
   if (auto v = env.get("CUDA_VISIBLE_DEVICES")) return count_visible_devices(*v);
-  if (auto v = env.nonempty("SLURM_GPUS_ON_NODE")) return parse_count(*v, "SLURM_GPUS_ON_NODE");
+  if (auto v = env.nonempty("SLURM_GPUS_ON_NODE")) return parse_per_node(*v, "SLURM_GPUS_ON_NODE");
   return opt.local_gpus;
 }
 

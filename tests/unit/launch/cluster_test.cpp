@@ -65,10 +65,10 @@ TEST(SlurmNodelist, MalformedListsAreClearErrors) {
   bad("a, b", "space");
   bad("[1-2]", "no host name");
   bad("n[1-999999999]", "too large");
-  // Ranges each allowed, together past a million hosts (fuzz_cluster).
-  std::string many = "a[1-99999]";
-  for (char c = 'b'; c <= 'k'; ++c) many += std::string(",") + c + "[1-99999]";
-  bad(many, "too many hosts");
+  // Ranges each allowed, together past 200,000 hosts (fuzz_cluster).
+  bad("a[1-99999],b[1-99999],c[1-3]", "too many hosts");
+  // Three brackets: 721,000 hosts, each bracket small (fuzz_cluster).
+  bad("e[0-418]f[0-41]node[1-41]", "too many hosts");
   // Two brackets of 2,225 values each: 5 million names, refused before any
   // is built (it took 2 GiB first: fuzz_cluster).
   bad("nod[0-2223,5]gpu[1-2223,5]", "too many hosts");
@@ -97,9 +97,10 @@ TEST(Discover, Slurm) {
 // in the list's order. (Each host searching the ones before it took minutes
 // here: fuzz_cluster's finding.)
 TEST(Discover, SlurmListOfManyHosts) {
-  Environment env({{"SLURM_JOB_NODELIST", "n[1-100000],m[1-100000],n[1-100000]"}});
+  // 200,000 names, the most a list may have; 150,000 hosts once repeats go.
+  Environment env({{"SLURM_JOB_NODELIST", "n[1-100000],m[1-50000],n[1-50000]"}});
   ClusterSpec c = discover_cluster(env, local_opts());
-  ASSERT_EQ(c.nodes.size(), 200000u);
+  ASSERT_EQ(c.nodes.size(), 150000u);
   EXPECT_EQ(c.nodes[0].host, "n1");
   EXPECT_EQ(c.nodes[99999].host, "n100000");
   EXPECT_EQ(c.nodes[100000].host, "m1");
@@ -169,6 +170,40 @@ TEST(Discover, SlurmTaskErrors) {
                          {});
       },
       {"SLURM_TASKS_PER_NODE", "N(xM)"});
+}
+
+// Counts past what any node has, and repeats past the node list, are refused
+// before anything is built for them (fuzz_cluster: "1(x999999999)" asked for
+// 4 GB; three hostfile lines of 999,999,999 slots overflowed their sum).
+TEST(Discover, CountsNoNodeHasAreRefused) {
+  const auto slurm = [](std::map<std::string, std::string> vars) {
+    vars["SLURM_JOB_NODELIST"] = "n[1-3]";
+    return [vars] { discover_cluster(Environment(vars), {}); };
+  };
+  expect_usage_error(slurm({{"SLURM_NTASKS", "5"}, {"SLURM_TASKS_PER_NODE", "1(x999999999)"}}),
+                     {"SLURM_TASKS_PER_NODE='1(x999999999)'", "999999999 nodes", "lists 3"});
+  expect_usage_error(slurm({{"SLURM_NTASKS", "5"}, {"SLURM_TASKS_PER_NODE", "1,1(x3)"}}),
+                     {"SLURM_TASKS_PER_NODE", "4 nodes", "lists 3"});
+  expect_usage_error(slurm({{"SLURM_NTASKS_PER_NODE", "65537"}}),
+                     {"SLURM_NTASKS_PER_NODE", "65537 on one node", "at most 65536"});
+  expect_usage_error(slurm({{"SLURM_JOB_CPUS_PER_NODE", "999999999(x3)"}}),
+                     {"SLURM_JOB_CPUS_PER_NODE", "999999999 on one node"});
+  expect_usage_error(slurm({{"SLURM_GPUS_ON_NODE", "70000"}}),
+                     {"SLURM_GPUS_ON_NODE", "70000 on one node"});
+  expect_usage_error(
+      [] {
+        discover_cluster(Environment({{"LSB_MCPU_HOSTS", "a 999999999"}}), {});
+      },
+      {"LSB_MCPU_HOSTS", "host 'a'", "999999999 on one node"});
+  TempFile f("a slots=999999999\na slots=999999999\na slots=999999999\n");
+  DiscoverOptions o;
+  o.hostfile = f.path();
+  expect_usage_error([&] { discover_cluster(Environment{}, o); },
+                     {"hostfile", "line 1", "host 'a'", "999999999 on one node"});
+  TempFile g("a slots=40000\nb\na slots=30000\n");
+  o.hostfile = g.path();
+  expect_usage_error([&] { discover_cluster(Environment{}, o); },
+                     {"hostfile", "line 3", "host 'a'", "70000 on one node"});
 }
 
 TEST(Discover, SlurmStepListAndUnknownCores) {

@@ -168,6 +168,23 @@ TEST(Placement, Errors) {
   EXPECT_THROW(tf_config(place(nodes(1, 0, 2), {}), 1), std::out_of_range);
 }
 
+// Ranks are counted before any is built: 200,000 nodes with 65,536 tasks
+// each would be 13 billion (fuzz_cluster).
+TEST(Placement, MoreRanksThanAnyJobAreRefused) {
+  ClusterSpec c = nodes(200000, 0, 2);
+  for (Node& n : c.nodes) n.tasks = 65536;
+  expect_usage_error([&] { place(c, {}); },
+                     {"13107200000 ranks on 200000 nodes", "at most 262144"});
+  c.nodes.resize(4);
+  c.nodes[3].tasks = 65536 - 3;  // 65,536 × 4 = 262,144, the most placed
+  const auto ranks = place(c, {});
+  ASSERT_EQ(ranks.size(), 262141u);
+  const json config = tf_config(ranks, 262140);
+  EXPECT_EQ(config["cluster"]["worker"].size(), 262140u);
+  EXPECT_EQ(config["cluster"]["worker"].back(), "n3:" + std::to_string(2222 + 65532));
+  EXPECT_EQ(config["task"]["index"], 262139);
+}
+
 // DRUN_PLACEMENT comes from the environment: a table that would index out
 // of range (a negative or huge task_index wrote before tf_config's list) is
 // refused by name (found by tools/fuzz/fuzz_placement).
