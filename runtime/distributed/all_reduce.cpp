@@ -68,7 +68,6 @@ void AllReduce::setup(std::span<Param* const> params) {
   }
   slot_of_.clear();
   for (size_t i = 0; i < slots_.size(); ++i) slot_of_[slots_[i].param] = i;
-  started_ = 0;
   set_timeline(timeline_);  // the buckets' names
 }
 
@@ -119,15 +118,12 @@ void AllReduce::gradients_ready(std::span<Param> params) {
       b.host.copy_from(b.buffer);
       data = b.host.f32();
     }
-    // The last bucket is waited for at once: its blocking allreduce is
-    // faster than starting and waiting for a non-blocking one.
+    // Non-blocking, the last bucket too: over TCP links of 50-200 Mbit/s a
+    // blocking MPI_Allreduce of the seed CNN's 1.4 MB took 1.6x as long as
+    // MPI_Iallreduce (Rabenseifner, comm.cpp) and MPI_Wait; on 1-10 Gbit/s
+    // and through shared memory the two are equal (docs/benchmarks.md).
     exchange_started(b);
-    if (++started_ == buckets_.size()) {
-      comm_.allreduce_sum(data, b.buffer.numel());
-      exchange_ended(b);
-    } else {
-      b.request = comm_.allreduce_sum_start(data, b.buffer.numel());
-    }
+    b.request = comm_.allreduce_sum_start(data, b.buffer.numel());
   }
   // Lets MPI progress the collectives already started.
   if (hierarchy_) hierarchy_->progress();
@@ -152,15 +148,14 @@ void AllReduce::finish_gradients() {
     for (auto& b : buckets_) exchange_ended(b);
   } else if (nccl_)
     nccl_->wait_all();
-  else if (buckets_.size() > 1 && comm_.size() > 1)
-    comm_.wait_all();  // one bucket: reduced by a blocking call
+  else if (comm_.size() > 1)
+    comm_.wait_all();
   for (auto& b : buckets_) {
     exchange_ended(b);
     if (b.host.defined() && comm_.size() > 1) b.buffer.copy_from(b.host);
     b.pending = b.total;
     b.request = -1;
   }
-  started_ = 0;
 }
 
 void AllReduce::apply(optim::Optimizer& optimizer, std::span<Param* const> params) {

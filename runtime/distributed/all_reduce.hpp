@@ -80,7 +80,6 @@ class AllReduce final : public Strategy {
   std::vector<Slot> slots_;
   std::unordered_map<const Param*, size_t> slot_of_;
   std::vector<Bucket> buckets_;
-  size_t started_ = 0;  // buckets whose reduction has started this step
 };
 
 }  // namespace drun::distributed

@@ -54,8 +54,8 @@ def main():
     ap.add_argument("profile")
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--keep", help="copy the probes and traces into this directory")
-    ap.add_argument("--settings", default="50mbit:4096,100mbit:4096,200mbit:4096,"
-                                          "50mbit:64,100mbit:64,200mbit:64")
+    ap.add_argument("--settings", default="50mbit:4096,100mbit:4096,200mbit:4096,1gbit:4096,"
+                                          "50mbit:64,100mbit:64,200mbit:64,1gbit:64")
     a_ = ap.parse_args()
     drun = os.path.abspath(a_.drun)
     probe_exe = os.path.join(os.path.dirname(drun), "tools/bench/net_probe")

@@ -5,14 +5,16 @@
 --   drun --device cuda tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 200 --warmup 20
 -- With several workers (drun -np N) the gradients go through AllReduce, summed
 -- in node-shared memory unless --shared-memory=false (MPI_Iallreduce), in
--- buckets of --bucket-kib (default 4096, AllReduce's).
+-- buckets of --bucket-kib (default 4096, AllReduce's); --strategy ps_sync
+-- trains with synchronous parameter servers instead (drun adds one a node).
 local drun = require 'drun'
 local seed_cnn = require 'seed_cnn'
 
 local opt = drun.args{steps = 300, warmup = 20, batch_size = 64, seed = 1, shared_memory = true,
-                     bucket_kib = 4096}
-local strategy = drun.strategy.AllReduce{shared_memory = opt.shared_memory,
-                                         bucket_bytes = opt.bucket_kib * 1024}
+                     bucket_kib = 4096, strategy = {'all_reduce', 'all_reduce or ps_sync'}}
+local strategy = opt.strategy == 'ps_sync' and drun.strategy.ParameterServer{mode = 'sync'}
+                 or drun.strategy.AllReduce{shared_memory = opt.shared_memory,
+                                            bucket_bytes = opt.bucket_kib * 1024}
 
 local model = seed_cnn{seed = opt.seed}
 model:compile{optimizer = drun.optim.SGD{learning_rate = 0.01, momentum = 0.9},
@@ -37,6 +39,7 @@ local function json_string(s)
   if s == nil then return 'null' end
   return '"' .. tostring(s):gsub('[%c"\\]', function(c) return string.format('\\u%04x', c:byte()) end) .. '"'
 end
+if not r.train then return end  -- a parameter server: it trains nothing, reports nothing
 -- images/s counts every worker's images; a step is one batch on each.
 local step_ms = r.train.images_per_sec > 0
   and 1000 * opt.batch_size * (r.workers or 1) / r.train.images_per_sec or 0

@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""tools/scale against measurements on this machine: one worker, two
+AllReduce workers through MPI (not node-shared memory) and one synchronous
+parameter server with two workers, all training the seed CNN
+(tools/bench/seed_cnn_bench.lua). Each prediction comes from a different,
+earlier run (the profile) and a net_probe of two ranks here; the measured
+step is the mean step period of the chief's timeline. Prints a Markdown
+table; tools/bench/scale_netns.py does the same across a shaped link.
+
+  tools/bench/scale_local.py DRUN [--steps 200] [--keep DIR]"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+bench = os.path.join(root, "tools/bench/seed_cnn_bench.lua")
+
+
+def run(argv):
+    p = subprocess.run(argv, capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1"))
+    if p.returncode != 0:
+        sys.exit(f"failed ({p.returncode}): {' '.join(argv)}\n{p.stdout[-2000:]}{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def chief_step_period(path, skip=0.2):
+    """Mean time between the chief's step starts, the first `skip` left out."""
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    chief = next(p for p, n in names.items() if "chief" in n)
+    s = sorted(e["ts"] for e in events
+               if e.get("ph") == "X" and e["pid"] == chief and e.get("cat") == "step")
+    s = s[int(len(s) * skip):]
+    return (s[-1] - s[0]) / (len(s) - 1) / 1000
+
+
+def predict(profile, probe, workers, strategy, bucket_kib):
+    p = subprocess.run([sys.executable, os.path.join(root, "tools/scale"), profile,
+                        "--probe", probe, "--intra-probe", probe, "--nodes", "1",
+                        "--workers-per-node", str(workers), "--strategies", strategy,
+                        "--bucket-mib", str(bucket_kib / 1024), "--json"],
+                       capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in p.stdout.splitlines()]
+    # drun's AllReduce overlaps backward; its synchronous servers are pushed
+    # to once backward is done.
+    return next(r for r in rows if r["overlap"] == (strategy == "ring"))["step_ms"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("drun")
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--keep", help="copy the probe and traces into this directory")
+    a = ap.parse_args()
+    drun = os.path.abspath(a.drun)
+    mpirun = shutil.which("mpirun") or "/usr/bin/mpirun"
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = os.path.join(tmp, "probe.json")
+        out = run([mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "2",
+                   os.path.join(os.path.dirname(drun), "tools/bench/net_probe"),
+                   "--iters", "20", "--max-mib", "4"])
+        with open(probe, "w") as f:
+            f.write(out.strip().splitlines()[-1] + "\n")
+
+        def trace(name, launch, extra, steps):
+            path = os.path.join(tmp, name + ".json")
+            run([drun, "-q", "--threads", "1", *launch, "--timeline", path, bench,
+                 "--steps", str(steps), "--warmup", "10", *extra])
+            return path
+
+        # (setting, workers, tools/scale strategy, launch, script options); the
+        # profile is a shorter run of the same setting but for AllReduce through
+        # MPI, whose profile is the node-shared-memory run (compute as two
+        # ranks on these cores see it, the exchange left to the probe).
+        settings = [
+            ("1 worker", 1, "ring", [], []),
+            ("2 workers, AllReduce through MPI, 4 MiB buckets", 2, "ring", ["-np", "2"],
+             ["--shared-memory=false"]),
+            ("2 workers, AllReduce through MPI, 64 KiB buckets", 2, "ring", ["-np", "2"],
+             ["--shared-memory=false", "--bucket-kib", "64"]),
+            ("1 ps + 2 workers, synchronous", 2, "ps", ["-np", "2"], ["--strategy", "ps_sync"]),
+        ]
+        rows = []
+        for title, workers, strategy, launch, extra in settings:
+            profile_extra = [x for x in extra if x != "--shared-memory=false"]
+            if "--bucket-kib" in profile_extra:
+                profile_extra = profile_extra[:profile_extra.index("--bucket-kib")]
+            profile = trace("profile-" + str(len(rows)), launch, profile_extra, max(60, a.steps // 3))
+            measured = chief_step_period(trace("run-" + str(len(rows)), launch, extra, a.steps))
+            bucket = extra[extra.index("--bucket-kib") + 1] if "--bucket-kib" in extra else "4096"
+            predicted = predict(profile, probe, workers, strategy, int(bucket))
+            rows.append((title, predicted, measured, 100 * (predicted / measured - 1)))
+            print("| {} | {:.2f} | {:.2f} | {:+.0f} % |".format(*rows[-1]), flush=True)
+        if a.keep:
+            os.makedirs(a.keep, exist_ok=True)
+            for name in os.listdir(tmp):
+                shutil.copy(os.path.join(tmp, name), a.keep)
+        with open(probe) as f:
+            p = json.load(f)
+        print(f"probe: alpha {p['alpha_s'] * 1e6:.2f} us, {p['bandwidth_gbit_s']:.1f} Gbit/s")
+    within = sum(abs(r[-1]) <= 15 for r in rows)
+    print(f"{within} of {len(rows)} settings within 15 %")
+
+
+if __name__ == "__main__":
+    main()
