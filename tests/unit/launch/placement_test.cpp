@@ -174,15 +174,15 @@ TEST(Placement, MoreRanksThanAnyJobAreRefused) {
   ClusterSpec c = nodes(200000, 0, 2);
   for (Node& n : c.nodes) n.tasks = 65536;
   expect_usage_error([&] { place(c, {}); },
-                     {"13107200000 ranks on 200000 nodes", "at most 262144"});
-  c.nodes.resize(4);
-  c.nodes[3].tasks = 65536 - 3;  // 65,536 × 4 = 262,144, the most placed
+                     {"13107200000 ranks on 200000 nodes", "at most 131072"});
+  c.nodes.resize(2);
+  c.nodes[1].tasks = 65536 - 1;  // 65,536 × 2 = 131,072, the most placed
   const auto ranks = place(c, {});
-  ASSERT_EQ(ranks.size(), 262141u);
-  const json config = tf_config(ranks, 262140);
-  EXPECT_EQ(config["cluster"]["worker"].size(), 262140u);
-  EXPECT_EQ(config["cluster"]["worker"].back(), "n3:" + std::to_string(2222 + 65532));
-  EXPECT_EQ(config["task"]["index"], 262139);
+  ASSERT_EQ(ranks.size(), 131071u);
+  const json config = tf_config(ranks, 131070);
+  EXPECT_EQ(config["cluster"]["worker"].size(), 131070u);
+  EXPECT_EQ(config["cluster"]["worker"].back(), "n1:" + std::to_string(2222 + 65534));
+  EXPECT_EQ(config["task"]["index"], 131069);
 }
 
 // DRUN_PLACEMENT comes from the environment: a table that would index out
