@@ -74,27 +74,26 @@ def main():
                  "--steps", str(steps), "--warmup", "10", *extra])
             return path
 
-        # (setting, workers, tools/scale strategy, launch, script options); the
-        # profile is a shorter run of the same setting but for AllReduce through
-        # MPI, whose profile is the node-shared-memory run (compute as two
-        # ranks on these cores see it, the exchange left to the probe).
+        # (setting, workers, tools/scale strategy, drun's launch options, the
+        # run's script options, the profile's, bucket KiB). The profile is a
+        # shorter run of the same setting, but through node-shared memory for
+        # the MPI ones: compute as two ranks on these cores see it, the
+        # exchange left to the probe.
+        mpi = ["--shared-memory=false"]
         settings = [
-            ("1 worker", 1, "ring", [], []),
-            ("2 workers, AllReduce through MPI, 4 MiB buckets", 2, "ring", ["-np", "2"],
-             ["--shared-memory=false"]),
+            ("1 worker", 1, "ring", [], [], [], 4096),
+            ("2 workers, AllReduce through MPI, 4 MiB buckets", 2, "ring", ["-np", "2"], mpi, [],
+             4096),
             ("2 workers, AllReduce through MPI, 64 KiB buckets", 2, "ring", ["-np", "2"],
-             ["--shared-memory=false", "--bucket-kib", "64"]),
-            ("1 ps + 2 workers, synchronous", 2, "ps", ["-np", "2"], ["--strategy", "ps_sync"]),
+             mpi + ["--bucket-kib", "64"], [], 64),
+            ("1 ps + 2 workers, synchronous", 2, "ps", ["-np", "2"], ["--strategy", "ps_sync"],
+             ["--strategy", "ps_sync"], 4096),
         ]
         rows = []
-        for title, workers, strategy, launch, extra in settings:
-            profile_extra = [x for x in extra if x != "--shared-memory=false"]
-            if "--bucket-kib" in profile_extra:
-                profile_extra = profile_extra[:profile_extra.index("--bucket-kib")]
-            profile = trace("profile-" + str(len(rows)), launch, profile_extra, max(60, a.steps // 3))
-            measured = chief_step_period(trace("run-" + str(len(rows)), launch, extra, a.steps))
-            bucket = extra[extra.index("--bucket-kib") + 1] if "--bucket-kib" in extra else "4096"
-            predicted = predict(profile, probe, workers, strategy, int(bucket))
+        for i, (title, workers, strategy, launch, options, profile_options, kib) in enumerate(settings):
+            profile = trace(f"profile-{i}", launch, profile_options, max(60, a.steps // 3))
+            measured = chief_step_period(trace(f"run-{i}", launch, options, a.steps))
+            predicted = predict(profile, probe, workers, strategy, kib)
             rows.append((title, predicted, measured, 100 * (predicted / measured - 1)))
             print("| {} | {:.2f} | {:.2f} | {:+.0f} % |".format(*rows[-1]), flush=True)
         if a.keep:
