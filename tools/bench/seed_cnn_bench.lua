@@ -33,13 +33,13 @@ if passes > 1 then images = images:repeated(passes) end
 local train = images:batch(opt.batch_size):prefetch(2)
 if opt.warmup > 0 then model:fit{x = train:take(opt.warmup), epochs = 1, strategy = strategy} end
 local r = model:fit{x = train:take(opt.steps), epochs = 1, strategy = strategy}
+if not r.train then return end  -- a parameter server: it trains nothing, reports nothing
 
 -- A JSON string literal (the GPU's name is the only free text here).
 local function json_string(s)
   if s == nil then return 'null' end
   return '"' .. tostring(s):gsub('[%c"\\]', function(c) return string.format('\\u%04x', c:byte()) end) .. '"'
 end
-if not r.train then return end  -- a parameter server: it trains nothing, reports nothing
 -- images/s counts every worker's images; a step is one batch on each.
 local step_ms = r.train.images_per_sec > 0
   and 1000 * opt.batch_size * (r.workers or 1) / r.train.images_per_sec or 0
