@@ -1,7 +1,7 @@
 // Network probe for tools/scale: latency alpha and inverse bandwidth beta of
 // the ranks' links, from MPI allreduces (non-blocking, as training's) of 4
-// bytes to 16 MiB over all ranks (medians of `--iters` per size) fitted to a ring's cost, t(s) =
-// 2 (p - 1) (alpha + s / p beta), alpha from the small sizes and beta from
+// bytes to 16 MiB over all ranks (medians of `--iters` per size) fitted to
+// a ring's cost, t(s) = 2 (p - 1) (alpha + s / p beta), alpha from the small sizes and beta from
 // the large ones (fit() below): the alpha and beta that tools/scale's ring
 // formulas need. A ping-pong between rank 0 and the last rank is fitted too
 // (t = alpha + s beta, one way: "pingpong"). Run under mpirun with the ranks
