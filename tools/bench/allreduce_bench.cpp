@@ -31,9 +31,12 @@
 // times, algorithm bandwidth (bytes / time) and bus bandwidth
 // (bytes / time * 2(n-1)/n), the strategy's split into gradients_ready()
 // and finish_gradients(), and whether it summed hierarchically (with the
-// flat strategy's median then).
+// flat strategy's median then). Each rank checks at the end that the
+// strategies' sums equal the bare allreduce's (to float rounding) and aborts
+// the job when they do not.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -252,6 +255,25 @@ void run_case(distributed::Communicator& comm, Workload (*make)(), const BenchOp
       if (it >= 0) t_fresh.push_back(ms_since(t0));
     }
 
+  // Every variant summed the same values as often: the strategy's (and the
+  // flat one's) sums must be the bare MPI_Allreduce's, up to float rounding.
+  std::vector<float> got(static_cast<size_t>(floats));
+  double off = 0, largest = 0;
+  for (Workload* checked : {&w, &w_flat}) {
+    if (checked == &w_flat && !compare_flat) continue;
+    pack(*checked, got.data());
+    for (size_t i = 0; i < got.size(); ++i) {
+      off = std::max(off, static_cast<double>(std::abs(got[i] - bare[i])));
+      largest = std::max(largest, static_cast<double>(std::abs(bare[i])));
+    }
+  }
+  if (off > 1e-5 * largest) {
+    std::fprintf(stderr,
+                 "allreduce_bench: rank %d, case %s: the strategy's sums differ from "
+                 "MPI_Allreduce's by %g (largest value %g)\n",
+                 rank, w.name.c_str(), off, largest);
+    comm.abort(1);
+  }
   if (rank != 0) return;
   const double bus = 2.0 * (n - 1) / n;
   auto gbs = [&](double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; };

@@ -30,6 +30,13 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_ma
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tools/fuzz/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# A target may have a dictionary of its input's words (tools/fuzz/TARGET.dict,
+# or h5_layout.dict for the targets that read tools/fuzz/h5_layout.hpp's descriptions).
+dict=()
+case $target in
+  *_layout) dict=(-dict=tools/fuzz/h5_layout.dict) ;;
+  *) [ -f "tools/fuzz/$target.dict" ] && dict=(-dict="tools/fuzz/$target.dict") ;;
+esac
 exec "$build/tools/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/$target/" "$@" \
+  -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/$target/" "${dict[@]}" "$@" \
   "$build/fuzz-corpus/$target" "tools/fuzz/corpus/$target"
