@@ -16,8 +16,9 @@ import subprocess
 import sys
 import tempfile
 
-root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-bench = os.path.join(root, "tools/bench/seed_cnn_bench.lua")
+from scale_check import ROOT, chief_step_period, predict  # noqa: E402
+
+bench = os.path.join(ROOT, "tools/bench/seed_cnn_bench.lua")
 
 
 def run(argv):
@@ -26,30 +27,6 @@ def run(argv):
     if p.returncode != 0:
         sys.exit(f"failed ({p.returncode}): {' '.join(argv)}\n{p.stdout[-2000:]}{p.stderr[-3000:]}")
     return p.stdout
-
-
-def chief_step_period(path, skip=0.2):
-    """Mean time between the chief's step starts, the first `skip` left out."""
-    with open(path) as f:
-        events = json.load(f)["traceEvents"]
-    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
-    chief = next(p for p, n in names.items() if "chief" in n)
-    s = sorted(e["ts"] for e in events
-               if e.get("ph") == "X" and e["pid"] == chief and e.get("cat") == "step")
-    s = s[int(len(s) * skip):]
-    return (s[-1] - s[0]) / (len(s) - 1) / 1000
-
-
-def predict(profile, probe, workers, strategy, bucket_kib):
-    p = subprocess.run([sys.executable, os.path.join(root, "tools/scale"), profile,
-                        "--probe", probe, "--intra-probe", probe, "--nodes", "1",
-                        "--workers-per-node", str(workers), "--strategies", strategy,
-                        "--bucket-mib", str(bucket_kib / 1024), "--json"],
-                       capture_output=True, text=True, check=True)
-    rows = [json.loads(line) for line in p.stdout.splitlines()]
-    # drun's AllReduce overlaps backward; its synchronous servers are pushed
-    # to once backward is done.
-    return next(r for r in rows if r["overlap"] == (strategy == "ring"))["step_ms"]
 
 
 def main():
@@ -93,7 +70,7 @@ def main():
         for i, (title, workers, strategy, launch, options, profile_options, kib) in enumerate(settings):
             profile = trace(f"profile-{i}", launch, profile_options, max(60, a.steps // 3))
             measured = chief_step_period(trace(f"run-{i}", launch, options, a.steps))
-            predicted = predict(profile, probe, workers, strategy, kib)
+            predicted = predict(profile, probe, 1, workers, strategy, kib / 1024, intra_probe=probe)
             rows.append((title, predicted, measured, 100 * (predicted / measured - 1)))
             print("| {} | {:.2f} | {:.2f} | {:+.0f} % |".format(*rows[-1]), flush=True)
         if a.keep:

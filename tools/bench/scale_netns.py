@@ -17,10 +17,10 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 
-root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from scale_check import ROOT as root, chief_step_period, predict  # noqa: E402
+
 sys.path.insert(0, os.path.join(root, "tests/netns"))
 from nodes import TwoNodes, sh  # noqa: E402  (namespaces, veth pair, launch agent)
 
@@ -38,14 +38,6 @@ def shape(nodes, rate):
     for n in (nodes.a, nodes.b):
         sh("ip", "netns", "exec", n.ns, "tc", "qdisc", "replace", "dev", n.dev, "root",
            "tbf", "rate", rate, "burst", "256kb", "latency", "400ms")
-
-
-def step_period(path):
-    with open(path) as f:
-        ev = json.load(f)["traceEvents"]
-    s = sorted(e["ts"] for e in ev if e.get("ph") == "X" and e["pid"] == 0 and e.get("cat") == "step")
-    s = s[len(s) // 5:]
-    return statistics.fmean((b - a) / 1000 for a, b in zip(s, s[1:]))
 
 
 def main():
@@ -74,16 +66,12 @@ def main():
             run(nodes, [drun, "-q", "--threads", "1", "--timeline", trace,
                         os.path.join(root, "tools/bench/seed_cnn_bench.lua"),
                         "--steps", str(a_.steps), "--warmup", "5", "--bucket-kib", kib])
-            measured = step_period(trace)
+            measured = chief_step_period(trace)
             if a_.keep:
                 os.makedirs(a_.keep, exist_ok=True)
                 shutil.copy(trace, a_.keep)
                 shutil.copy(probes[rate], a_.keep)
-            p = subprocess.run([sys.executable, os.path.join(root, "tools/scale"), a_.profile,
-                                "--probe", probes[rate], "--nodes", "2", "--workers-per-node", "1",
-                                "--strategies", "ring", "--bucket-mib", str(int(kib) / 1024),
-                                "--json"], capture_output=True, text=True, check=True)
-            predicted = json.loads(p.stdout.splitlines()[0])["step_ms"]  # the overlap row
+            predicted = predict(a_.profile, probes[rate], 2, 1, "ring", int(kib) / 1024)
             with open(probes[rate]) as f:
                 probe = json.load(f)
             with open(trace) as f:
