@@ -20,7 +20,10 @@
 # (tools/bench/resnet20_*, --n 3 and --n 9). For every model and thread count
 # the three run in turn, `repeats` times, in an order that rotates each
 # repeat so that machine noise hits all of them; the table has the medians
-# (images/s) and drun's ratio to each peer. The CPU model (lscpu) and what
+# (images/s) and drun's ratio to each peer. Each PyTorch run trains the model
+# in its default NCHW layout and in channels_last (TORCH_VARIANTS,
+# torch_timing.py), each on a fresh model, and counts the faster: PyTorch's
+# best eager float32; cpu.jsonl keeps both. The CPU model (lscpu) and what
 # drun runs on (drun --version) head the report, written to build/bench/cpu.md
 # (raw JSON lines to build/bench/cpu.jsonl). DRUN selects the binary
 # (default build/drun); DRUN_ISA passes through to it.
@@ -57,6 +60,7 @@ VENV="$OUTDIR/torch-venv"
 TORCH2_PY="${TORCH2_PY:-$VENV/bin/python}"
 DEBIAN_TORCH="${DEBIAN_TORCH:-1}"
 GLIBC_BEST="glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295"
+TORCH_VARIANTS="${TORCH_VARIANTS:-fp32,channels_last}"
 DATA_DIR="$OUTDIR/cifar10-noise"
 mkdir -p "$OUTDIR"
 [[ -x "$DRUN" ]] || { echo "error: $DRUN is missing; run tools/bootstrap first" >&2; exit 1; }
@@ -105,15 +109,25 @@ run_one() {  # $1 = model, $2 = drun|pytorch2|debian, $3 = threads; prints image
       echo "error: drun failed ($model, $t threads):" >&2; tail -n 20 "$ERRLOG" >&2; return 1; }
   else
     local py="$DEBIAN_PY"; [[ "$who" == pytorch2 ]] && py="$TORCH2_PY"
+    # Both of PyTorch's float32 memory layouts, each on a fresh model: its
+    # default NCHW and channels_last (NHWC, as drun), the faster counting.
     out="$(env OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS=1 GLIBC_TUNABLES="$GLIBC_BEST" \
-           "$py" $(model_args "$model" torch) --threads "$t" 2>"$ERRLOG")" || {
+           "$py" $(model_args "$model" torch) --threads "$t" --variants "$TORCH_VARIANTS" \
+           2>"$ERRLOG")" || {
       echo "error: $who failed ($model, $t threads):" >&2; tail -n 20 "$ERRLOG" >&2; return 1; }
   fi
-  ips="$(printf '%s\n' "$out" | grep '^[[:space:]]*{' | tail -n 1 |
-         grep -oE '"images_per_sec"[[:space:]]*:[[:space:]]*[0-9.eE+-]+' | sed -E 's/.*:[[:space:]]*//')"
+  local line variant v
+  ips=""
+  while read -r line; do
+    v="$(grep -oE '"images_per_sec"[[:space:]]*:[[:space:]]*[0-9.eE+-]+' <<<"$line" | sed -E 's/.*:[[:space:]]*//')" || true
+    [[ -n "$v" ]] || continue
+    variant="$(grep -oE '"variant"[[:space:]]*:[[:space:]]*"[a-z_0-9]+"' <<<"$line" | sed -E 's/.*"([a-z_0-9]+)"$/\1/')" || true
+    printf '{"model":"%s","run":"%s","variant":"%s","threads":%s,"images_per_sec":%s}\n' \
+      "$model" "$who" "${variant:-drun}" "$t" "$v" >> "$RAW"
+    echo "# $model $who ${variant:+$variant }threads=$t images/s=$v" >&2
+    ips="$(awk -v a="${ips:-0}" -v b="$v" 'BEGIN { print (b > a ? b : a) }')"
+  done < <(printf '%s\n' "$out" | grep '^[[:space:]]*{')
   [[ -n "$ips" ]] || { echo "error: no images_per_sec from $who ($model)" >&2; return 1; }
-  printf '{"model":"%s","run":"%s","threads":%s,"images_per_sec":%s}\n' "$model" "$who" "$t" "$ips" >> "$RAW"
-  echo "# $model $who threads=$t images/s=$ips" >&2
   echo "$ips"
 }
 
@@ -159,6 +173,6 @@ REPORT="$HEADER
 
 $TABLE
 
-Medians of $REPEATS interleaved repeats; runs (images/s):$NOTES"
+Medians of $REPEATS interleaved repeats; PyTorch: per run the faster of its float32 layouts ($TORCH_VARIANTS). Runs (images/s):$NOTES"
 printf '%s\n' "$REPORT" | tee "$OUTDIR/cpu.md"
 echo "# wrote $OUTDIR/cpu.md and $RAW" >&2

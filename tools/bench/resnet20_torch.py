@@ -20,10 +20,11 @@ Run in PyTorch's best configuration on this machine (see torch_timing.py, the
 timing harness shared with seed_cnn_torch.py; tools/bench/resnet20.sh sets it).
 --device cuda (tools/bench/gpu.sh) trains on GPU 0, the image pool built there.
 
-Prints one JSON line:
+Prints one JSON line per --variants entry (torch_timing.py; default fp32):
   {"framework":"pytorch","model":"resnet20","threads":N,"batch":128,"steps":S,
    "images_per_sec":...,"seconds":...,"step_ms":...,"step_ms_median":...,
-   "final_loss":...,"params":274042,"trainable_params":272474,"device":"cpu"}
+   "final_loss":...,"variant":"fp32","params":274042,"trainable_params":272474,
+   "device":"cpu"}
 (on cuda also gpu_name, torch, cuda, cudnn, tf32, cudnn_benchmark)
 """
 import os
@@ -81,22 +82,20 @@ def main():
     x_all = torch.rand(pool, 3, 32, 32).to(args.device)
     y_all = torch.randint(0, 10, (pool,)).to(args.device)
 
-    model = resnet_cifar(args.n).to(args.device)
-    model.train()
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    def make_model():
+        return resnet_cifar(args.n).to(args.device)
+
+    probe = make_model()
+    trainable = sum(p.numel() for p in probe.parameters() if p.requires_grad)
     # Keras' count (drun's): weights plus the batch-norm moving means and variances.
-    params = trainable + sum(b.numel() for name, b in model.named_buffers()
+    params = trainable + sum(b.numel() for name, b in probe.named_buffers()
                              if name.endswith(("running_mean", "running_var")))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=2e-4)
-    loss_fn = nn.CrossEntropyLoss()
-
-    dt, loss, step_median = torch_timing.time_training(torch, model, opt, loss_fn, x_all, y_all, B,
-                                                       args.warmup, args.steps)
-    torch_timing.print_result(args.threads, B, args.steps, dt, loss,
-                              model="resnet%d" % (6 * args.n + 2), step_median=step_median,
-                              params=params, trainable_params=trainable,
-                              **torch_timing.device_info(torch, args.device))
-
+    del probe
+    torch_timing.run_variants(
+        torch, args, make_model,
+        lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, weight_decay=2e-4),
+        nn.CrossEntropyLoss(), x_all, y_all,
+        model="resnet%d" % (6 * args.n + 2), params=params, trainable_params=trainable)
 
 if __name__ == "__main__":
     main()

@@ -10,9 +10,10 @@ timing harness shared with resnet20_torch.py; tools/bench/seed_cnn.sh sets it).
 --device cuda (tools/bench/gpu.sh) trains on GPU 0 with the whole training set
 copied to the GPU once; batches are gathered there.
 
-Prints one JSON line:
+Prints one JSON line per --variants entry (torch_timing.py; default fp32):
   {"framework":"pytorch","threads":N,"batch":64,"steps":S,"images_per_sec":...,
-   "seconds":...,"step_ms":...,"step_ms_median":...,"final_loss":...,"device":"cpu"}
+   "seconds":...,"step_ms":...,"step_ms_median":...,"final_loss":...,
+   "variant":"fp32","device":"cpu"}
 (on cuda also gpu_name, torch, cuda, cudnn, tf32, cudnn_benchmark)
 """
 import gzip
@@ -49,19 +50,14 @@ def main():
     x_np, y_np = load(args.data)
     x_all = torch.from_numpy(x_np).to(args.device)
     y_all = torch.from_numpy(y_np).to(args.device)
-    B = args.batch
+    def make_model():
+        return nn.Sequential(
+            nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+            nn.Linear(32 * 13 * 13, 64), nn.ReLU(), nn.Linear(64, 10)).to(args.device)
 
-    model = nn.Sequential(
-        nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(32 * 13 * 13, 64), nn.ReLU(), nn.Linear(64, 10)).to(args.device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    loss_fn = nn.CrossEntropyLoss()
-
-    dt, loss, step_median = torch_timing.time_training(torch, model, opt, loss_fn, x_all, y_all, B,
-                                                       args.warmup, args.steps)
-    torch_timing.print_result(args.threads, B, args.steps, dt, loss, step_median=step_median,
-                              **torch_timing.device_info(torch, args.device))
-
+    torch_timing.run_variants(
+        torch, args, make_model, lambda m: torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9),
+        nn.CrossEntropyLoss(), x_all, y_all)
 
 if __name__ == "__main__":
     main()

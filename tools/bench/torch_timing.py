@@ -16,6 +16,16 @@ arithmetic is full float32 by default, as drun's CUDA kernels do theirs
 --cudnn-benchmark 0. The clock is read after torch.cuda.synchronize() at
 both ends of the timed region; per-step times come from CUDA events, so the
 loop never waits for the GPU inside the timed region.
+
+--variants (default fp32) runs several configurations of the same model in
+one process, each on a freshly built model, one JSON line each with its
+"variant": fp32 (NCHW, PyTorch's default), channels_last (model and batches
+in NHWC memory), amp_bf16 and amp_fp16 (torch.autocast to bfloat16 /
+float16 around forward and loss, channels_last, fp32 weights; fp16 with a
+GradScaler), compile (torch.compile(mode="reduce-overhead"), fp32: on CUDA
+it replays the step's kernels as CUDA graphs). A variant that fails (e.g.
+torch.compile without a working compiler) prints a line with its "error"
+and the others still run.
 """
 import argparse
 import json
@@ -25,6 +35,7 @@ import sys
 import time
 
 WANT_GLIBC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295"
+VARIANTS = ("fp32", "channels_last", "amp_bf16", "amp_fp16", "compile")
 
 
 def parse_args(steps, warmup, batch, add_options=None):
@@ -40,10 +51,17 @@ def parse_args(steps, warmup, batch, add_options=None):
                     help="--device cuda: allow TF32 in cuDNN and cuBLAS (default: full float32, as drun)")
     ap.add_argument("--cudnn-benchmark", type=int, choices=(0, 1), default=1,
                     help="--device cuda: torch.backends.cudnn.benchmark (default 1)")
+    ap.add_argument("--variants", default="fp32",
+                    help="comma-separated: " + ",".join(VARIANTS) + " (one JSON line each)")
     if add_options is not None:
         add_options(ap)
     ap.add_argument("--seed", type=int, default=0)
-    return ap.parse_args()
+    args = ap.parse_args()
+    args.variants = args.variants.split(",")
+    for v in args.variants:
+        if v not in VARIANTS:
+            ap.error("unknown variant %r (valid: %s)" % (v, ", ".join(VARIANTS)))
+    return args
 
 
 def check_env(threads):
@@ -88,11 +106,14 @@ def device_info(torch, device):
     return info
 
 
-def time_training(torch, model, opt, loss_fn, x_all, y_all, batch_size, warmup, steps):
+def time_training(torch, model, opt, loss_fn, x_all, y_all, batch_size, warmup, steps,
+                  channels_last=False, autocast_dtype=None, scaler=None):
     """Runs `warmup` untimed then `steps` timed SGD steps on batches gathered
     from a fresh random permutation of (x_all, y_all), reshuffled when it runs
     out, all on the device of x_all; returns (seconds, final loss as a float,
-    median step time in seconds)."""
+    median step time in seconds). Batches are made channels_last when asked
+    (the gather itself returns NCHW); forward and loss run under autocast to
+    `autocast_dtype` when given, and backward through `scaler` when given."""
     n = x_all.shape[0]
     B = batch_size
     dev = x_all.device
@@ -107,13 +128,22 @@ def time_training(torch, model, opt, loss_fn, x_all, y_all, batch_size, warmup, 
             pos[0] = 0
         idx = perm[pos[0]:pos[0] + B]
         pos[0] += B
-        return x_all[idx], y_all[idx]
+        xb = x_all[idx]
+        if channels_last:
+            xb = xb.contiguous(memory_format=torch.channels_last)
+        return xb, y_all[idx]
 
     def step(xb, yb):
         opt.zero_grad()
-        loss = loss_fn(model(xb), yb)
-        loss.backward()
-        opt.step()
+        with torch.autocast(dev.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
+            loss = loss_fn(model(xb), yb)
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
         return loss
 
     for _ in range(warmup):
@@ -167,3 +197,33 @@ def print_result(threads, batch, steps, seconds, loss, model=None, step_median=N
     result["final_loss"] = round(loss, 4)
     result.update(extra)
     print(json.dumps(result, separators=(",", ":")))
+
+
+def run_variants(torch, args, make_model, make_opt, loss_fn, x_all, y_all, **fields):
+    """Times each of args.variants on a model from make_model() (on the
+    device) and its optimizer from make_opt(model); prints one JSON line per
+    variant with `fields` (e.g. model, params) and the device's."""
+    info = device_info(torch, args.device)
+    for variant in args.variants:
+        torch.manual_seed(args.seed)
+        model = make_model()
+        model.train()
+        channels_last = variant in ("channels_last", "amp_bf16", "amp_fp16")
+        if channels_last:
+            model = model.to(memory_format=torch.channels_last)
+        opt = make_opt(model)
+        dtype = {"amp_bf16": torch.bfloat16, "amp_fp16": torch.float16}.get(variant)
+        scaler = torch.amp.GradScaler(args.device) if variant == "amp_fp16" else None
+        try:
+            if variant == "compile":
+                model = torch.compile(model, mode="reduce-overhead")
+            dt, loss, step_median = time_training(
+                torch, model, opt, loss_fn, x_all, y_all, args.batch, args.warmup, args.steps,
+                channels_last=channels_last, autocast_dtype=dtype, scaler=scaler)
+        except Exception as e:  # a variant this machine cannot run: said, not fatal
+            print(json.dumps({"framework": "pytorch", "variant": variant, **fields,
+                              "error": "%s: %s" % (type(e).__name__, str(e)[:300])}))
+            continue
+        print_result(args.threads, args.batch, args.steps, dt, loss, step_median=step_median,
+                     variant=variant, **fields, **info)
+        sys.stdout.flush()
