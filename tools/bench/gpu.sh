@@ -1,42 +1,50 @@
 #!/usr/bin/env bash
 # Training step time on one GPU: drun (--device cuda) vs PyTorch on the same GPU, same run.
 #
-#   tools/bench/gpu.sh [--repeats 3] [--steps 200] [--warmup 20] [--run-timeout 120]
+#   tools/bench/gpu.sh [--repeats 3] [--steps 200] [--warmup 20] [--run-timeout 300]
+#                      [--compile 0|1] [--torch-variants fp32,channels_last,amp_bf16,amp_fp16]
 #
-# Models (both full float32 training steps, SGD with momentum):
+# Models (SGD with momentum):
 #   seed_cnn  the seed CNN (Conv2D 32 3x3 relu, MaxPool 2, Flatten, Dense 64
 #             relu, Dense 10), SGD lr 0.01 momentum 0.9, batch 256, Fashion-MNIST
 #             (Debian's dataset-fashion-mnist in /usr/share/datasets/fashion-mnist).
-#   resnet20  ResNet-20, shortcut option B (models/resnet_cifar.lua), SGD lr 0.1
-#             momentum 0.9 weight decay 2e-4, batch 128, random 32x32x3 images:
-#             drun reads build/bench/cifar10-noise (2,560 images in the CIFAR-10
-#             binary format, written once by tests/data/make_cifar10.py, as
-#             tools/bench/resnet20.sh does); PyTorch draws its own random pool.
-# drun:    $DRUN (default build/drun) --device cuda tools/bench/MODEL_bench.lua
-#          --batch-size B --steps S --warmup W [--dir D]
-# PyTorch: PY tools/bench/MODEL_torch.py --device cuda --batch B --steps S --warmup W,
-#          where PY is $PYTHON, else the first of /usr/bin/python3,
+#   resnet20, resnet56  ResNet-20 / -56, shortcut option B (models/resnet_cifar.lua,
+#             --n 3 / 9), SGD lr 0.1 momentum 0.9 weight decay 2e-4, batch 128,
+#             random 32x32x3 images: drun reads build/bench/cifar10-noise (2,560
+#             images in the CIFAR-10 binary format, written once by
+#             tests/data/make_cifar10.py, as tools/bench/resnet20.sh does);
+#             PyTorch draws its own random pool.
+# drun:    $DRUN (default build/drun) --device cuda tools/bench/SCRIPT_bench.lua
+#          --batch-size B --steps S --warmup W [--dir D --n N]: full float32.
+# PyTorch: PY tools/bench/SCRIPT_torch.py --device cuda --batch B --steps S --warmup W
+#          --variants V, where PY is $PYTHON, else the first of /usr/bin/python3,
 #          /opt/torch/.venv/bin/python3 (the lent GPU machines' image) and
-#          build/venv/bin/python whose torch sees a GPU. Its defaults: full
-#          float32 (TF32 off, as drun's cuDNN/cuBLAS calls), cudnn.benchmark on,
-#          data already on the GPU (drun's input pipeline runs on the host).
-#          Without PyTorch+CUDA the drun numbers are still measured and
-#          reported, with a line saying why PyTorch is missing.
+#          build/venv/bin/python whose torch sees a GPU. Each variant trains a
+#          fresh model in the same process (torch_timing.py): fp32 (NCHW) and
+#          channels_last, float32 with TF32 off (as drun's cuDNN/cuBLAS calls);
+#          amp_bf16 and amp_fp16 (torch.autocast, channels_last, a GradScaler
+#          for fp16); then, once per model after the repeats (--compile 1),
+#          torch.compile(mode="reduce-overhead"), which replays CUDA graphs.
+#          cudnn.benchmark on, data already on the GPU (drun's input pipeline
+#          runs on the host). Without PyTorch+CUDA the drun numbers are still
+#          measured and reported, with a line saying why PyTorch is missing.
 #
 # Each repeat runs, per model, drun and PyTorch one after the other, the order
-# flipped every repeat so that drift hits both. Per model and framework: the
-# median images/s over repeats and the median step time (ms, batch / images/s:
-# the same definition for both); ratio = drun step time / PyTorch step time
-# (> 1: drun slower). Also in the notes: PyTorch's median per-step time from
-# CUDA events. The markdown table goes to stdout and build/bench/gpu.md, every
-# run's JSON line, then one summary line per model, to build/bench/gpu.jsonl.
+# flipped every repeat so that drift hits both. Per model and variant: the
+# median step time (ms, batch / images/s: the same definition for both) over
+# repeats; ratio = drun's fp32 step time / PyTorch's best eager fp32 (the
+# faster of NCHW and channels_last; > 1: drun slower). Also in the notes:
+# each variant's runs and its median per-step time from CUDA events. The
+# markdown table goes to stdout and build/bench/gpu.md, every run's JSON
+# line, then one summary line per model, to build/bench/gpu.jsonl.
 #
 # A failed or timed-out run (--run-timeout seconds each) prints its error and
 # the benchmark goes on; that framework/model pair is not retried in later
 # repeats (it would most likely fail again, and device time is scarce). The
-# exit status is non-zero if any run failed. Defaults: 12 runs of 220 steps,
-# meant to stay well under 6 minutes on one H100/H200 (not yet timed on one;
-# the report ends with the wall time).
+# exit status is non-zero if any run failed; a variant that cannot run (say,
+# torch.compile without a compiler) is reported in the notes, not a failure.
+# The variants and ResNet-56 were added 2026-11-27 and are not yet timed on a
+# GPU (checked on the CPU through wrappers that turn cuda into cpu).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -45,9 +53,11 @@ OUTDIR="build/bench"
 REPEATS=3
 STEPS=200
 WARMUP=20
-RUN_TIMEOUT=120
+RUN_TIMEOUT=300
+COMPILE=1
+TORCH_VARIANTS=fp32,channels_last,amp_bf16,amp_fp16
 usage() {
-  echo "usage: tools/bench/gpu.sh [--repeats $REPEATS] [--steps $STEPS] [--warmup $WARMUP] [--run-timeout $RUN_TIMEOUT]" >&2
+  echo "usage: tools/bench/gpu.sh [--repeats $REPEATS] [--steps $STEPS] [--warmup $WARMUP] [--run-timeout $RUN_TIMEOUT] [--compile 0|1] [--torch-variants $TORCH_VARIANTS]" >&2
   exit 2
 }
 while [[ $# -gt 0 ]]; do
@@ -56,6 +66,8 @@ while [[ $# -gt 0 ]]; do
     --steps)       [[ $# -ge 2 ]] || usage; STEPS="$2"; shift 2 ;;
     --warmup)      [[ $# -ge 2 ]] || usage; WARMUP="$2"; shift 2 ;;
     --run-timeout) [[ $# -ge 2 ]] || usage; RUN_TIMEOUT="$2"; shift 2 ;;
+    --compile)     [[ $# -ge 2 && "$2" =~ ^[01]$ ]] || usage; COMPILE="$2"; shift 2 ;;
+    --torch-variants) [[ $# -ge 2 ]] || usage; TORCH_VARIANTS="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
@@ -120,10 +132,13 @@ if [[ ! -f "$CIFAR_DIR/data_batch_5.bin" || "$MAKE_DATA" -nt "$CIFAR_DIR/data_ba
     echo "warning: $MAKE_DATA failed; drun's ResNet-20 runs will fail" >&2
 fi
 
-MODELS=(seed_cnn resnet20)
-declare -A BATCH=([seed_cnn]=256 [resnet20]=128)
-declare -A TITLE=([seed_cnn]="Seed CNN, Fashion-MNIST" [resnet20]="ResNet-20 (option B), random 32×32×3")
-declare -A DRUN_EXTRA=([seed_cnn]="" [resnet20]="--dir $CIFAR_DIR")
+MODELS=(seed_cnn resnet20 resnet56)
+declare -A BATCH=([seed_cnn]=256 [resnet20]=128 [resnet56]=128)
+declare -A TITLE=([seed_cnn]="Seed CNN, Fashion-MNIST" [resnet20]="ResNet-20 (option B), random 32×32×3"
+                  [resnet56]="ResNet-56 (option B), random 32×32×3")
+declare -A DRUN_EXTRA=([seed_cnn]="" [resnet20]="--dir $CIFAR_DIR --n 3" [resnet56]="--dir $CIFAR_DIR --n 9")
+declare -A TORCH_EXTRA=([seed_cnn]="" [resnet20]="--n 3" [resnet56]="--n 9")
+declare -A SCRIPT=([seed_cnn]=seed_cnn [resnet20]=resnet20 [resnet56]=resnet20)
 
 RAW="$OUTDIR/gpu.jsonl"
 : > "$RAW"
@@ -157,46 +172,57 @@ median() {  # numbers as arguments
 
 FAILED=0
 declare -A DEAD=()       # "drun seed_cnn" -> why it is not run again
-declare -A IPS=() STEP_MS=() EVENT_MS=()   # "drun seed_cnn" -> space-separated values
+declare -A IPS=() STEP_MS=() EVENT_MS=()   # "drun seed_cnn", "pytorch:fp32 seed_cnn" -> space-separated values
+declare -A WHY=()        # "pytorch:compile resnet20" -> why that variant gave no number
 GPU_NAME="" TORCH_VERSION=""
 
-run_one() {  # $1 = drun|pytorch, $2 = model, $3 = repeat; appends to IPS/STEP_MS
-  local which="$1" model="$2" rep="$3" b="${BATCH[$2]}" out rc ips ms ev name
+run_one() {  # $1 = drun|pytorch, $2 = model, $3 = repeat, $4 = PyTorch's variants; appends to IPS/STEP_MS
+  local which="$1" model="$2" rep="$3" b="${BATCH[$2]}" out rc ips ms ev name line variant key
   local -a cmd
+  # shellcheck disable=SC2206  # the extra arguments hold no spaces
   if [[ "$which" == drun ]]; then
-    # shellcheck disable=SC2206  # the extra arguments hold no spaces
-    cmd=("$DRUN" --device cuda "tools/bench/${model}_bench.lua" ${DRUN_EXTRA[$model]}
+    cmd=("$DRUN" --device cuda "tools/bench/${SCRIPT[$model]}_bench.lua" ${DRUN_EXTRA[$model]}
          --batch-size "$b" --steps "$STEPS" --warmup "$WARMUP")
   else
-    cmd=("$TORCH_PY" "tools/bench/${model}_torch.py" --device cuda
-         --batch "$b" --steps "$STEPS" --warmup "$WARMUP")
+    cmd=("$TORCH_PY" "tools/bench/${SCRIPT[$model]}_torch.py" ${TORCH_EXTRA[$model]} --device cuda
+         --batch "$b" --steps "$STEPS" --warmup "$WARMUP" --variants "$4")
   fi
   rc=0
   out="$(timeout "$RUN_TIMEOUT" "${cmd[@]}" 2>"$ERRLOG")" || rc=$?
-  ips="$(json_num "$out" images_per_sec)"
-  if (( rc != 0 )) || [[ -z "$ips" ]]; then
+  if (( rc != 0 )) || ! grep -qE '"(images_per_sec|error)"' <<<"$out"; then
     FAILED=1
     if (( rc == 124 )); then DEAD["$which $model"]="timed out after ${RUN_TIMEOUT}s in repeat $rep"
     elif (( rc != 0 )); then DEAD["$which $model"]="exit status $rc in repeat $rep"
-    else DEAD["$which $model"]="no images_per_sec in its output in repeat $rep"; fi
+    else DEAD["$which $model"]="no result in its output in repeat $rep"; fi
     echo "error: $which $model: ${DEAD["$which $model"]}: ${cmd[*]}" >&2
     echo "--- stderr (last 20 lines):" >&2; tail -n 20 "$ERRLOG" >&2
     echo "--- stdout (last 5 lines):" >&2; printf '%s\n' "$out" | tail -n 5 >&2
     printf '{"run":"%s","model":"%s","repeat":%d,"rc":%d}\n' "$which" "$model" "$rep" "$rc" >> "$RAW"
     return 0
   fi
-  ms="$(awk -v b="$b" -v i="$ips" 'BEGIN { printf "%.4f", (i > 0 ? 1000 * b / i : 0) }')"
-  IPS["$which $model"]+="$ips "
-  STEP_MS["$which $model"]+="$ms "
-  ev="$(json_num "$out" step_ms_median)"
-  [[ -z "$ev" ]] || EVENT_MS["$which $model"]+="$ev "
-  name="$(json_str "$out" gpu_name)"
-  # drun's name for the GPU first: it is what drun says it ran on.
-  if [[ -n "$name" && ( -z "$GPU_NAME" || "$which" == drun ) ]]; then GPU_NAME="$name"; fi
-  [[ "$which" != pytorch ]] || TORCH_VERSION="torch $(json_str "$out" torch), CUDA $(json_str "$out" cuda), cuDNN $(json_num "$out" cudnn)"
-  printf '{"run":"%s","model":"%s","repeat":%d,"rc":0,"result":%s}\n' "$which" "$model" "$rep" \
-    "$(printf '%s\n' "$out" | grep '^[[:space:]]*{' | tail -n 1)" >> "$RAW"
-  echo "# repeat $rep $which $model batch $b: $ips images/s, $ms ms/step" >&2
+  # One JSON line per PyTorch variant (torch_timing.py), one for drun; a
+  # variant that could not run says why in "error".
+  while read -r line; do
+    variant="$(json_str "$line" variant)"
+    key="$which"; [[ "$which" == drun ]] || key="pytorch:$variant"
+    printf '{"run":"%s","model":"%s","repeat":%d,"rc":0,"result":%s}\n' "$key" "$model" "$rep" "$line" >> "$RAW"
+    ips="$(json_num "$line" images_per_sec)"
+    if [[ -z "$ips" ]]; then
+      WHY["$key $model"]="$(json_str "$line" error)"
+      echo "# repeat $rep $key $model: ${WHY["$key $model"]:-no images_per_sec}" >&2
+      continue
+    fi
+    ms="$(awk -v b="$b" -v i="$ips" 'BEGIN { printf "%.4f", (i > 0 ? 1000 * b / i : 0) }')"
+    IPS["$key $model"]+="$ips "
+    STEP_MS["$key $model"]+="$ms "
+    ev="$(json_num "$line" step_ms_median)"
+    [[ -z "$ev" ]] || EVENT_MS["$key $model"]+="$ev "
+    name="$(json_str "$line" gpu_name)"
+    # drun's name for the GPU first: it is what drun says it ran on.
+    if [[ -n "$name" && ( -z "$GPU_NAME" || "$which" == drun ) ]]; then GPU_NAME="$name"; fi
+    [[ "$which" != pytorch ]] || TORCH_VERSION="torch $(json_str "$line" torch), CUDA $(json_str "$line" cuda), cuDNN $(json_num "$line" cudnn)"
+    echo "# repeat $rep $key $model batch $b: $ips images/s, $ms ms/step" >&2
+  done < <(printf '%s\n' "$out" | grep '^[[:space:]]*{')
 }
 
 START=$(date +%s)
@@ -209,10 +235,26 @@ for ((r = 1; r <= REPEATS; r++)); do
         echo "# repeat $r $w $model: skipped (failed earlier: ${DEAD["$w $model"]})" >&2
         continue
       fi
-      run_one "$w" "$model" "$r"
+      run_one "$w" "$model" "$r" "$TORCH_VARIANTS"
     done
   done
 done
+# torch.compile once per model, after the repeats: its compilation takes
+# longer than the eager runs together.
+if (( COMPILE )) && [[ -n "$TORCH_PY" ]]; then
+  for model in "${MODELS[@]}"; do
+    [[ -z "${DEAD["pytorch $model"]:-}" ]] || continue
+    # A compile that fails or runs out of time is reported, not a failure of
+    # the benchmark (not every machine has what Inductor needs).
+    failed=$FAILED
+    run_one pytorch "$model" 1 compile
+    if [[ -n "${DEAD["pytorch $model"]:-}" ]]; then
+      WHY["pytorch:compile $model"]="${DEAD["pytorch $model"]}"
+      unset 'DEAD["pytorch $model"]'
+      FAILED=$failed
+    fi
+  done
+fi
 ELAPSED=$(( $(date +%s) - START ))
 
 if [[ -z "$GPU_NAME" ]] && command -v nvidia-smi >/dev/null 2>&1; then
@@ -230,45 +272,76 @@ cell() {  # $1 = values or empty, $2 = printf format, $3 = why missing
   # shellcheck disable=SC2086
   awk -v m="$(median $1)" -v f="$2" 'BEGIN { printf f, m }'
 }
-TABLE="| model | batch | drun img/s | PyTorch img/s | drun ms/step | PyTorch ms/step | drun / PyTorch time |
-| --- | --- | --- | --- | --- | --- | --- |"
+# PyTorch's columns: each variant's median ms/step; "best eager fp32" is the
+# faster of its two float32 layouts, the one drun's ratio is taken against.
+VARIANT_COLS=(fp32 channels_last amp_bf16 amp_fp16 compile)
+declare -A VARIANT_TITLE=([fp32]="PyTorch fp32 NCHW" [channels_last]="PyTorch fp32 channels_last"
+  [amp_bf16]="PyTorch AMP bf16" [amp_fp16]="PyTorch AMP fp16" [compile]="PyTorch compile (reduce-overhead)")
+TABLE="| model | batch | drun fp32 ms/step | drun img/s"
+SEP="| --- | --- | --- | ---"
+for v in "${VARIANT_COLS[@]}"; do
+  TABLE+=" | ${VARIANT_TITLE[$v]} ms/step"; SEP+=" | ---"
+  [[ "$v" == channels_last ]] && { TABLE+=" | drun / PyTorch best eager fp32"; SEP+=" | ---"; }
+done
+TABLE+=" |"$'\n'"$SEP |"
 NOTES=""
 for model in "${MODELS[@]}"; do
-  d="drun $model"; p="pytorch $model"
-  if [[ -z "$TORCH_PY" ]]; then pmiss="n/a"; elif [[ -n "${DEAD[$p]:-}" && -z "${IPS[$p]:-}" ]]; then pmiss="failed"; else pmiss="n/a"; fi
+  d="drun $model"
   if [[ -n "${DEAD[$d]:-}" && -z "${IPS[$d]:-}" ]]; then dmiss="failed"; else dmiss="n/a"; fi
   dms="$(cell "${STEP_MS[$d]:-}" "%.3f" "$dmiss")"
-  pms="$(cell "${STEP_MS[$p]:-}" "%.3f" "$pmiss")"
-  ratio="n/a" ratio_json=null
-  if [[ "$dms" =~ ^[0-9.]+$ && "$pms" =~ ^[0-9.]+$ ]]; then
-    ratio_json="$(awk -v a="$dms" -v b="$pms" 'BEGIN { if (b > 0) printf "%.4f", a / b; else print "null" }')"
-    [[ "$ratio_json" == null ]] || ratio="$(awk -v r="$ratio_json" 'BEGIN { printf "%.2f×", r }')"
-  fi
-  TABLE+=$'\n'"| ${TITLE[$model]} | ${BATCH[$model]} | $(cell "${IPS[$d]:-}" "%.0f" "$dmiss") | $(cell "${IPS[$p]:-}" "%.0f" "$pmiss") | $dms | $pms | $ratio |"
+  row="| ${TITLE[$model]} | ${BATCH[$model]} | $dms | $(cell "${IPS[$d]:-}" "%.0f" "$dmiss")"
+  declare -A PMS=()
+  json_cols=""
+  for v in "${VARIANT_COLS[@]}"; do
+    k="pytorch:$v $model"
+    miss="n/a"
+    [[ -n "${WHY[$k]:-}" ]] && miss="failed"
+    [[ -n "${DEAD["pytorch $model"]:-}" && -z "${IPS[$k]:-}" ]] && miss="failed"
+    PMS[$v]="$(cell "${STEP_MS[$k]:-}" "%.3f" "$miss")"
+    row+=" | ${PMS[$v]}"
+    json_cols+=",\"pytorch_${v}_step_ms\":$(cell "${STEP_MS[$k]:-}" "%.4f" null)"
+    if [[ "$v" == channels_last ]]; then
+      best="$(awk -v a="${PMS[fp32]}" -v b="${PMS[channels_last]}" 'BEGIN {
+        if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/) print (a < b ? a : b)
+        else if (a ~ /^[0-9.]+$/) print a; else if (b ~ /^[0-9.]+$/) print b; else print "" }')"
+      ratio="n/a" ratio_json=null
+      if [[ "$dms" =~ ^[0-9.]+$ && -n "$best" ]]; then
+        ratio_json="$(awk -v a="$dms" -v b="$best" 'BEGIN { if (b > 0) printf "%.4f", a / b; else print "null" }')"
+        [[ "$ratio_json" == null ]] || ratio="$(awk -v r="$ratio_json" 'BEGIN { printf "%.2f×", r }')"
+      fi
+      row+=" | $ratio"
+    fi
+  done
+  TABLE+=$'\n'"$row |"
+  unset PMS
   # One summary line per model after the runs' lines; null where not measured.
-  printf '{"summary":true,"model":"%s","batch":%d,"gpu_name":"%s","date":"%s","steps":%d,"warmup":%d,"repeats":%d,"drun_images_per_sec":%s,"pytorch_images_per_sec":%s,"drun_step_ms":%s,"pytorch_step_ms":%s,"time_ratio":%s}\n' \
+  printf '{"summary":true,"model":"%s","batch":%d,"gpu_name":"%s","date":"%s","steps":%d,"warmup":%d,"repeats":%d,"drun_images_per_sec":%s,"drun_step_ms":%s%s,"time_ratio_best_eager_fp32":%s}\n' \
     "$model" "${BATCH[$model]}" "$(json_escape "${GPU_NAME:-unknown}")" "$DATE" "$STEPS" "$WARMUP" "$REPEATS" \
-    "$(cell "${IPS[$d]:-}" "%.1f" null)" "$(cell "${IPS[$p]:-}" "%.1f" null)" \
-    "$(cell "${STEP_MS[$d]:-}" "%.4f" null)" "$(cell "${STEP_MS[$p]:-}" "%.4f" null)" \
+    "$(cell "${IPS[$d]:-}" "%.1f" null)" "$(cell "${STEP_MS[$d]:-}" "%.4f" null)" "$json_cols" \
     "$ratio_json" >> "$RAW"
   runs="${IPS[$d]:-none}"
   NOTES+=$'\n'"- $model: drun runs (img/s): ${runs% }"
   [[ -z "${DEAD[$d]:-}" ]] || NOTES+=" (drun failed: ${DEAD[$d]})"
   if [[ -n "$TORCH_PY" ]]; then
-    runs="${IPS[$p]:-none}"
-    NOTES+="; PyTorch runs (img/s): ${runs% }"
-    [[ -z "${DEAD[$p]:-}" ]] || NOTES+=" (PyTorch failed: ${DEAD[$p]})"
-    [[ -z "${EVENT_MS[$p]:-}" ]] || NOTES+="; PyTorch median per-step time (CUDA events), median over runs: $(cell "${EVENT_MS[$p]}" "%.3f" n/a) ms"
+    [[ -z "${DEAD["pytorch $model"]:-}" ]] || NOTES+="; PyTorch failed: ${DEAD["pytorch $model"]}"
+    for v in "${VARIANT_COLS[@]}"; do
+      k="pytorch:$v $model"
+      [[ -n "${IPS[$k]:-}${WHY[$k]:-}" ]] || continue
+      runs="${IPS[$k]:-none}"
+      NOTES+="; PyTorch $v (img/s): ${runs% }"
+      [[ -z "${WHY[$k]:-}" ]] || NOTES+=" (${WHY[$k]})"
+      [[ -z "${EVENT_MS[$k]:-}" ]] || NOTES+=", CUDA-event median $(cell "${EVENT_MS[$k]}" "%.3f" n/a) ms"
+    done
   fi
 done
 
 PEER_LINE="$TORCH_MISSING"
-[[ -n "$PEER_LINE" ]] || PEER_LINE="PyTorch: $TORCH_VERSION ($TORCH_PY), full float32 (TF32 off), cudnn.benchmark on, data on the GPU."
+[[ -n "$PEER_LINE" ]] || PEER_LINE="PyTorch: $TORCH_VERSION ($TORCH_PY), float32 with TF32 off (AMP rows: torch.autocast bf16 / fp16 with channels_last, fp16 with a GradScaler), cudnn.benchmark on, data on the GPU."
 REPORT="GPU: ${GPU_NAME:-unknown}${DRIVER:+ (driver $DRIVER)}, $DATE, $(nproc) CPU cores, drun $REV.
 
 $TABLE
 
-$STEPS timed steps after $WARMUP warm-up steps, $REPEATS interleaved repeats per framework, medians; ms/step = batch / images/s; ratio = drun ms/step / PyTorch ms/step (> 1: drun slower). drun: \`$DRUN --device cuda tools/bench/MODEL_bench.lua\`, cuDNN/cuBLAS in full float32, input pipeline on the host. $PEER_LINE Wall time ${ELAPSED}s.$NOTES"
+$STEPS timed steps after $WARMUP warm-up steps, $REPEATS interleaved repeats per framework (PyTorch's variants $TORCH_VARIANTS in one process each, torch.compile once per model after them), medians; ms/step = batch / images/s; ratio = drun ms/step / the faster of PyTorch's fp32 NCHW and channels_last (> 1: drun slower). drun: \`$DRUN --device cuda tools/bench/MODEL_bench.lua\`, cuDNN/cuBLAS in full float32, input pipeline on the host. $PEER_LINE Wall time ${ELAPSED}s.$NOTES"
 printf '%s\n' "$REPORT"
 printf '%s\n' "$REPORT" > "$OUTDIR/gpu.md"
 echo "# wrote $OUTDIR/gpu.md and $RAW" >&2

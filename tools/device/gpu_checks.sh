@@ -5,7 +5,8 @@
 #   2. the cross-backend harness: every op of kernels/ops.hpp (test_backend_harness),
 #   3. the seed CNN on GPU vs CPU: 20 AllReduce steps, then one epoch's accuracy
 #      (tests/gpu/gpu_train_test.py),
-#   4. tools/bench/gpu.sh: drun vs PyTorch on this GPU (seed CNN b256, ResNet-20 b128),
+#   4. tools/bench/gpu.sh: drun vs PyTorch on this GPU (seed CNN b256, ResNet-20 and
+#      -56 b128; PyTorch fp32 NCHW and channels_last, AMP bf16 and fp16, torch.compile),
 #   5. tools/bench/cpu.sh on the node's CPU (issue 14): drun vs the machine's
 #      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20;
 #   6. where drun's CPU time goes on this node: a --timeline of the seed CNN and
@@ -46,7 +47,9 @@ step backend_harness "$bin/test_backend_harness"
 step gpu_train python3 tests/gpu/gpu_train_test.py "$bin/drun" "$bin/compare_checkpoints" "$root"
 if [[ " $* " != *" --no-bench "* ]]; then
   mkdir -p build/bench
-  step bench env DRUN="$bin/drun" bash tools/bench/gpu.sh
+  # 100 timed steps: the PyTorch variants and ResNet-56 would otherwise take
+  # most of a 15-minute reservation (not yet timed on a GPU).
+  step bench env DRUN="$bin/drun" bash tools/bench/gpu.sh --steps 100
   cp build/bench/gpu.md build/bench/gpu.jsonl "$out/" 2>/dev/null
 fi
 if [[ " $* " != *" --no-cpu-bench "* ]]; then
