@@ -18,6 +18,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,9 +122,21 @@ inline bool write_attribute(hid_t object, const std::string& name, const json& a
   return attr.ok() && (v.empty() || H5Awrite(attr.id(), H5T_NATIVE_DOUBLE, v.data()) >= 0);
 }
 
+// A text field of a description, `fallback` where absent; none (a
+// description to skip) where it is there but not text.
+inline std::optional<std::string> text_field(const json& d, const char* key, const char* fallback) {
+  const auto it = d.find(key);
+  if (it == d.end()) return fallback;
+  if (!it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
 inline bool write_dataset(hid_t parent, const std::string& name, const json& d) {
   if (!d.is_object()) return false;
-  const std::string type_name = d.value("type", std::string("f4"));
+  const auto type_text = text_field(d, "type", "f4"),
+             layout_text = text_field(d, "layout", "contiguous");
+  if (!type_text || !layout_text) return false;
+  const std::string& type_name = *type_text;
   const json shape_json = d.value("shape", json::array());
   if (!shape_json.is_array() || shape_json.size() > kMaxRank) return false;
   std::vector<hsize_t> shape;
@@ -147,7 +160,7 @@ inline bool write_dataset(hid_t parent, const std::string& name, const json& d) 
   Closer space(rank ? H5Screate_simple(rank, shape.data(), nullptr) : H5Screate(H5S_SCALAR),
                H5Sclose);
   Closer create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  const std::string layout = d.value("layout", std::string("contiguous"));
+  const std::string& layout = *layout_text;
   if (layout == "compact") {
     if (count * 8 > 60000 || H5Pset_layout(create.id(), H5D_COMPACT) < 0) return false;
   } else if (layout == "chunked") {
