@@ -28,6 +28,7 @@ torch.compile without a working compiler) prints a line with its "error"
 and the others still run.
 """
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -135,7 +136,9 @@ def time_training(torch, model, opt, loss_fn, x_all, y_all, batch_size, warmup, 
 
     def step(xb, yb):
         opt.zero_grad()
-        with torch.autocast(dev.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
+        # No autocast context at all for float32: nothing added to PyTorch's step.
+        with (contextlib.nullcontext() if autocast_dtype is None
+              else torch.autocast(dev.type, dtype=autocast_dtype)):
             loss = loss_fn(model(xb), yb)
         if scaler is None:
             loss.backward()
@@ -213,8 +216,8 @@ def run_variants(torch, args, make_model, make_opt, loss_fn, x_all, y_all, **fie
             model = model.to(memory_format=torch.channels_last)
         opt = make_opt(model)
         dtype = {"amp_bf16": torch.bfloat16, "amp_fp16": torch.float16}.get(variant)
-        scaler = torch.amp.GradScaler(args.device) if variant == "amp_fp16" else None
         try:
+            scaler = torch.amp.GradScaler(args.device) if variant == "amp_fp16" else None
             if variant == "compile":
                 model = torch.compile(model, mode="reduce-overhead")
             dt, loss, step_median = time_training(
