@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/options.hpp"
+#include "io/h5.hpp"
 
 namespace drun::fuzz::h5_layout {
 
@@ -31,23 +32,8 @@ inline constexpr int kMaxDepth = 12;
 inline constexpr int64_t kMaxElements = int64_t{1} << 18;
 inline constexpr int kMaxRank = 8;
 
-class Closer {
- public:
-  Closer(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~Closer() {
-    if (id_ >= 0) close_(id_);
-  }
-  Closer(Closer&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
-  Closer(const Closer&) = delete;
-  Closer& operator=(const Closer&) = delete;
-  Closer& operator=(Closer&&) = delete;
-  hid_t id() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
+// io::h5::Handle closes each HDF5 object the writer makes.
+using io::h5::Handle;
 
 // HDF5's in-memory type for a description's type name; -1 for none.
 inline hid_t number_type(const std::string& name) {
@@ -60,11 +46,11 @@ inline hid_t number_type(const std::string& name) {
 }
 
 // IEEE half precision, as h5py defines it (HDF5 1.10 has no predefined one).
-inline Closer half_type() {
-  Closer t(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
-  if (t.ok() && (H5Tset_fields(t.id(), 15, 10, 5, 0, 10) < 0 || H5Tset_size(t.id(), 2) < 0 ||
-                 H5Tset_ebias(t.id(), 15) < 0))
-    return Closer(-1, H5Tclose);
+inline Handle half_type() {
+  Handle t(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
+  if (t.valid() && (H5Tset_fields(t.id(), 15, 10, 5, 0, 10) < 0 || H5Tset_size(t.id(), 2) < 0 ||
+                    H5Tset_ebias(t.id(), 15) < 0))
+    return Handle();
   return t;
 }
 
@@ -87,15 +73,15 @@ inline bool write_strings(hid_t object, const std::string& name, const json& tex
     if (!t.is_string()) return false;
     all.push_back(t.get<std::string>());
   }
-  Closer type(H5Tcopy(H5T_C_S1), H5Tclose);
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   size_t longest = 1;
   for (const auto& s : all) longest = std::max(longest, s.size());
-  if (!type.ok() || H5Tset_size(type.id(), vlen ? H5T_VARIABLE : longest) < 0) return false;
+  if (!type.valid() || H5Tset_size(type.id(), vlen ? H5T_VARIABLE : longest) < 0) return false;
   const hsize_t n = all.size();
-  Closer space(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose);
-  Closer attr(H5Acreate2(object, name.c_str(), type.id(), space.id(), H5P_DEFAULT, H5P_DEFAULT),
+  Handle space(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle attr(H5Acreate2(object, name.c_str(), type.id(), space.id(), H5P_DEFAULT, H5P_DEFAULT),
               H5Aclose);
-  if (!attr.ok()) return false;
+  if (!attr.valid()) return false;
   if (vlen) {
     std::vector<const char*> p;
     for (const auto& s : all) p.push_back(s.c_str());
@@ -116,10 +102,10 @@ inline bool write_attribute(hid_t object, const std::string& name, const json& a
     return false;
   const hsize_t n = value.size();
   const auto v = numbers(value, static_cast<int64_t>(n));
-  Closer space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  Closer attr(H5Acreate2(object, name.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT),
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle attr(H5Acreate2(object, name.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT),
               H5Aclose);
-  return attr.ok() && (v.empty() || H5Awrite(attr.id(), H5T_NATIVE_DOUBLE, v.data()) >= 0);
+  return attr.valid() && (v.empty() || H5Awrite(attr.id(), H5T_NATIVE_DOUBLE, v.data()) >= 0);
 }
 
 // A text field of a description, `fallback` where absent; none (a
@@ -150,16 +136,16 @@ inline bool write_dataset(hid_t parent, const std::string& name, const json& d) 
   }
   const int rank = static_cast<int>(shape.size());
   const bool text = type_name == "S8";
-  Closer string_type(H5Tcopy(H5T_C_S1), H5Tclose);
+  Handle string_type(H5Tcopy(H5T_C_S1), H5Tclose);
   if (text && H5Tset_size(string_type.id(), 8) < 0) return false;
-  const Closer half = half_type();
+  const Handle half = half_type();
   const hid_t type = text                ? string_type.id()
                      : type_name == "f2" ? half.id()
                                          : number_type(type_name);
   if (type < 0) return false;
-  Closer space(rank ? H5Screate_simple(rank, shape.data(), nullptr) : H5Screate(H5S_SCALAR),
+  Handle space(rank ? H5Screate_simple(rank, shape.data(), nullptr) : H5Screate(H5S_SCALAR),
                H5Sclose);
-  Closer create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  Handle create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   const std::string& layout = *layout_text;
   if (layout == "compact") {
     if (count * 8 > 60000 || H5Pset_layout(create.id(), H5D_COMPACT) < 0) return false;
@@ -172,12 +158,12 @@ inline bool write_dataset(hid_t parent, const std::string& name, const json& d) 
         H5Pset_chunk(create.id(), rank, chunks.data()) < 0)
       return false;
   }
-  Closer links(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  Handle links(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(links.id(), 1);
-  Closer set(
+  Handle set(
       H5Dcreate2(parent, name.c_str(), type, space.id(), links.id(), create.id(), H5P_DEFAULT),
       H5Dclose);
-  if (!set.ok()) return false;
+  if (!set.valid()) return false;
   if (count == 0) return true;
   if (text) {
     std::string bytes(static_cast<size_t>(count) * 8, 'x');
@@ -196,15 +182,15 @@ inline bool write_node(hid_t object, const json& node, int depth) {
   }
   if (const auto g = node.find("groups"); g != node.end()) {
     if (!g->is_object()) return false;
-    Closer links(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+    Handle links(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
     H5Pset_create_intermediate_group(links.id(), 1);
     for (const auto& [name, child] : g->items()) {
       // A group named twice (as "a/b" and "a") is opened, not made again.
-      Closer group(H5Lexists(object, name.c_str(), H5P_DEFAULT) > 0
+      Handle group(H5Lexists(object, name.c_str(), H5P_DEFAULT) > 0
                        ? H5Gopen2(object, name.c_str(), H5P_DEFAULT)
                        : H5Gcreate2(object, name.c_str(), links.id(), H5P_DEFAULT, H5P_DEFAULT),
                    H5Gclose);
-      if (!group.ok() || !write_node(group.id(), child, depth + 1)) return false;
+      if (!group.valid() || !write_node(group.id(), child, depth + 1)) return false;
     }
   }
   if (const auto s = node.find("datasets"); s != node.end()) {
@@ -219,8 +205,8 @@ inline bool write_node(hid_t object, const json& node, int depth) {
 // must not be used) when the description is not one HDF5 can write.
 inline bool write(const json& description, const std::string& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  Closer file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-  return file.ok() && write_node(file.id(), description, 0);
+  Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  return file.valid() && write_node(file.id(), description, 0);
 }
 
 }  // namespace drun::fuzz::h5_layout
