@@ -9,6 +9,7 @@
 #include "kernels/cpu/conv2d_direct.hpp"
 #include "kernels/cpu/conv2d_im2col.hpp"
 #include "kernels/cpu/conv2d_implicit.hpp"
+#include "kernels/cpu/conv2d_winograd.hpp"
 
 namespace drun::kernels::cpu {
 
@@ -21,8 +22,18 @@ bool is_pointwise(const ConvGeometry& g) {
 }
 
 bool implicit_chosen(const ConvGeometry& g) {
-  return conv_engine_choice() == ConvEngineChoice::automatic && !conv2d_direct_suits(g) &&
+  return conv_engine_choice() != ConvEngineChoice::im2col && !conv2d_direct_suits(g) &&
          !is_pointwise(g) && conv2d_implicit_suits(g);
+}
+
+// Winograd where its transforms, which grow with C + CO per tile while the
+// multiplications it saves grow with C * CO, cost less than they save: from
+// 64 channels in and out together (tools/bench/conv_bench, docs/benchmarks.md:
+// at 16 + 16 channels it measured no faster than implicit GEMM forward and
+// slower on the filter gradient; at 32 + 32 and 64 + 64, 1.2-1.5x faster).
+bool winograd_chosen(const ConvGeometry& g) {
+  return conv_engine_choice() == ConvEngineChoice::automatic && !conv2d_direct_suits(g) &&
+         conv2d_winograd_suits(g) && g.c + g.co >= 64;
 }
 
 }  // namespace
@@ -32,16 +43,18 @@ ConvEngineChoice conv_engine_choice() {
     const char* v = std::getenv("DRUN_CONV");
     const std::string name = v ? v : "";
     if (name.empty() || name == "auto") return ConvEngineChoice::automatic;
+    if (name == "implicit") return ConvEngineChoice::implicit;
     if (name == "im2col") return ConvEngineChoice::im2col;
-    throw UsageError("DRUN_CONV=" + name + ": not a convolution engine; use auto or im2col");
+    throw UsageError("DRUN_CONV=" + name +
+                     ": not a convolution engine; use auto, implicit or im2col");
   }();
   return choice;
 }
 
 int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads) {
-  return std::max({conv2d_direct_workspace_floats(g, threads),
-                   conv2d_im2col_workspace_floats(g, threads),
-                   conv2d_implicit_workspace_floats(g, threads)});
+  return std::max(
+      {conv2d_direct_workspace_floats(g, threads), conv2d_im2col_workspace_floats(g, threads),
+       conv2d_implicit_workspace_floats(g, threads), conv2d_winograd_workspace_floats(g, threads)});
 }
 
 void sum_filter_partials(const float* partial, int parts, int64_t k, int64_t co, float* dw,
@@ -62,6 +75,10 @@ bool conv2d_forward_with_moments(const ConvGeometry& g, const float* x, const fl
     conv2d_direct_forward(g, x, w, b, y, relu, threads);
     return false;
   }
+  if (winograd_chosen(g)) {
+    conv2d_winograd_forward(g, x, w, b, y, relu, workspace, threads, moments);
+    return moments != nullptr;
+  }
   if (implicit_chosen(g)) {
     conv2d_implicit_forward(g, x, w, b, y, relu, workspace, threads, moments);
     return moments != nullptr;
@@ -80,6 +97,8 @@ void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* 
                             int threads) {
   if (conv2d_direct_suits(g))
     return conv2d_direct_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);
+  if (winograd_chosen(g))
+    return conv2d_winograd_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);
   if (implicit_chosen(g))
     return conv2d_implicit_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);
   conv2d_im2col_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);
@@ -87,6 +106,7 @@ void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* 
 
 void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,
                           float* workspace, int threads) {
+  if (winograd_chosen(g)) return conv2d_winograd_backward_data(g, dy, w, dx, workspace, threads);
   if (implicit_chosen(g) && conv2d_implicit_backward_data_suits(g))
     return conv2d_implicit_backward_data(g, dy, w, dx, workspace, threads);
   conv2d_im2col_backward_data(g, dy, w, dx, workspace, threads);

@@ -1,7 +1,9 @@
 // 2-D convolution on NHWC activations and HWIO kernels, each call handed to
 // the engine that suits its geometry: direct kernels for few taps
-// (conv2d_direct.hpp), implicit GEMM where the channels fit the vector width
-// (conv2d_implicit.hpp), im2col + OpenBLAS SGEMM for the rest (conv2d_im2col.hpp).
+// (conv2d_direct.hpp), Winograd F(2x2, 3x3) for 3x3 stride-1 convolutions
+// whose channels fit the vector width (conv2d_winograd.hpp), implicit GEMM
+// for other such convolutions (conv2d_implicit.hpp), im2col + OpenBLAS SGEMM
+// for the rest (conv2d_im2col.hpp).
 //   x  (N, H, W, C)      w  (KH, KW, C, CO)      b (CO)      y (N, OH, OW, CO)
 #pragma once
 #include <cstdint>
@@ -11,11 +13,12 @@
 namespace drun::kernels::cpu {
 
 // Which engine runs the convolutions that drun's direct kernels do not:
-// automatic = the implicit-GEMM kernels (conv2d_implicit.hpp) where they
-// apply, im2col + OpenBLAS SGEMM elsewhere; im2col = always the latter.
-// DRUN_CONV=auto|im2col picks one (read once; UsageError for another name),
-// so that both engines can be measured in one binary.
-enum class ConvEngineChoice { automatic, im2col };
+// automatic = Winograd, then implicit GEMM, where they apply, im2col +
+// OpenBLAS SGEMM elsewhere; implicit = the same without Winograd; im2col =
+// always the last. DRUN_CONV=auto|implicit|im2col picks one (read once;
+// UsageError for another name), so that the engines can be measured in one
+// binary.
+enum class ConvEngineChoice { automatic, implicit, im2col };
 ConvEngineChoice conv_engine_choice();
 
 // Floats of workspace that conv2d_* need for `threads` threads.
@@ -24,7 +27,7 @@ int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads);
 // y = conv(x, w) + b, then ReLU when `relu` (fused while the chunk is in cache).
 void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
                     bool relu, float* workspace, int threads);
-// The same; where the engine is implicit GEMM it also writes each image's
+// The same; where the engine is Winograd or implicit GEMM it also writes each image's
 // moments of y (N, 2, CO: per-channel mean, then sum of squared deviations;
 // the op's `moments`, op_list.hpp) and returns true. Other engines: false.
 bool conv2d_forward_with_moments(const ConvGeometry& g, const float* x, const float* w,

@@ -43,6 +43,15 @@ struct CpuKernels {
   // gradient dz (OH, OW, CO).
   void (*conv_implicit_backward_filter)(const ConvGeometry& g, const float* x, const float* dz,
                                         float* dw);
+  // Winograd F(2x2, 3x3) (conv2d_winograd.hpp) of one image x (H, W, C): y =
+  // conv + b (b may be null), ReLU if asked, from the transformed kernel u
+  // (16, C, CO). buf: winograd_block_floats(g) floats.
+  void (*conv_winograd_forward)(const ConvGeometry& g, const float* x, const float* u,
+                                const float* b, float* y, bool relu, float* buf);
+  // s (16, C, CO) += the transformed filter gradient of one image x for
+  // output gradient dz (OH, OW, CO).
+  void (*conv_winograd_backward_filter)(const ConvGeometry& g, const float* x, const float* dz,
+                                        float* s, float* buf);
   void (*max_pool_forward)(const PoolGeometry& g, const float* x, float* y, int32_t* argmax,
                            int64_t n0, int64_t n1);
   void (*max_pool_backward)(const PoolGeometry& g, const float* dy, const int32_t* argmax,

@@ -20,6 +20,7 @@
 #include "kernels/cpu/conv2d_direct.hpp"
 #include "kernels/cpu/conv2d_im2col.hpp"
 #include "kernels/cpu/conv2d_implicit.hpp"
+#include "kernels/cpu/conv2d_winograd.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
@@ -137,6 +138,12 @@ ConvEngine implicit_engine(const ConvGeometry& g) {
       conv2d_implicit_backward_filter,
       conv2d_implicit_backward_data_suits(g) ? conv2d_implicit_backward_data : nullptr};
 }
+
+const ConvEngine kWinograd = {
+    "winograd", conv2d_winograd_workspace_floats,
+    [](const ConvGeometry& g, const float* x, const float* w, const float* b, float* y, bool relu,
+       float* ws, int threads) { conv2d_winograd_forward(g, x, w, b, y, relu, ws, threads); },
+    conv2d_winograd_backward_filter, conv2d_winograd_backward_data};
 
 void check_conv(const ConvCase& cc, bool expect_direct, const ConvEngine& engine = kDispatched) {
   const ConvGeometry g =
@@ -275,39 +282,73 @@ TEST(Conv2D, ImplicitGemmPathMatchesReference) {
       }
 }
 
+// The Winograd engine with the variant DRUN_ISA picks (kernels_each_isa runs
+// this binary once per variant): 'same' and 'valid' padding (the input
+// gradient then pads by 2), odd sizes whose last tiles reach beyond the
+// image, single rows and columns, unequal channel counts, more tiles than one
+// block holds (forward and filter gradient), ResNet's shapes; through the
+// dispatcher too where it chooses Winograd.
+TEST(Conv2D, WinogradPathMatchesReference) {
+  SCOPED_TRACE(cpu_kernels().name);
+  const std::vector<ConvCase> cases = {
+      {2, 9, 17, 16, 3, 3, 16, 1, 1, true},  {2, 9, 17, 16, 3, 3, 48, 1, 1, false},
+      {2, 5, 6, 48, 3, 3, 16, 1, 1, true},   {2, 1, 7, 32, 3, 3, 32, 1, 1, true},
+      {2, 7, 1, 16, 3, 3, 32, 1, 1, true},   {1, 3, 3, 16, 3, 3, 16, 1, 1, false},
+      {3, 32, 32, 16, 3, 3, 16, 1, 1, true}, {2, 16, 16, 32, 3, 3, 32, 1, 1, true},
+      {2, 8, 8, 64, 3, 3, 64, 1, 1, true},   {2, 11, 13, 32, 3, 3, 64, 1, 1, false}};
+  for (const ConvCase& cc : cases) {
+    const ConvGeometry g =
+        conv_geometry(cc.n, cc.h, cc.w, cc.c, cc.kh, cc.kw, cc.co, cc.sh, cc.sw, cc.same);
+    ASSERT_TRUE(conv2d_winograd_suits(g)) << cc.h << "x" << cc.w << "x" << cc.c << "->" << cc.co;
+    check_conv(cc, false, kWinograd);
+    if (cc.c + cc.co >= 64) check_conv(cc, false);  // dispatched: Winograd
+  }
+  // More tiles than a block: the 32x32 case has 256 tiles a image.
+  EXPECT_LT(winograd_block_tiles(conv_geometry(1, 32, 32, 16, 3, 3, 16, 1, 1, true), true), 256);
+  // Not Winograd's: strides, other kernel sizes, channels off the vector width.
+  EXPECT_FALSE(conv2d_winograd_suits(conv_geometry(2, 8, 8, 16, 3, 3, 16, 2, 2, true)));
+  EXPECT_FALSE(conv2d_winograd_suits(conv_geometry(2, 8, 8, 16, 5, 5, 16, 1, 1, true)));
+  EXPECT_FALSE(conv2d_winograd_suits(conv_geometry(2, 8, 8, 3, 3, 3, 16, 1, 1, true)));
+  EXPECT_FALSE(conv2d_winograd_suits(conv_geometry(2, 8, 8, 16, 3, 3, 18, 1, 1, true)));
+}
+
 // The moments a following batch norm takes from the convolution: each
 // image's per-channel mean and sum of squared deviations of y, against a
-// double reference; on 1 and 2 threads (each image is one thread's); none
-// from the direct engine.
-TEST(Conv2D, ImplicitGemmGivesEachImagesMoments) {
+// double reference; on 1 and 2 threads (each image is one thread's); from
+// the implicit-GEMM and the Winograd engine (16 + 32 and 32 + 32 channels,
+// conv2d.cpp); none from the direct engine.
+TEST(Conv2D, ImplicitGemmAndWinogradGiveEachImagesMoments) {
   SCOPED_TRACE(cpu_kernels().name);
-  const ConvGeometry g = conv_geometry(3, 10, 9, 16, 3, 3, 32, 1, 1, true);
-  Rng rng(21);
-  const auto x = random_vec(g.n * g.h * g.w * g.c, rng);
-  const auto w = random_vec(g.k() * g.co, rng);
-  const auto b = random_vec(g.co, rng, 2.0f, 3.0f);  // a mean away from zero
-  const auto y_ref = ref_conv_forward(g, x, w, b, false);
-  const int64_t pixels = g.oh * g.ow;
-  std::vector<double> want(g.n * 2 * g.co, 0.0);
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t j = 0; j < g.co; ++j) {
-      double m = 0.0, m2 = 0.0;
-      for (int64_t p = 0; p < pixels; ++p) m += y_ref[(n * pixels + p) * g.co + j] / pixels;
-      for (int64_t p = 0; p < pixels; ++p) {
-        const double d = y_ref[(n * pixels + p) * g.co + j] - m;
-        m2 += d * d;
+  for (int64_t c : {16, 32}) {
+    SCOPED_TRACE(c);
+    const ConvGeometry g = conv_geometry(3, 10, 9, c, 3, 3, 32, 1, 1, true);
+    Rng rng(21);
+    const auto x = random_vec(g.n * g.h * g.w * g.c, rng);
+    const auto w = random_vec(g.k() * g.co, rng);
+    const auto b = random_vec(g.co, rng, 2.0f, 3.0f);  // a mean away from zero
+    const auto y_ref = ref_conv_forward(g, x, w, b, false);
+    const int64_t pixels = g.oh * g.ow;
+    std::vector<double> want(g.n * 2 * g.co, 0.0);
+    for (int64_t n = 0; n < g.n; ++n)
+      for (int64_t j = 0; j < g.co; ++j) {
+        double m = 0.0, m2 = 0.0;
+        for (int64_t p = 0; p < pixels; ++p) m += y_ref[(n * pixels + p) * g.co + j] / pixels;
+        for (int64_t p = 0; p < pixels; ++p) {
+          const double d = y_ref[(n * pixels + p) * g.co + j] - m;
+          m2 += d * d;
+        }
+        want[n * 2 * g.co + j] = m;
+        want[(n * 2 + 1) * g.co + j] = m2;
       }
-      want[n * 2 * g.co + j] = m;
-      want[(n * 2 + 1) * g.co + j] = m2;
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(threads);
+      std::vector<float> y(g.n * pixels * g.co), moments(g.n * 2 * g.co, -1.0f);
+      std::vector<float> ws(conv2d_workspace_floats(g, threads));
+      ASSERT_TRUE(conv2d_forward_with_moments(g, x.data(), w.data(), b.data(), y.data(), false,
+                                              ws.data(), threads, moments.data()));
+      expect_close(y, y_ref, 1e-4, "y");
+      expect_close(moments, want, 1e-4, "moments");
     }
-  for (int threads : {1, 2}) {
-    SCOPED_TRACE(threads);
-    std::vector<float> y(g.n * pixels * g.co), moments(g.n * 2 * g.co, -1.0f);
-    std::vector<float> ws(conv2d_workspace_floats(g, threads));
-    ASSERT_TRUE(conv2d_forward_with_moments(g, x.data(), w.data(), b.data(), y.data(), false,
-                                            ws.data(), threads, moments.data()));
-    expect_close(y, y_ref, 1e-4, "y");
-    expect_close(moments, want, 1e-4, "moments");
   }
   const ConvGeometry direct = conv_geometry(2, 8, 8, 1, 3, 3, 16, 1, 1, true);
   ASSERT_TRUE(conv2d_direct_suits(direct));

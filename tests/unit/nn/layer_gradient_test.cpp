@@ -96,6 +96,15 @@ TEST(LayerGradient, Conv2D) {
       {"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{5, 6, 3}, 1});
   check_layer(
       {"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{4, 5, 4}, 1});
+  // Channels a multiple of every vector width: implicit GEMM (16 + 16) and
+  // Winograd (32 + 32, conv2d.cpp), 'same' and 'valid', with a fused ReLU.
+  check_layer(
+      {"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{4, 5, 16}, 1});
+  check_layer({"Conv2D",
+               {{"filters", 32}, {"kernel_size", 3}, {"padding", "same"}, {"activation", "relu"}},
+               Shape{5, 3, 32},
+               1});
+  check_layer({"Conv2D", {{"filters", 32}, {"kernel_size", 3}}, Shape{4, 5, 32}, 1});
 }
 
 TEST(LayerGradient, Pooling) {

@@ -5,4 +5,5 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/conv2d_winograd.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"

@@ -221,6 +221,7 @@ void conv_direct_backward_filter(const ConvGeometry& g, const float* x, const fl
 
 #include "kernels/cpu/isa/batchnorm_impl.hpp"
 #include "kernels/cpu/isa/conv_implicit_impl.hpp"
+#include "kernels/cpu/isa/conv_winograd_impl.hpp"
 
 // Max pooling: the channel loops are branch-free so that they vectorise with
 // this file's instruction set.
@@ -302,6 +303,8 @@ extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,
                                        conv_direct_backward_filter,
                                        conv_implicit_forward,
                                        conv_implicit_backward_filter,
+                                       conv_winograd_forward,
+                                       conv_winograd_backward_filter,
                                        max_pool_forward,
                                        max_pool_backward,
                                        bn_shifted_sums,
