@@ -12,11 +12,19 @@ namespace drun::kernels {
 namespace {
 
 std::string conv_engine_text() {
-  if (cpu::conv_engine_choice() == cpu::ConvEngineChoice::im2col)
+  const auto choice = cpu::conv_engine_choice();
+  if (choice == cpu::ConvEngineChoice::im2col)
     return "drun direct (K <= 32), im2col + OpenBLAS SGEMM otherwise (DRUN_CONV=im2col)";
   const std::string w = std::to_string(cpu::cpu_kernels().vec_floats);
-  return "drun direct (K <= 32), drun implicit GEMM (output channels a multiple of " + w +
-         "), im2col + OpenBLAS SGEMM otherwise";
+  const std::string winograd =
+      choice == cpu::ConvEngineChoice::automatic
+          ? "drun Winograd F(2x2,3x3) (3x3 stride 1, channels multiples of " + w +
+                ", 64 or more in and out), "
+          : "";
+  return "drun direct (K <= 32), " + winograd +
+         "drun implicit GEMM (output channels a multiple of " + w +
+         "), im2col + OpenBLAS SGEMM otherwise" +
+         (choice == cpu::ConvEngineChoice::implicit ? " (DRUN_CONV=implicit)" : "");
 }
 
 }  // namespace

@@ -11,13 +11,16 @@ import subprocess
 import sys
 
 objdump, library = sys.argv[1], sys.argv[2]
-# The kernels of kernels_impl.hpp and conv_implicit_impl.hpp, by the functions
+# The kernels of kernels_impl.hpp, conv_implicit_impl.hpp and
+# conv_winograd_impl.hpp, by the functions
 # (entry points and the templates they may not inline) that hold their loops.
 KERNELS = {
     "direct forward": r"conv_direct_forward|forward_blocked|forward_scalar",
     "direct filter gradient": r"conv_direct_backward_filter|backward_filter_9taps|backward_filter_any",
     "implicit forward": r"conv_implicit_forward|implicit_forward_",
     "implicit filter gradient": r"conv_implicit_backward_filter|implicit_filter_",
+    "winograd forward": r"conv_winograd_forward|wino_forward_image|wino_gemm",
+    "winograd filter gradient": r"conv_winograd_backward_filter|wino_filter_",
 }
 VECTOR_FMA = re.compile(r"\txvn?m(add|sub)[am]sp\b")
 
