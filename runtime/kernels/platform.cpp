@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/blas_core.hpp"
 #include "kernels/cpu/conv2d.hpp"
+#include "kernels/cpu/conv2d_winograd.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/ops.hpp"
 
@@ -18,8 +19,10 @@ std::string conv_engine_text() {
   const std::string w = std::to_string(cpu::cpu_kernels().vec_floats);
   const std::string winograd =
       choice == cpu::ConvEngineChoice::automatic
-          ? "drun Winograd F(2x2,3x3) (3x3 stride 1, channels multiples of " + w +
-                ", 64 or more in and out), "
+          ? "drun Winograd F(" + std::to_string(cpu::conv2d_winograd_tile(ConvGeometry{})) + "x" +
+                std::to_string(cpu::conv2d_winograd_tile(ConvGeometry{})) +
+                ",3x3) (3x3 stride 1, channels multiples of " + w +
+                "; filter gradients from 64 channels in and out), "
           : "";
   return "drun direct (K <= 32), " + winograd +
          "drun implicit GEMM (output channels a multiple of " + w +

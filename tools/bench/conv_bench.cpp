@@ -1,11 +1,12 @@
 // conv_bench: one convolution's forward, filter gradient and input gradient
-// on each CPU engine that runs it (Winograd, implicit GEMM, im2col), on
+// on each CPU engine that runs it (Winograd F(2x2, 3x3) and F(4x4, 3x3),
+// implicit GEMM, im2col), on
 // ResNet's CIFAR shapes by default; the engines take turns within each
 // repeat, and the median of the repeats is reported per pass, with the
 // GFLOP/s of the direct convolution's multiply-adds (2 * N*OH*OW*K*CO).
 //
 //   conv_bench [--threads T] [--batch N] [--repeats R] [--shape H,W,C,CO]...
-//              [--engines winograd,implicit,im2col] [--passes forward,filter,data]
+//              [--engines winograd2,winograd4,implicit,im2col] [--passes forward,filter,data]
 //
 // One JSON line per shape, engine and pass. The CPU kernel variant is the
 // process's (DRUN_ISA selects another).
@@ -32,7 +33,7 @@ namespace cpu = drun::kernels::cpu;
 [[noreturn]] void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--threads T] [--batch N] [--repeats R] [--shape H,W,C,CO]... "
-               "[--engines winograd,implicit,im2col] [--passes forward,filter,data]\n",
+               "[--engines winograd2,winograd4,implicit,im2col] [--passes forward,filter,data]\n",
                argv0);
   std::exit(2);
 }
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
   int threads = 1, repeats = 7;
   int64_t batch = 128;
   std::vector<std::array<int64_t, 4>> shapes;
-  std::string wanted = "winograd,implicit,im2col", wanted_passes = "forward,filter,data";
+  std::string wanted = "winograd2,winograd4,implicit,im2col", wanted_passes = "forward,filter,data";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) usage(argv[0]);
@@ -101,20 +102,26 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7 + 3) % 101) / 101.0f;
     for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 13 + 5) % 97) / 970.0f;
     for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<float>((i * 11 + 1) % 89) / 89.0f;
+    const auto winograd = [&](int m) -> Engine {
+      return {m == 2 ? "winograd2" : "winograd4",
+              cpu::conv2d_winograd_suits(g),
+              cpu::conv2d_winograd_workspace_floats(g, threads),
+              [&, m](float* ws) {
+                cpu::conv2d_winograd_forward(g, x.data(), w.data(), b.data(), y.data(), true, ws,
+                                             threads, nullptr, m);
+              },
+              [&, m](float* ws) {
+                cpu::conv2d_winograd_backward_filter(g, x.data(), dy.data(), nullptr, dw.data(),
+                                                     db.data(), ws, threads, m);
+              },
+              [&, m](float* ws) {
+                cpu::conv2d_winograd_backward_data(g, dy.data(), w.data(), dx.data(), ws, threads,
+                                                   m);
+              }};
+    };
     std::vector<Engine> engines = {
-        {"winograd", cpu::conv2d_winograd_suits(g),
-         cpu::conv2d_winograd_workspace_floats(g, threads),
-         [&](float* ws) {
-           cpu::conv2d_winograd_forward(g, x.data(), w.data(), b.data(), y.data(), true, ws,
-                                        threads);
-         },
-         [&](float* ws) {
-           cpu::conv2d_winograd_backward_filter(g, x.data(), dy.data(), nullptr, dw.data(),
-                                                db.data(), ws, threads);
-         },
-         [&](float* ws) {
-           cpu::conv2d_winograd_backward_data(g, dy.data(), w.data(), dx.data(), ws, threads);
-         }},
+        winograd(2),
+        winograd(4),
         {"implicit", cpu::conv2d_implicit_suits(g) && cpu::conv2d_implicit_backward_data_suits(g),
          cpu::conv2d_implicit_workspace_floats(g, threads),
          [&](float* ws) {

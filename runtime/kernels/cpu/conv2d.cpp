@@ -27,13 +27,14 @@ bool implicit_chosen(const ConvGeometry& g) {
 }
 
 // Winograd where its transforms, which grow with C + CO per tile while the
-// multiplications it saves grow with C * CO, cost less than they save: from
-// 64 channels in and out together (tools/bench/conv_bench, docs/benchmarks.md:
-// at 16 + 16 channels it measured no faster than implicit GEMM forward and
-// slower on the filter gradient; at 32 + 32 and 64 + 64, 1.2-1.5x faster).
-bool winograd_chosen(const ConvGeometry& g) {
+// multiplications it saves grow with C * CO, cost less than they save
+// (tools/bench/conv_bench, docs/benchmarks.md): the forward and the input
+// gradient from 32 channels in and out together (ResNet's 16 + 16: 1.1-1.2x
+// faster than implicit GEMM), the filter gradient, whose output-gradient
+// transform comes on top, from 64 (at 16 + 16 no faster).
+bool winograd_chosen(const ConvGeometry& g, bool filter_gradient) {
   return conv_engine_choice() == ConvEngineChoice::automatic && !conv2d_direct_suits(g) &&
-         conv2d_winograd_suits(g) && g.c + g.co >= 64;
+         conv2d_winograd_suits(g) && g.c + g.co >= (filter_gradient ? 64 : 32);
 }
 
 }  // namespace
@@ -75,7 +76,7 @@ bool conv2d_forward_with_moments(const ConvGeometry& g, const float* x, const fl
     conv2d_direct_forward(g, x, w, b, y, relu, threads);
     return false;
   }
-  if (winograd_chosen(g)) {
+  if (winograd_chosen(g, false)) {
     conv2d_winograd_forward(g, x, w, b, y, relu, workspace, threads, moments);
     return moments != nullptr;
   }
@@ -97,7 +98,7 @@ void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* 
                             int threads) {
   if (conv2d_direct_suits(g))
     return conv2d_direct_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);
-  if (winograd_chosen(g))
+  if (winograd_chosen(g, true))
     return conv2d_winograd_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);
   if (implicit_chosen(g))
     return conv2d_implicit_backward_filter(g, x, dy, relu_y, dw, db, workspace, threads);
@@ -106,7 +107,8 @@ void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* 
 
 void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,
                           float* workspace, int threads) {
-  if (winograd_chosen(g)) return conv2d_winograd_backward_data(g, dy, w, dx, workspace, threads);
+  if (winograd_chosen(g, false))
+    return conv2d_winograd_backward_data(g, dy, w, dx, workspace, threads);
   if (implicit_chosen(g) && conv2d_implicit_backward_data_suits(g))
     return conv2d_implicit_backward_data(g, dy, w, dx, workspace, threads);
   conv2d_im2col_backward_data(g, dy, w, dx, workspace, threads);

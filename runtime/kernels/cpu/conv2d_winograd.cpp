@@ -1,7 +1,10 @@
 #include "kernels/cpu/conv2d_winograd.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
+#include "base/options.hpp"
 #include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/split.hpp"
@@ -10,48 +13,61 @@ namespace drun::kernels::cpu {
 
 namespace {
 
-// F(2x2, 3x3)'s kernel transform: U = G g G^T.
-constexpr float kG[4][3] = {
-    {1.0f, 0.0f, 0.0f}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0.0f, 0.0f, 1.0f}};
+// The kernel transforms G (m+2 rows, 3 columns) of F(2, 3) and F(4, 3).
+constexpr double kG2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+constexpr double kG4[6][3] = {{1.0 / 4, 0, 0},
+                              {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                              {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                              {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                              {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                              {0, 0, 1}};
 
-// u (16, rows, cols) from the HWIO kernel w: rows x cols = C x CO, or, for
-// the input gradient, CO x C of the kernel flipped in both spatial axes.
-void transform_kernel(const ConvGeometry& g, const float* w, bool for_input_gradient, float* u) {
+double g_at(int m, int r, int k) {
+  return m == 4 ? kG4[r][k] : kG2[r][k];
+}
+
+// u (E, rows, cols) = G k G^T of each 3x3 kernel k of the HWIO kernel w:
+// rows x cols = C x CO, or, for the input gradient, CO x C of the kernel
+// flipped in both spatial axes. In double, rounded once.
+void transform_kernel(const ConvGeometry& g, const float* w, bool for_input_gradient, int m,
+                      float* u) {
+  const int a = m + 2;
   const int64_t rows = for_input_gradient ? g.co : g.c, cols = for_input_gradient ? g.c : g.co;
   const int64_t plane = rows * cols;
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) {
-      float k[3][3];
+      double k[3][3];
       for (int ky = 0; ky < 3; ++ky)
         for (int kx = 0; kx < 3; ++kx)
           k[ky][kx] = for_input_gradient ? w[((2 - ky) * 3 + 2 - kx) * plane + j * g.co + i]
                                          : w[(ky * 3 + kx) * plane + i * g.co + j];
-      float gk[4][3] = {};
-      for (int r = 0; r < 4; ++r)
+      double gk[6][3] = {};
+      for (int r = 0; r < a; ++r)
         for (int ky = 0; ky < 3; ++ky)
-          for (int kx = 0; kx < 3; ++kx) gk[r][kx] += kG[r][ky] * k[ky][kx];
-      for (int r = 0; r < 4; ++r)
-        for (int s = 0; s < 4; ++s) {
-          float e = 0.0f;
-          for (int kx = 0; kx < 3; ++kx) e += gk[r][kx] * kG[s][kx];
-          u[(r * 4 + s) * plane + i * cols + j] = e;
+          for (int kx = 0; kx < 3; ++kx) gk[r][kx] += g_at(m, r, ky) * k[ky][kx];
+      for (int r = 0; r < a; ++r)
+        for (int s = 0; s < a; ++s) {
+          double e = 0.0;
+          for (int kx = 0; kx < 3; ++kx) e += gk[r][kx] * g_at(m, s, kx);
+          u[(r * a + s) * plane + i * cols + j] = static_cast<float>(e);
         }
     }
 }
 
-// dw (3, 3, C, CO) = G^T S G of the summed transformed gradient s (16, C, CO).
-void untransform_filter_gradient(const ConvGeometry& g, const float* s, float* dw) {
+// dw (3, 3, C, CO) = G^T S G of the summed transformed gradient s (E, C, CO).
+void untransform_filter_gradient(const ConvGeometry& g, int m, const float* s, float* dw) {
+  const int a = m + 2;
   const int64_t plane = g.c * g.co;
   for (int64_t ij = 0; ij < plane; ++ij) {
-    float t[3][4] = {};
+    double t[3][6] = {};
     for (int ky = 0; ky < 3; ++ky)
-      for (int r = 0; r < 4; ++r)
-        for (int c = 0; c < 4; ++c) t[ky][c] += kG[r][ky] * s[(r * 4 + c) * plane + ij];
+      for (int r = 0; r < a; ++r)
+        for (int c = 0; c < a; ++c) t[ky][c] += g_at(m, r, ky) * s[(r * a + c) * plane + ij];
     for (int ky = 0; ky < 3; ++ky)
       for (int kx = 0; kx < 3; ++kx) {
-        float e = 0.0f;
-        for (int c = 0; c < 4; ++c) e += t[ky][c] * kG[c][kx];
-        dw[(ky * 3 + kx) * plane + ij] = e;
+        double e = 0.0;
+        for (int c = 0; c < a; ++c) e += t[ky][c] * g_at(m, c, kx);
+        dw[(ky * 3 + kx) * plane + ij] = static_cast<float>(e);
       }
   }
 }
@@ -71,21 +87,28 @@ ConvGeometry backward_data_geometry(const ConvGeometry& g) {
   return t;
 }
 
-// The workspace: the transformed kernel, every thread's transformed filter
-// gradient and bias sums, then every thread's block buffer and one image's
-// masked output gradient.
+// The workspace, sized for the larger tile: the transformed kernel, every
+// thread's transformed filter gradient and bias sums, then every thread's
+// block buffer.
 int64_t transformed_floats(const ConvGeometry& g) {
-  return 16 * g.c * g.co;
+  return winograd_elements(4) * g.c * g.co;
 }
 int64_t partial_floats(const ConvGeometry& g) {
   return transformed_floats(g) + g.co;
 }
 int64_t buffer_floats(const ConvGeometry& g) {
-  return std::max(winograd_block_floats(g), winograd_block_floats(backward_data_geometry(g))) +
-         g.out_pixels() * g.co;
+  int64_t most = 0;
+  for (int m : {2, 4})
+    most = std::max(
+        {most, winograd_block_floats(g, m), winograd_block_floats(backward_data_geometry(g), m)});
+  return most;
 }
 float* thread_buffer(const ConvGeometry& g, float* workspace, int threads, int64_t t) {
   return workspace + transformed_floats(g) + threads * partial_floats(g) + t * buffer_floats(g);
+}
+
+int tile_or_default(const ConvGeometry& g, int tile) {
+  return tile == 2 || tile == 4 ? tile : conv2d_winograd_tile(g);
 }
 
 }  // namespace
@@ -96,21 +119,34 @@ bool conv2d_winograd_suits(const ConvGeometry& g) {
          g.pad_top <= 2 && g.pad_left <= 2 && g.oh > 0 && g.ow > 0;
 }
 
+int conv2d_winograd_tile(const ConvGeometry&) {
+  static const int tile = [] {
+    const char* v = std::getenv("DRUN_WINOGRAD_TILE");
+    const std::string name = v ? v : "";
+    if (name.empty() || name == "4") return 4;
+    if (name == "2") return 2;
+    throw UsageError("DRUN_WINOGRAD_TILE=" + name + ": the Winograd output tile is 2 or 4");
+  }();
+  return tile;
+}
+
 int64_t conv2d_winograd_workspace_floats(const ConvGeometry& g, int threads) {
   if (!conv2d_winograd_suits(g)) return 0;
   return transformed_floats(g) + threads * (partial_floats(g) + buffer_floats(g));
 }
 
 void conv2d_winograd_forward(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                             float* y, bool relu, float* workspace, int threads, float* moments) {
+                             float* y, bool relu, float* workspace, int threads, float* moments,
+                             int tile) {
   const CpuKernels& kernels = cpu_kernels();
+  const int m = tile_or_default(g, tile);
   float* u = workspace;
-  transform_kernel(g, w, false, u);
+  transform_kernel(g, w, false, m, u);
   const int64_t out = g.out_pixels() * g.co;
   for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
     float* buf = thread_buffer(g, workspace, threads, t);
     for (int64_t n = n0; n < n1; ++n) {
-      kernels.conv_winograd_forward(g, x + n * g.h * g.w * g.c, u, b, y + n * out, relu, buf);
+      kernels.conv_winograd_forward(g, x + n * g.h * g.w * g.c, u, b, y + n * out, relu, buf, m);
       if (moments)
         image_moments(y + n * out, g.out_pixels(), g.co, moments + n * 2 * g.co,
                       moments + (n * 2 + 1) * g.co);
@@ -120,48 +156,44 @@ void conv2d_winograd_forward(const ConvGeometry& g, const float* x, const float*
 
 void conv2d_winograd_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
                                      const float* relu_y, float* dw, float* db, float* workspace,
-                                     int threads) {
+                                     int threads, int tile) {
   const CpuKernels& kernels = cpu_kernels();
-  const int64_t co = g.co, pixels = g.out_pixels(), plane = transformed_floats(g);
-  float* partial = workspace + plane;
+  const int m = tile_or_default(g, tile);
+  const int64_t co = g.co, pixels = g.out_pixels();
+  const int64_t plane = winograd_elements(m) * g.c * co;
+  float* partial = workspace + transformed_floats(g);
   const int parts = for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
-    float* buf = thread_buffer(g, workspace, threads, t);
-    float* masked = buf + winograd_block_floats(g);
     float* st = partial + t * partial_floats(g);
     float* dbt = st + plane;
-    std::memset(st, 0, sizeof(float) * partial_floats(g));
-    for (int64_t n = n0; n < n1; ++n) {
-      const float* dz = dy + n * pixels * co;
-      if (relu_y) {
-        const float* yn = relu_y + n * pixels * co;
-        for (int64_t i = 0; i < pixels * co; ++i) masked[i] = yn[i] > 0.0f ? dz[i] : 0.0f;
-        dz = masked;
-      }
-      kernels.conv_winograd_backward_filter(g, x + n * g.h * g.w * g.c, dz, st, buf);
-      for (int64_t p = 0; p < pixels; ++p)
-        for (int64_t j = 0; j < co; ++j) dbt[j] += dz[p * co + j];
-    }
+    std::memset(st, 0, sizeof(float) * (plane + co));
+    kernels.conv_winograd_backward_filter(g, x + n0 * g.h * g.w * g.c, dy + n0 * pixels * co,
+                                          relu_y ? relu_y + n0 * pixels * co : nullptr, n1 - n0, st,
+                                          thread_buffer(g, workspace, threads, t), m);
+    for (int64_t p = n0 * pixels; p < n1 * pixels; ++p)
+      for (int64_t j = 0; j < co; ++j)
+        dbt[j] += !relu_y || relu_y[p * co + j] > 0.0f ? dy[p * co + j] : 0.0f;
   });
   // The threads' sums in thread order into the first's, then back to 3x3.
   for (int t = 1; t < parts; ++t) {
     const float* src = partial + t * partial_floats(g);
-    for (int64_t i = 0; i < partial_floats(g); ++i) partial[i] += src[i];
+    for (int64_t i = 0; i < plane + co; ++i) partial[i] += src[i];
   }
-  untransform_filter_gradient(g, partial, dw);
+  untransform_filter_gradient(g, m, partial, dw);
   std::memcpy(db, partial + plane, sizeof(float) * co);
 }
 
 void conv2d_winograd_backward_data(const ConvGeometry& g, const float* dy, const float* w,
-                                   float* dx, float* workspace, int threads) {
+                                   float* dx, float* workspace, int threads, int tile) {
   const CpuKernels& kernels = cpu_kernels();
+  const int m = tile_or_default(g, tile);
   const ConvGeometry t = backward_data_geometry(g);
   float* u = workspace;
-  transform_kernel(g, w, true, u);
+  transform_kernel(g, w, true, m, u);
   for_each_range(g.n, threads, [&](int64_t part, int64_t n0, int64_t n1) {
     float* buf = thread_buffer(g, workspace, threads, part);
     for (int64_t n = n0; n < n1; ++n)
       kernels.conv_winograd_forward(t, dy + n * g.out_pixels() * g.co, u, nullptr,
-                                    dx + n * g.h * g.w * g.c, false, buf);
+                                    dx + n * g.h * g.w * g.c, false, buf, m);
   });
 }
 

@@ -43,15 +43,17 @@ struct CpuKernels {
   // gradient dz (OH, OW, CO).
   void (*conv_implicit_backward_filter)(const ConvGeometry& g, const float* x, const float* dz,
                                         float* dw);
-  // Winograd F(2x2, 3x3) (conv2d_winograd.hpp) of one image x (H, W, C): y =
-  // conv + b (b may be null), ReLU if asked, from the transformed kernel u
-  // (16, C, CO). buf: winograd_block_floats(g) floats.
+  // Winograd F(m x m, 3x3), m = 2 or 4 (conv2d_winograd.hpp), of one image x
+  // (H, W, C): y = conv + b (b may be null), ReLU if asked, from the
+  // transformed kernel u (E, C, CO). buf: winograd_block_floats(g, m) floats.
   void (*conv_winograd_forward)(const ConvGeometry& g, const float* x, const float* u,
-                                const float* b, float* y, bool relu, float* buf);
-  // s (16, C, CO) += the transformed filter gradient of one image x for
-  // output gradient dz (OH, OW, CO).
+                                const float* b, float* y, bool relu, float* buf, int m);
+  // s (E, C, CO) += the transformed filter gradient of `images` consecutive
+  // images x for output gradient dz (OH, OW, CO each), masked by relu_y > 0
+  // where relu_y is given.
   void (*conv_winograd_backward_filter)(const ConvGeometry& g, const float* x, const float* dz,
-                                        float* s, float* buf);
+                                        const float* relu_y, int64_t images, float* s, float* buf,
+                                        int m);
   void (*max_pool_forward)(const PoolGeometry& g, const float* x, float* y, int32_t* argmax,
                            int64_t n0, int64_t n1);
   void (*max_pool_backward)(const PoolGeometry& g, const float* dy, const int32_t* argmax,

@@ -139,11 +139,20 @@ ConvEngine implicit_engine(const ConvGeometry& g) {
       conv2d_implicit_backward_data_suits(g) ? conv2d_implicit_backward_data : nullptr};
 }
 
-const ConvEngine kWinograd = {
-    "winograd", conv2d_winograd_workspace_floats,
-    [](const ConvGeometry& g, const float* x, const float* w, const float* b, float* y, bool relu,
-       float* ws, int threads) { conv2d_winograd_forward(g, x, w, b, y, relu, ws, threads); },
-    conv2d_winograd_backward_filter, conv2d_winograd_backward_data};
+template <int M>
+ConvEngine winograd_engine() {
+  return {M == 2 ? "winograd F(2x2)" : "winograd F(4x4)", conv2d_winograd_workspace_floats,
+          [](const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
+             bool relu, float* ws, int threads) {
+            conv2d_winograd_forward(g, x, w, b, y, relu, ws, threads, nullptr, M);
+          },
+          [](const ConvGeometry& g, const float* x, const float* dy, const float* relu_y, float* dw,
+             float* db, float* ws, int threads) {
+            conv2d_winograd_backward_filter(g, x, dy, relu_y, dw, db, ws, threads, M);
+          },
+          [](const ConvGeometry& g, const float* dy, const float* w, float* dx, float* ws,
+             int threads) { conv2d_winograd_backward_data(g, dy, w, dx, ws, threads, M); }};
+}
 
 void check_conv(const ConvCase& cc, bool expect_direct, const ConvEngine& engine = kDispatched) {
   const ConvGeometry g =
@@ -282,12 +291,12 @@ TEST(Conv2D, ImplicitGemmPathMatchesReference) {
       }
 }
 
-// The Winograd engine with the variant DRUN_ISA picks (kernels_each_isa runs
-// this binary once per variant): 'same' and 'valid' padding (the input
-// gradient then pads by 2), odd sizes whose last tiles reach beyond the
-// image, single rows and columns, unequal channel counts, more tiles than one
-// block holds (forward and filter gradient), ResNet's shapes; through the
-// dispatcher too where it chooses Winograd.
+// The Winograd engine, both tile sizes, with the variant DRUN_ISA picks
+// (kernels_each_isa runs this binary once per variant): 'same' and 'valid'
+// padding (the input gradient then pads by 2), odd sizes whose last tiles
+// reach beyond the image, single rows and columns, unequal channel counts,
+// more tiles than one block holds, filter-gradient blocks across images,
+// ResNet's shapes; through the dispatcher too where it chooses Winograd.
 TEST(Conv2D, WinogradPathMatchesReference) {
   SCOPED_TRACE(cpu_kernels().name);
   const std::vector<ConvCase> cases = {
@@ -300,11 +309,18 @@ TEST(Conv2D, WinogradPathMatchesReference) {
     const ConvGeometry g =
         conv_geometry(cc.n, cc.h, cc.w, cc.c, cc.kh, cc.kw, cc.co, cc.sh, cc.sw, cc.same);
     ASSERT_TRUE(conv2d_winograd_suits(g)) << cc.h << "x" << cc.w << "x" << cc.c << "->" << cc.co;
-    check_conv(cc, false, kWinograd);
-    if (cc.c + cc.co >= 64) check_conv(cc, false);  // dispatched: Winograd
+    check_conv(cc, false, winograd_engine<2>());
+    check_conv(cc, false, winograd_engine<4>());
+    check_conv(cc, false);  // dispatched: Winograd (the filter gradient from 64 channels)
   }
-  // More tiles than a block: the 32x32 case has 256 tiles a image.
-  EXPECT_LT(winograd_block_tiles(conv_geometry(1, 32, 32, 16, 3, 3, 16, 1, 1, true), true), 256);
+  // More tiles than a block: the 32x32 case has 256 (F(2x2)) and 64 (F(4x4))
+  // tiles an image; the filter gradient's blocks run on across images.
+  const ConvGeometry big = conv_geometry(3, 32, 32, 16, 3, 3, 16, 1, 1, true);
+  EXPECT_LT(winograd_block_tiles(big, 2, false), winograd_tiles(big, 2));
+  EXPECT_LT(winograd_block_tiles(big, 4, false), winograd_tiles(big, 4));
+  EXPECT_LT(winograd_block_tiles(big, 2, true), 3 * winograd_tiles(big, 2));
+  const ConvGeometry small = conv_geometry(2, 8, 8, 64, 3, 3, 64, 1, 1, true);
+  EXPECT_GT(winograd_block_tiles(small, 4, true), winograd_tiles(small, 4));
   // Not Winograd's: strides, other kernel sizes, channels off the vector width.
   EXPECT_FALSE(conv2d_winograd_suits(conv_geometry(2, 8, 8, 16, 3, 3, 16, 2, 2, true)));
   EXPECT_FALSE(conv2d_winograd_suits(conv_geometry(2, 8, 8, 16, 5, 5, 16, 1, 1, true)));
@@ -315,12 +331,13 @@ TEST(Conv2D, WinogradPathMatchesReference) {
 // The moments a following batch norm takes from the convolution: each
 // image's per-channel mean and sum of squared deviations of y, against a
 // double reference; on 1 and 2 threads (each image is one thread's); from
-// the implicit-GEMM and the Winograd engine (16 + 32 and 32 + 32 channels,
-// conv2d.cpp); none from the direct engine.
+// the implicit-GEMM engine and from the dispatcher, which takes Winograd
+// here (conv2d.cpp); none from the direct engine.
 TEST(Conv2D, ImplicitGemmAndWinogradGiveEachImagesMoments) {
   SCOPED_TRACE(cpu_kernels().name);
-  for (int64_t c : {16, 32}) {
-    SCOPED_TRACE(c);
+  for (bool implicit : {true, false}) {
+    SCOPED_TRACE(implicit ? "implicit" : "dispatched");
+    const int64_t c = 16;
     const ConvGeometry g = conv_geometry(3, 10, 9, c, 3, 3, 32, 1, 1, true);
     Rng rng(21);
     const auto x = random_vec(g.n * g.h * g.w * g.c, rng);
@@ -344,8 +361,12 @@ TEST(Conv2D, ImplicitGemmAndWinogradGiveEachImagesMoments) {
       SCOPED_TRACE(threads);
       std::vector<float> y(g.n * pixels * g.co), moments(g.n * 2 * g.co, -1.0f);
       std::vector<float> ws(conv2d_workspace_floats(g, threads));
-      ASSERT_TRUE(conv2d_forward_with_moments(g, x.data(), w.data(), b.data(), y.data(), false,
-                                              ws.data(), threads, moments.data()));
+      if (implicit)
+        conv2d_implicit_forward(g, x.data(), w.data(), b.data(), y.data(), false, ws.data(),
+                                threads, moments.data());
+      else
+        ASSERT_TRUE(conv2d_forward_with_moments(g, x.data(), w.data(), b.data(), y.data(), false,
+                                                ws.data(), threads, moments.data()));
       expect_close(y, y_ref, 1e-4, "y");
       expect_close(moments, want, 1e-4, "moments");
     }

@@ -96,8 +96,10 @@ TEST(LayerGradient, Conv2D) {
       {"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{5, 6, 3}, 1});
   check_layer(
       {"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{4, 5, 4}, 1});
-  // Channels a multiple of every vector width: implicit GEMM (16 + 16) and
-  // Winograd (32 + 32, conv2d.cpp), 'same' and 'valid', with a fused ReLU.
+  // Channels a multiple of every vector width (conv2d.cpp): at 16 + 16
+  // Winograd's forward and input gradient with implicit GEMM's filter
+  // gradient, at 32 + 32 Winograd throughout; 'same' and 'valid', with a
+  // fused ReLU.
   check_layer(
       {"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{4, 5, 16}, 1});
   check_layer({"Conv2D",
