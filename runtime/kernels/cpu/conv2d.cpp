@@ -29,9 +29,9 @@ bool implicit_chosen(const ConvGeometry& g) {
 // Winograd where its transforms, which grow with C + CO per tile while the
 // multiplications it saves grow with C * CO, cost less than they save
 // (tools/bench/conv_bench, docs/benchmarks.md): the forward and the input
-// gradient from 32 channels in and out together (ResNet's 16 + 16: 1.1-1.2x
+// gradient from 32 channels in and out together (ResNet's 16 + 16: 1.2-1.4x
 // faster than implicit GEMM), the filter gradient, whose output-gradient
-// transform comes on top, from 64 (at 16 + 16 no faster).
+// transform comes on top, from 64 (at 16 + 16 it measured 0.9x with AVX-512).
 bool winograd_chosen(const ConvGeometry& g, bool filter_gradient) {
   return conv_engine_choice() == ConvEngineChoice::automatic && !conv2d_direct_suits(g) &&
          conv2d_winograd_suits(g) && g.c + g.co >= (filter_gradient ? 64 : 32);

@@ -21,6 +21,7 @@ struct Case {
   int batch = 2;
   bool training = true;
   float input_scale = 1.0f;  // inputs uniform in [-scale, scale]
+  int64_t max_points = 0;    // elements checked per tensor (0: all; GradCheckOptions)
 };
 
 void check_layer(const Case& c) {
@@ -49,7 +50,9 @@ void check_layer(const Case& c) {
   // The input gradient tensor is only known after a backward: run one first.
   fwd();
   bwd(layer->output());
-  check_gradients(fwd, bwd, probes);
+  testing::GradCheckOptions opt;
+  opt.max_points = c.max_points;
+  check_gradients(fwd, bwd, probes, opt);
 }
 
 // Every activation of kernels/activation_list.hpp by its Keras name.
@@ -99,14 +102,23 @@ TEST(LayerGradient, Conv2D) {
   // Channels a multiple of every vector width (conv2d.cpp): at 16 + 16
   // Winograd's forward and input gradient with implicit GEMM's filter
   // gradient, at 32 + 32 Winograd throughout; 'same' and 'valid', with a
-  // fused ReLU.
-  check_layer(
-      {"Conv2D", {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}}, Shape{4, 5, 16}, 1});
+  // fused ReLU; 300 points of each tensor (the kernels have 2,304 and 9,216).
+  check_layer({"Conv2D",
+               {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}},
+               Shape{4, 5, 16},
+               1,
+               true,
+               1.0f,
+               300});
   check_layer({"Conv2D",
                {{"filters", 32}, {"kernel_size", 3}, {"padding", "same"}, {"activation", "relu"}},
                Shape{5, 3, 32},
-               1});
-  check_layer({"Conv2D", {{"filters", 32}, {"kernel_size", 3}}, Shape{4, 5, 32}, 1});
+               1,
+               true,
+               1.0f,
+               300});
+  check_layer(
+      {"Conv2D", {{"filters", 32}, {"kernel_size", 3}}, Shape{4, 5, 32}, 1, true, 1.0f, 300});
 }
 
 TEST(LayerGradient, Pooling) {
