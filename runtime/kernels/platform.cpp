@@ -17,13 +17,13 @@ std::string conv_engine_text() {
   if (choice == cpu::ConvEngineChoice::im2col)
     return "drun direct (K <= 32), im2col + OpenBLAS SGEMM otherwise (DRUN_CONV=im2col)";
   const std::string w = std::to_string(cpu::cpu_kernels().vec_floats);
-  const std::string winograd =
-      choice == cpu::ConvEngineChoice::automatic
-          ? "drun Winograd F(" + std::to_string(cpu::conv2d_winograd_tile(ConvGeometry{})) + "x" +
-                std::to_string(cpu::conv2d_winograd_tile(ConvGeometry{})) +
-                ",3x3) (3x3 stride 1, channels multiples of " + w +
-                "; filter gradients from 64 channels in and out), "
-          : "";
+  const std::string winograd = choice == cpu::ConvEngineChoice::automatic
+                                   ? "drun Winograd F(" +
+                                         std::to_string(cpu::conv2d_winograd_tile()) + "x" +
+                                         std::to_string(cpu::conv2d_winograd_tile()) +
+                                         ",3x3) (3x3 stride 1, channels multiples of " + w +
+                                         "; filter gradients from 64 channels in and out), "
+                                   : "";
   return "drun direct (K <= 32), " + winograd +
          "drun implicit GEMM (output channels a multiple of " + w +
          "), im2col + OpenBLAS SGEMM otherwise" +

@@ -58,6 +58,19 @@ int64_t conv2d_workspace_floats(const ConvGeometry& g, int threads) {
        conv2d_implicit_workspace_floats(g, threads), conv2d_winograd_workspace_floats(g, threads)});
 }
 
+ConvGeometry input_gradient_geometry(const ConvGeometry& g) {
+  ConvGeometry t = g;
+  t.h = g.oh;
+  t.w = g.ow;
+  t.c = g.co;
+  t.co = g.c;
+  t.pad_top = g.kh - 1 - g.pad_top;
+  t.pad_left = g.kw - 1 - g.pad_left;
+  t.oh = g.h;
+  t.ow = g.w;
+  return t;
+}
+
 void sum_filter_partials(const float* partial, int parts, int64_t k, int64_t co, float* dw,
                          float* db) {
   std::memcpy(dw, partial, sizeof(float) * k * co);

@@ -44,6 +44,12 @@ void conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* 
 void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,
                           float* workspace, int threads);
 
+// The input gradient of a stride-1 convolution as a forward convolution
+// (the implicit and Winograd engines'): over dy (OH, OW, CO) padded by
+// KH-1-pad_top rows and KW-1-pad_left columns, with the kernel flipped in
+// both spatial axes and its channel axes swapped; its output is dx (H, W, C).
+ConvGeometry input_gradient_geometry(const ConvGeometry& g);
+
 // Filter-gradient partial sums of `parts` threads, each K*CO weights followed
 // by CO biases, added into dw and db (overwritten).
 void sum_filter_partials(const float* partial, int parts, int64_t k, int64_t co, float* dw,

@@ -58,22 +58,6 @@ void forward_image(const ConvGeometry& g, const float* xn, const float* w, const
   kernels.conv_implicit_forward(padded, buf, w, b, y, relu);
 }
 
-// The input gradient of a stride-1 convolution as a forward convolution:
-// over dy padded by KH-1-pad_top rows (KW-1-pad_left columns), with the
-// kernel flipped in both spatial axes and its channel axes swapped.
-ConvGeometry backward_data_geometry(const ConvGeometry& g) {
-  ConvGeometry t = g;
-  t.h = g.oh;
-  t.w = g.ow;
-  t.c = g.co;
-  t.co = g.c;
-  t.pad_top = g.kh - 1 - g.pad_top;
-  t.pad_left = g.kw - 1 - g.pad_left;
-  t.oh = g.h;
-  t.ow = g.w;
-  return t;
-}
-
 void flip_kernel(const ConvGeometry& g, const float* w, float* flipped) {
   for (int64_t ky = 0; ky < g.kh; ++ky)
     for (int64_t kx = 0; kx < g.kw; ++kx) {
@@ -93,7 +77,7 @@ int64_t partial_floats(const ConvGeometry& g) {
 int64_t buffer_floats(const ConvGeometry& g) {
   const bool unit_stride = g.sh == 1 && g.sw == 1;
   const int64_t padded =
-      std::max(padded_floats(g), unit_stride ? padded_floats(backward_data_geometry(g)) : 0);
+      std::max(padded_floats(g), unit_stride ? padded_floats(input_gradient_geometry(g)) : 0);
   return padded + g.out_pixels() * g.co;
 }
 float* thread_buffer(const ConvGeometry& g, float* workspace, int threads, int64_t t) {
@@ -157,7 +141,7 @@ void conv2d_implicit_backward_filter(const ConvGeometry& g, const float* x, cons
 
 void conv2d_implicit_backward_data(const ConvGeometry& g, const float* dy, const float* w,
                                    float* dx, float* workspace, int threads) {
-  const ConvGeometry t = backward_data_geometry(g);
+  const ConvGeometry t = input_gradient_geometry(g);
   float* flipped = workspace;
   flip_kernel(g, w, flipped);
   for_each_range(g.n, threads, [&](int64_t part, int64_t n0, int64_t n1) {

@@ -6,6 +6,7 @@
 
 #include "base/options.hpp"
 #include "kernels/cpu/batchnorm_threads.hpp"
+#include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/split.hpp"
 
@@ -72,21 +73,6 @@ void untransform_filter_gradient(const ConvGeometry& g, int m, const float* s, f
   }
 }
 
-// The input gradient of a stride-1 convolution as a forward convolution:
-// over dy padded by 2 - pad, with the flipped, transposed kernel.
-ConvGeometry backward_data_geometry(const ConvGeometry& g) {
-  ConvGeometry t = g;
-  t.h = g.oh;
-  t.w = g.ow;
-  t.c = g.co;
-  t.co = g.c;
-  t.pad_top = 2 - g.pad_top;
-  t.pad_left = 2 - g.pad_left;
-  t.oh = g.h;
-  t.ow = g.w;
-  return t;
-}
-
 // The workspace, sized for the larger tile: the transformed kernel, every
 // thread's transformed filter gradient and bias sums, then every thread's
 // block buffer.
@@ -100,15 +86,15 @@ int64_t buffer_floats(const ConvGeometry& g) {
   int64_t most = 0;
   for (int m : {2, 4})
     most = std::max(
-        {most, winograd_block_floats(g, m), winograd_block_floats(backward_data_geometry(g), m)});
+        {most, winograd_block_floats(g, m), winograd_block_floats(input_gradient_geometry(g), m)});
   return most;
 }
 float* thread_buffer(const ConvGeometry& g, float* workspace, int threads, int64_t t) {
   return workspace + transformed_floats(g) + threads * partial_floats(g) + t * buffer_floats(g);
 }
 
-int tile_or_default(const ConvGeometry& g, int tile) {
-  return tile == 2 || tile == 4 ? tile : conv2d_winograd_tile(g);
+int tile_or_default(int tile) {
+  return tile == 2 || tile == 4 ? tile : conv2d_winograd_tile();
 }
 
 }  // namespace
@@ -119,7 +105,7 @@ bool conv2d_winograd_suits(const ConvGeometry& g) {
          g.pad_top <= 2 && g.pad_left <= 2 && g.oh > 0 && g.ow > 0;
 }
 
-int conv2d_winograd_tile(const ConvGeometry&) {
+int conv2d_winograd_tile() {
   static const int tile = [] {
     const char* v = std::getenv("DRUN_WINOGRAD_TILE");
     const std::string name = v ? v : "";
@@ -139,7 +125,7 @@ void conv2d_winograd_forward(const ConvGeometry& g, const float* x, const float*
                              float* y, bool relu, float* workspace, int threads, float* moments,
                              int tile) {
   const CpuKernels& kernels = cpu_kernels();
-  const int m = tile_or_default(g, tile);
+  const int m = tile_or_default(tile);
   float* u = workspace;
   transform_kernel(g, w, false, m, u);
   const int64_t out = g.out_pixels() * g.co;
@@ -158,7 +144,7 @@ void conv2d_winograd_backward_filter(const ConvGeometry& g, const float* x, cons
                                      const float* relu_y, float* dw, float* db, float* workspace,
                                      int threads, int tile) {
   const CpuKernels& kernels = cpu_kernels();
-  const int m = tile_or_default(g, tile);
+  const int m = tile_or_default(tile);
   const int64_t co = g.co, pixels = g.out_pixels();
   const int64_t plane = winograd_elements(m) * g.c * co;
   float* partial = workspace + transformed_floats(g);
@@ -185,8 +171,8 @@ void conv2d_winograd_backward_filter(const ConvGeometry& g, const float* x, cons
 void conv2d_winograd_backward_data(const ConvGeometry& g, const float* dy, const float* w,
                                    float* dx, float* workspace, int threads, int tile) {
   const CpuKernels& kernels = cpu_kernels();
-  const int m = tile_or_default(g, tile);
-  const ConvGeometry t = backward_data_geometry(g);
+  const int m = tile_or_default(tile);
+  const ConvGeometry t = input_gradient_geometry(g);
   float* u = workspace;
   transform_kernel(g, w, true, m, u);
   for_each_range(g.n, threads, [&](int64_t part, int64_t n0, int64_t n1) {

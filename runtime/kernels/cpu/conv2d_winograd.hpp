@@ -27,9 +27,9 @@ namespace drun::kernels::cpu {
 // channels multiples of the CPU's vector width, padding below the kernel.
 bool conv2d_winograd_suits(const ConvGeometry& g);
 
-// The output tile (2 or 4) conv2d_winograd_* use for this geometry unless
-// told (tile = 0 below): DRUN_WINOGRAD_TILE=2|4 where set, else 4.
-int conv2d_winograd_tile(const ConvGeometry& g);
+// The output tile (2 or 4) conv2d_winograd_* use unless told (tile = 0
+// below): DRUN_WINOGRAD_TILE=2|4 where set, else 4. Read once.
+int conv2d_winograd_tile();
 
 int64_t conv2d_winograd_workspace_floats(const ConvGeometry& g, int threads);
 
