@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/options.hpp"
+#include "kernels/half.hpp"
 
 namespace drun::data {
 namespace {
@@ -150,14 +151,6 @@ Header parse_header(const unsigned char* p, size_t size, const std::string& wher
   return h;
 }
 
-float half_to_float(uint16_t h) {
-  const int exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
-  const float sign = (h & 0x8000) ? -1.0f : 1.0f;
-  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
-  if (exponent == 31) return mantissa ? std::nanf("") : sign * INFINITY;
-  return sign * std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
-}
-
 // One element as double (exact for every supported type but int64/uint64
 // beyond 2^53, which no data set of class ids or pixels reaches).
 double element(const Header& h, const unsigned char* p) {
@@ -178,7 +171,7 @@ double element(const Header& h, const unsigned char* p) {
       return static_cast<double>(s);
     }
     default:
-      if (h.item_bytes == 2) return half_to_float(static_cast<uint16_t>(u));
+      if (h.item_bytes == 2) return kernels::half_to_float(static_cast<uint16_t>(u));
       if (h.item_bytes == 4) return std::bit_cast<float>(static_cast<uint32_t>(u));
       return std::bit_cast<double>(u);
   }

@@ -27,6 +27,14 @@
 // Waits until every kernel launched on ex's device has finished.
 DRUN_OP(void, synchronize, (const Exec& ex), (ex), ex, none())
 
+// Mixed precision: the GEMM and the convolutions also take float16 or
+// bfloat16 operands (the layers' copies, nn/layer.hpp compute_dtype): a
+// float32 operand beside one of those is rounded to its type, products are
+// summed in float32 (the GPU's tensor cores), results are float32; the
+// convolutions' results pass through the compute type first (cuDNN writes
+// them in it), the bias is added in float32. The CPU's side of these is
+// kernels/mixed_reference.hpp.
+
 // y = op(a) op(b) * alpha + beta * y, with a, b, y seen as matrices (rows =
 // leading dimension, or as given by m/n/k). With beta 0, y is not read.
 DRUN_OP(void, matmul,
@@ -76,6 +84,11 @@ DRUN_OP(void, scale, (const Exec& ex, float alpha, Tensor& y), (ex, alpha, y), e
 // y = a * b, elementwise.
 DRUN_OP(void, mul, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y), (ex, a, b, y), ex,
         same_size(op, a, b, y))
+
+// y = x in y's element type (float32, float16 or bfloat16; kernels/cast.hpp),
+// rounded to nearest even where y's is narrower; a copy where the types agree.
+DRUN_OP(void, cast, (const Exec& ex, const Tensor& x, Tensor& y), (ex, x, y), ex,
+        check_cast(op, x, y))
 
 // Whether every value of x is finite (no NaN, no infinity). Waits for the answer.
 DRUN_OP(bool, all_finite, (const Exec& ex, const Tensor& x), (ex, x), ex, none())

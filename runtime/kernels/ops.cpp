@@ -11,6 +11,7 @@
 
 #include "kernels/activation.hpp"
 #include "kernels/batchnorm.hpp"
+#include "kernels/cast.hpp"
 #include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/gemm.hpp"
@@ -19,6 +20,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
 
 namespace drun::kernels {
@@ -78,6 +80,14 @@ void check_activation_backward(const char* op, ActivationFn a, const Tensor& x, 
                            "'s backward needs the forward's input");
 }
 
+void check_cast(const char* op, const Tensor& x, const Tensor& y) {
+  same_size(op, x, y);
+  for (const Tensor* t : {&x, &y})
+    if (!t->defined() || !castable(t->dtype()))
+      throw std::logic_error(std::string(op) + ": converts float32, float16 and bfloat16, not " +
+                             (t->defined() ? dtype_name(t->dtype()) : "an undefined tensor"));
+}
+
 void check_loss(const char* op, LossKind kind, const Tensor& pred, const Tensor& target,
                 const Tensor& grad, int64_t* bad_row) {
   same_size(op, pred, grad);
@@ -123,6 +133,8 @@ void on_cpu::synchronize(const Exec&) {}
 
 void on_cpu::matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                     const Tensor& a, const Tensor& b, float beta, Tensor& y) {
+  if (mixed_reference::mixed(a, b))
+    return mixed_reference::matmul(ex, ta, tb, m, n, k, alpha, a, b, beta, y);
   if (a.numel() < m * k || b.numel() < k * n || y.numel() < m * n)
     throw std::logic_error("matmul: operands smaller than " + std::to_string(m) + "x" +
                            std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n));
@@ -202,6 +214,15 @@ void on_cpu::mul(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
   by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) { cpu::mul(ap + i, bp + i, yp + i, n); });
 }
 
+void on_cpu::cast(const Exec& ex, const Tensor& x, Tensor& y) {
+  const auto* xp = static_cast<const char*>(x.raw());
+  auto* yp = static_cast<char*>(y.raw());
+  const size_t from = dtype_size(x.dtype()), to = dtype_size(y.dtype());
+  by_rows(ex, x.numel(), 1, [&](int64_t i, int64_t n) {
+    cpu::cast(xp + i * from, x.dtype(), yp + i * to, y.dtype(), n);
+  });
+}
+
 bool on_cpu::all_finite(const Exec&, const Tensor& x) {
   return cpu::all_finite(x.f32(), x.numel());
 }
@@ -212,6 +233,10 @@ int64_t on_cpu::conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) {
 
 bool on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
                             const Tensor& b, Tensor& y, bool relu, Tensor& ws, Tensor* moments) {
+  if (mixed_reference::mixed(x, w)) {
+    mixed_reference::conv2d_forward(ex, g, x, w, b, y, relu, ws);
+    return false;
+  }
   return cpu::conv2d_forward_with_moments(g, x.f32(), w.f32(), b.f32(), y.f32(), relu, ws.f32(),
                                           ex.threads, moments ? moments->f32() : nullptr);
 }
@@ -219,12 +244,16 @@ bool on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor&
 void on_cpu::conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
                                     const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
                                     Tensor& ws) {
+  if (mixed_reference::mixed(x, dy))
+    return mixed_reference::conv2d_backward_filter(ex, g, x, dy, relu_y, dw, db, ws);
   cpu::conv2d_backward_filter(g, x.f32(), dy.f32(), relu_y ? relu_y->f32() : nullptr, dw.f32(),
                               db.f32(), ws.f32(), ex.threads);
 }
 
 void on_cpu::conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
                                   const Tensor& w, Tensor& dx, Tensor& ws) {
+  if (mixed_reference::mixed(dy, w))
+    return mixed_reference::conv2d_backward_data(ex, g, dy, w, dx, ws);
   cpu::conv2d_backward_data(g, dy.f32(), w.f32(), dx.f32(), ws.f32(), ex.threads);
 }
 

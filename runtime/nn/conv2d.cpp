@@ -102,7 +102,9 @@ class Conv2D final : public Layer {
       ensure(moments_, Shape{g.n, 2, filters_});
       moments = &moments_;
     }
-    if (!kernels::conv2d_forward(ex_, g, x, params_[0].value, bias, z, fuse, workspace_, moments))
+    const Tensor& xc = in_compute_type(x, x_narrow_);
+    const Tensor& kernel = in_compute_type(params_[0].value, kernel_narrow_);
+    if (!kernels::conv2d_forward(ex_, g, xc, kernel, bias, z, fuse, workspace_, moments))
       moments_ = Tensor();  // none this step: the batch norm reads its input
     if (!fuse) kernels::activation_forward(ex_, act_, z, out_);
   }
@@ -112,10 +114,14 @@ class Conv2D final : public Layer {
     const Tensor& x = *in[0];
     const auto g = geometry(x.dim(0));
     Tensor& db = use_bias_ ? params_[1].grad : scratch_db_;
+    // The operands of this step's forward: in the compute type, rounded there.
+    const bool narrow = compute_ != DType::f32;
+    const Tensor& xc = narrow ? x_narrow_ : x;
+    const Tensor& kernel = narrow ? kernel_narrow_ : params_[0].value;
     // Without an input gradient (a first layer) the ReLU mask is fused into
     // the filter gradient and dz is never written out.
     if (act_.kind == kernels::Activation::relu && !need_dx[0]) {
-      kernels::conv2d_backward_filter(ex_, g, x, dy, &out_, params_[0].grad, db, workspace_);
+      kernels::conv2d_backward_filter(ex_, g, xc, dy, &out_, params_[0].grad, db, workspace_);
       return;
     }
     const Tensor* dz = &dy;
@@ -124,10 +130,10 @@ class Conv2D final : public Layer {
       kernels::activation_backward(ex_, act_, z_, out_, dy, dz_);
       dz = &dz_;
     }
-    kernels::conv2d_backward_filter(ex_, g, x, *dz, nullptr, params_[0].grad, db, workspace_);
+    kernels::conv2d_backward_filter(ex_, g, xc, *dz, nullptr, params_[0].grad, db, workspace_);
     if (need_dx[0]) {
       ensure(dx_[0], x.shape());
-      kernels::conv2d_backward_data(ex_, g, *dz, params_[0].value, dx_[0], workspace_);
+      kernels::conv2d_backward_data(ex_, g, *dz, kernel, dx_[0], workspace_);
     }
   }
 
@@ -155,8 +161,9 @@ class Conv2D final : public Layer {
   std::string kernel_init_, bias_init_;
   Tensor z_;  // the pre-activation, where the activation's backward reads it
   Tensor dz_, workspace_, zero_bias_, scratch_db_;
-  bool give_moments_ = false;  // a batch norm after this layer takes them
-  Tensor moments_;             // per-image moments of the output (op_list.hpp)
+  Tensor x_narrow_, kernel_narrow_;  // the step's operands in a narrower compute type
+  bool give_moments_ = false;        // a batch norm after this layer takes them
+  Tensor moments_;                   // per-image moments of the output (op_list.hpp)
 };
 
 }  // namespace

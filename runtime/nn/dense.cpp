@@ -40,7 +40,9 @@ class Dense final : public Layer {
     ensure(out_, Shape{n, units_});
     Tensor& z = act_.reads_input() ? z_ : out_;
     if (act_.reads_input()) ensure(z_, Shape{n, units_});
-    kernels::matmul(ex_, false, false, n, units_, in_, 1.0f, x, params_[0].value, 0.0f, z);
+    const Tensor& xc = in_compute_type(x, x_narrow_);
+    const Tensor& kernel = in_compute_type(params_[0].value, kernel_narrow_);
+    kernels::matmul(ex_, false, false, n, units_, in_, 1.0f, xc, kernel, 0.0f, z);
     if (use_bias_) kernels::bias_add(ex_, z, params_[1].value);
     kernels::activation_forward(ex_, act_, z, out_);
   }
@@ -55,11 +57,15 @@ class Dense final : public Layer {
       kernels::activation_backward(ex_, act_, z_, out_, dy, dz_);
       dz = &dz_;
     }
-    kernels::matmul(ex_, true, false, in_, units_, n, 1.0f, x, *dz, 0.0f, params_[0].grad);
+    // The operands of this step's forward: in the compute type, rounded there.
+    const bool narrow = compute_ != DType::f32;
+    kernels::matmul(ex_, true, false, in_, units_, n, 1.0f, narrow ? x_narrow_ : x, *dz, 0.0f,
+                    params_[0].grad);
     if (use_bias_) kernels::column_sums(ex_, *dz, params_[1].grad);
     if (need_dx[0]) {
       ensure(dx_[0], x.shape());
-      kernels::matmul(ex_, false, true, n, in_, units_, 1.0f, *dz, params_[0].value, 0.0f, dx_[0]);
+      kernels::matmul(ex_, false, true, n, in_, units_, 1.0f, *dz,
+                      narrow ? kernel_narrow_ : params_[0].value, 0.0f, dx_[0]);
     }
   }
 
@@ -80,6 +86,7 @@ class Dense final : public Layer {
   std::string kernel_init_, bias_init_;
   Tensor z_;  // the pre-activation, where the activation's backward reads it
   Tensor dz_;
+  Tensor x_narrow_, kernel_narrow_;  // the step's operands in a narrower compute type
 };
 
 }  // namespace

@@ -48,6 +48,13 @@ class Layer {
   virtual json config() const;
   // Where the layer runs; its variables move to that device.
   void set_exec(const Exec& ex);
+  // Mixed precision (Keras' policies, nn::Model::set_compute_dtype): the type
+  // the layer's GEMMs and convolutions take their operands in, float32 (the
+  // default), float16 or bfloat16. Variables stay float32 (the optimizer's
+  // master weights); where the type is narrower, the layer rounds copies of
+  // its input and kernel to it each step and the ops sum in float32.
+  void set_compute_dtype(DType t) { compute_ = t; }
+  DType compute_dtype() const { return compute_; }
   int64_t param_count() const;
   // The layer's random generator (Dropout's masks), for checkpoints; null when none.
   virtual Rng* rng() { return nullptr; }
@@ -83,6 +90,13 @@ class Layer {
   void ensure(Tensor& t, const Shape& shape, DType dtype = DType::f32) const {
     t.ensure(shape, dtype, ex_.device);
   }
+  // x as the compute type: x itself for float32, else `copy` holding x rounded to it.
+  const Tensor& in_compute_type(const Tensor& x, Tensor& copy) const {
+    if (compute_ == DType::f32) return x;
+    ensure(copy, x.shape(), compute_);
+    kernels::cast(ex_, x, copy);
+    return copy;
+  }
 
   std::string name_;
   Shape output_shape_;
@@ -90,6 +104,7 @@ class Layer {
   std::vector<Tensor> dx_{1};
   std::vector<Param> params_;
   Exec ex_;
+  DType compute_ = DType::f32;
 };
 
 // Builds a layer from its Keras class name and config (the Lua table's keys).

@@ -163,6 +163,10 @@ void Model::set_exec(const Exec& ex) {
   for (auto& n : nodes_) n.layer->set_exec(ex);
 }
 
+void Model::set_compute_dtype(DType t) {
+  for (auto& n : nodes_) n.layer->set_compute_dtype(t);
+}
+
 void Model::set_timeline(timeline::Timeline* tl) {
   timeline_ = tl;
   forward_names_.clear();

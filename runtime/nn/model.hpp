@@ -35,6 +35,9 @@ class Model {
   const std::string& name() const { return name_; }
   std::string summary() const;
   void set_exec(const Exec& ex);
+  // Mixed precision: every layer's GEMMs and convolutions take their operands
+  // in `t` (nn/layer.hpp); float32 by default.
+  void set_compute_dtype(DType t);
   // Called after each layer's backward, when that layer's parameter gradients
   // are final: gradient exchange starts there while backward goes on.
   void set_backward_listener(std::function<void(Layer&)> listener) {

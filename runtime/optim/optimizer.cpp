@@ -100,9 +100,35 @@ void Optimizer::build(std::span<Param* const> params) {
   built_ = true;
 }
 
+namespace {
+
+Exec exec_for(const Tensor& t, int cpu_threads) {
+  return Exec{t.device(), t.device() == Device::cpu ? cpu_threads : 1};
+}
+
+// Whether every gradient apply() would use is finite.
+bool gradients_finite(std::span<Param* const> params, int cpu_threads) {
+  for (const Param* p : params)
+    if (p->trainable && p->grad.defined() &&
+        !kernels::all_finite(exec_for(p->grad, cpu_threads), p->grad))
+      return false;
+  return true;
+}
+
+}  // namespace
+
 void Optimizer::apply(std::span<Param* const> params) {
   build(params);
   const float lr = current_lr();
+  if (loss_scale_) {
+    const bool finite = gradients_finite(params, cpu_threads_);
+    const float unscale = 1.0f / loss_scale_->scale();  // exact: the scale is a power of two
+    loss_scale_->update(finite);
+    if (!finite) return;
+    for (Param* p : params)
+      if (p->trainable && p->grad.defined())
+        kernels::scale(exec_for(p->grad, cpu_threads_), unscale, p->grad);
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     Param& p = *params[i];
     if (!p.trainable || !p.grad.defined()) continue;
@@ -117,8 +143,7 @@ void Optimizer::apply(std::span<Param* const> params) {
       throw std::invalid_argument(class_name_ + ": gradient of '" + p.name + "' is " +
                                   dtype_name(p.grad.dtype()) + " " + p.grad.shape().str() +
                                   ", the variable is float32 " + p.value.shape().str());
-    const Device device = p.value.device();
-    update(Exec{device, device == Device::cpu ? cpu_threads_ : 1}, i, p.value, p.grad, lr);
+    update(exec_for(p.value, cpu_threads_), i, p.value, p.grad, lr);
   }
   ++iterations_;
 }
@@ -136,7 +161,13 @@ json Optimizer::config() const {
   if (decay_ != 0.f) c["decay"] = float_json(decay_);
   add_config(c);
   if (weight_decay_ != 0.f) c["weight_decay"] = float_json(weight_decay_);
-  return json{{"class_name", class_name_}, {"config", std::move(c)}};
+  json inner{{"class_name", class_name_}, {"config", std::move(c)}};
+  if (!loss_scale_) return inner;
+  return json{{"class_name", "LossScaleOptimizer"},
+              {"config",
+               {{"inner_optimizer", std::move(inner)},
+                {"initial_scale", float_json(loss_scale_->initial_scale())},
+                {"dynamic_growth_steps", loss_scale_->growth_steps()}}}};
 }
 
 std::unique_ptr<Optimizer> Optimizer::clone_fresh() const {
@@ -144,7 +175,8 @@ std::unique_ptr<Optimizer> Optimizer::clone_fresh() const {
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const json& spec) {
-  static constexpr const char* kValid = "Adagrad, Adam, RMSprop (or RMSProp), SGD";
+  static constexpr const char* kValid =
+      "Adagrad, Adam, RMSprop (or RMSProp), SGD, LossScaleOptimizer";
   std::string class_name;
   json config = json::object();
   if (spec.is_string()) {
@@ -164,6 +196,23 @@ std::unique_ptr<Optimizer> make_optimizer(const json& spec) {
   } else {
     throw UsageError("optimizer: expected {class_name = ..., config = {...}} or a name, got " +
                      spec.dump());
+  }
+  if (class_name == "LossScaleOptimizer") {
+    Options o(config, "LossScaleOptimizer");
+    const json inner_spec = o.raw("inner_optimizer");
+    o.get<std::string>("name", "");  // Keras writes one; the inner optimizer's is kept
+    const DynamicLossScale scale(
+        o.get<float>("initial_scale", DynamicLossScale::kDefaultInitial),
+        o.get<int64_t>("dynamic_growth_steps", DynamicLossScale::kDefaultGrowthSteps));
+    o.finish();
+    if (inner_spec.is_null())
+      throw UsageError(
+          "LossScaleOptimizer: inner_optimizer is required (e.g. drun.optim.SGD{...})");
+    auto inner = make_optimizer(inner_spec);
+    if (inner->dynamic_loss_scale())
+      throw UsageError("LossScaleOptimizer: its inner_optimizer is a LossScaleOptimizer too");
+    inner->set_dynamic_loss_scale(scale);
+    return inner;
   }
   if (class_name == "SGD") return std::make_unique<SGD>(config);
   if (class_name == "Adam") return std::make_unique<Adam>(config);

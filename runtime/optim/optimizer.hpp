@@ -17,12 +17,21 @@
 //                  kernel_regularizer. Default 0. Keras >= 2.11 reads a weight_decay
 //                  key as decoupled decay, so config() writes it only when it is set.
 //
+// Loss scaling: wrapped in Keras' LossScaleOptimizer ({"class_name":
+// "LossScaleOptimizer", "config": {"inner_optimizer": {...}, "initial_scale":
+// 32768, "dynamic_growth_steps": 2000}}), an optimizer carries a
+// DynamicLossScale (optim/loss_scale.hpp): the trainer multiplies the loss
+// gradient by loss_scale(); apply() checks every gradient for a NaN or an
+// infinity, skips the whole update where it finds one (iterations() does not
+// advance) and otherwise divides the scale out before the update rule.
+//
 // Steps: the learning rate of an update is the schedule at iterations() before
 // the update (Keras' optimizer.iterations); Adam's bias correction uses
 // t = iterations() + 1. apply() then adds one to iterations().
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -30,6 +39,7 @@
 
 #include "base/options.hpp"
 #include "kernels/ops.hpp"
+#include "optim/loss_scale.hpp"
 #include "optim/schedule.hpp"
 #include "tensor/param.hpp"
 
@@ -66,6 +76,15 @@ class Optimizer {
   // trainer's --threads). Default 1.
   void set_cpu_threads(int threads) { cpu_threads_ = threads < 1 ? 1 : threads; }
   float weight_decay() const { return weight_decay_; }
+
+  // The factor for the loss gradient: the dynamic loss scale's, 1 without one.
+  float loss_scale() const { return loss_scale_ ? loss_scale_->scale() : 1.0f; }
+  // The dynamic loss scale, if this optimizer was wrapped in a LossScaleOptimizer.
+  DynamicLossScale* dynamic_loss_scale() { return loss_scale_ ? &*loss_scale_ : nullptr; }
+  const DynamicLossScale* dynamic_loss_scale() const {
+    return loss_scale_ ? &*loss_scale_ : nullptr;
+  }
+  void set_dynamic_loss_scale(const DynamicLossScale& s) { loss_scale_ = s; }
 
   // The slot tensors by name, "<variable>/<slot>" with a ":0" suffix of the
   // variable dropped (e.g. "conv2d/kernel/momentum"), in Keras' order: all
@@ -122,6 +141,7 @@ class Optimizer {
   float lr_scale_ = 1.f;
   int cpu_threads_ = 1;
   bool built_ = false;
+  std::optional<DynamicLossScale> loss_scale_;
   std::vector<SlotSpec> specs_;
   std::vector<Var> vars_;
 };
@@ -212,8 +232,8 @@ class RMSprop final : public Optimizer {
 
 // Builds an optimizer from {"class_name": "SGD", "config": {...}} (Keras'
 // serialisation; class names as Keras spells them: SGD, Adam, Adagrad, RMSprop,
-// and RMSProp for RMSprop), or from Keras' string shorthands "sgd", "adam",
-// "adagrad", "rmsprop" for the defaults. Throws UsageError for an unknown class
+// and RMSProp for RMSprop; LossScaleOptimizer around one of them), or from Keras' string shorthands
+// "sgd", "adam", "adagrad", "rmsprop" for the defaults. Throws UsageError for an unknown class
 // (listing the valid ones) and for an unknown, mistyped or invalid option.
 std::unique_ptr<Optimizer> make_optimizer(const json& spec);
 

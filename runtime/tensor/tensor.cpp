@@ -18,6 +18,9 @@ size_t dtype_size(DType t) {
       return 4;
     case DType::u8:
       return 1;
+    case DType::f16:
+    case DType::bf16:
+      return 2;
   }
   return 4;
 }
@@ -30,6 +33,10 @@ const char* dtype_name(DType t) {
       return "int32";
     case DType::u8:
       return "uint8";
+    case DType::f16:
+      return "float16";
+    case DType::bf16:
+      return "bfloat16";
   }
   return "?";
 }
@@ -144,6 +151,14 @@ uint8_t* Tensor::u8() {
 const uint8_t* Tensor::u8() const {
   check(*this, DType::u8);
   return static_cast<const uint8_t*>(raw());
+}
+uint16_t* Tensor::bits16() {
+  check(*this, dtype_ == DType::bf16 ? DType::bf16 : DType::f16);
+  return static_cast<uint16_t*>(raw());
+}
+const uint16_t* Tensor::bits16() const {
+  check(*this, dtype_ == DType::bf16 ? DType::bf16 : DType::f16);
+  return static_cast<const uint16_t*>(raw());
 }
 
 void Tensor::ensure(const Shape& shape, DType dtype, Device device) {

@@ -9,16 +9,11 @@
 #include <span>
 #include <string>
 
+#include "tensor/dtype.hpp"
 #include "tensor/shape.hpp"
 
 namespace drun {
 
-// u8: data sets' pixels as stored (data::Dataset), converted per batch.
-enum class DType : uint8_t { f32, i32, u8 };
-enum class Device : uint8_t { cpu, cuda };
-
-size_t dtype_size(DType t);
-const char* dtype_name(DType t);
 const char* device_name(Device d);
 
 // Owns one aligned allocation: host memory, or a GPU's from the backend's
@@ -81,6 +76,9 @@ class Tensor {
   const int32_t* i32() const;
   uint8_t* u8();
   const uint8_t* u8() const;
+  // The raw 16-bit patterns of an f16 or bf16 tensor.
+  uint16_t* bits16();
+  const uint16_t* bits16() const;
   std::span<float> span_f32() { return {f32(), static_cast<size_t>(numel())}; }
   std::span<const float> span_f32() const { return {f32(), static_cast<size_t>(numel())}; }
 

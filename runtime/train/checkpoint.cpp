@@ -44,12 +44,16 @@ void Checkpoints::save(nn::Model& model, optim::Optimizer& optimizer, const Trai
   json rngs = json::object();
   for (const auto& node : model.nodes())
     if (Rng* r = node.layer->rng()) rngs[node.layer->name()] = r->state();
-  const json attributes = {{"global_step", state.global_step},
-                           {"epoch", state.epoch},
-                           {"batch", state.batch},
-                           {"optimizer_iterations", optimizer.iterations()},
-                           {"optimizer_built", optimizer.built()},
-                           {"rngs", rngs}};
+  json attributes = {{"global_step", state.global_step},
+                     {"epoch", state.epoch},
+                     {"batch", state.batch},
+                     {"optimizer_iterations", optimizer.iterations()},
+                     {"optimizer_built", optimizer.built()},
+                     {"rngs", rngs}};
+  if (const optim::DynamicLossScale* s = optimizer.dynamic_loss_scale()) {
+    attributes["loss_scale"] = s->scale();
+    attributes["loss_scale_counter"] = s->counter();
+  }
   // A failed write (a full disk) throws here: the index and the older
   // checkpoints stay as they were, and the run stops (docs/formats.md).
   io::write_tensors(path_of(state.global_step), tensors, attributes);
@@ -106,6 +110,14 @@ TrainingState apply(const io::TensorFile& file, const std::string& path, nn::Mod
     for (auto& [name, t] : optimizer.state()) take("optimizer/" + name, *t);
   }
   optimizer.set_iterations(a.value("optimizer_iterations", int64_t{0}));
+  // A run that starts loss scaling from a checkpoint without it starts at the initial scale.
+  if (optim::DynamicLossScale* s = optimizer.dynamic_loss_scale(); s && a.contains("loss_scale")) {
+    try {
+      s->restore(a["loss_scale"].get<float>(), a.value("loss_scale_counter", int64_t{0}));
+    } catch (const std::exception& e) {
+      throw UsageError("checkpoint " + path + ": " + e.what());
+    }
+  }
   const json rngs = a.value("rngs", json::object());
   for (const auto& node : model.nodes())
     if (Rng* r = node.layer->rng(); r && rngs.contains(node.layer->name()))

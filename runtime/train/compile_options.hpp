@@ -13,11 +13,15 @@ struct CompileOptions {
   json loss = "sparse_categorical_crossentropy";
   json optimizer = {{"class_name", "SGD"}, {"config", json::object()}};
   std::vector<std::string> metrics;
+  // Keras' dtype policy: "float32", "mixed_float16" or "mixed_bfloat16"
+  // (nn/layer.hpp set_compute_dtype; the trainer refuses the mixed ones on
+  // the CPU and gives mixed_float16 a loss scale).
+  std::string precision = "float32";
 };
 
-// compile's options {loss, optimizer, metrics}: loss required; UsageError for
-// a missing loss or an unknown key. The loss, optimizer and metrics themselves
-// are checked where they are built.
+// compile's options {loss, optimizer, metrics, precision}: loss required;
+// UsageError for a missing loss, an unknown key or precision. The loss, optimizer and metrics
+// themselves are checked where they are built.
 CompileOptions parse_compile_options(const json& options);
 
 struct Evaluation {

@@ -14,6 +14,7 @@ json FitResult::to_json() const {
   j["platform"] = kernels::describe_platform();
   if (const auto mib = peak_resident_mib()) j["peak_rss_mib"] = *mib;
   if (!strategy.empty()) j["strategy"] = strategy;
+  if (!loss_scale.empty()) j["loss_scale"] = loss_scale;
   if (preempted) j["preempted"] = true;
   if (stopped_by_hook) j["stopped_by_hook"] = true;
   if (eval) {

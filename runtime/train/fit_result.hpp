@@ -24,6 +24,9 @@ struct FitResult {
   bool stopped_by_hook = false;
   bool already_done = false;       // resumed at or past the end: no step was taken
   json strategy = json::object();  // what the strategy measured in the last epoch
+  // With a LossScaleOptimizer: {"scale": the scale at the end, "skipped_steps":
+  // the steps whose gradients overflowed, this process}; empty otherwise.
+  json loss_scale = json::object();
   json to_json() const;
 };
 

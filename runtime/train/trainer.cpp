@@ -46,6 +46,22 @@ Trainer::Trainer(nn::Model& model, const CompileOptions& compiled, const kernels
       stage_y_(exec) {
   model_.set_exec(exec);
   optimizer_->set_cpu_threads(exec.threads);
+  set_precision(compiled.precision);
+}
+
+void Trainer::set_precision(const std::string& precision) {
+  if (precision == "float32") {
+    model_.set_compute_dtype(DType::f32);
+    return;
+  }
+  if (exec_.device == Device::cpu)
+    throw UsageError("compile: precision '" + precision +
+                     "' needs a GPU (drun --device cuda): on the CPU drun trains in float32");
+  model_.set_compute_dtype(precision == "mixed_float16" ? DType::f16 : DType::bf16);
+  // Keras' compile does the same: float16 gradients need a loss scale, bfloat16's range does not.
+  if (precision == "mixed_float16" && !optimizer_->dynamic_loss_scale())
+    optimizer_->set_dynamic_loss_scale(optim::DynamicLossScale(
+        optim::DynamicLossScale::kDefaultInitial, optim::DynamicLossScale::kDefaultGrowthSteps));
 }
 
 Trainer::~Trainer() = default;
@@ -56,6 +72,13 @@ void Trainer::set_strategy(distributed::Strategy* strategy) {
     staged_ = std::make_unique<distributed::HostStaged>(*strategy);
     strategy = staged_.get();
   }
+  if (strategy && optimizer_->dynamic_loss_scale() && strategy->name() != "AllReduce")
+    throw UsageError(
+        "loss scaling (a LossScaleOptimizer, which mixed_float16 adds) works with "
+        "AllReduce or without a strategy, not with " +
+        strategy->name() +
+        ": only AllReduce applies this worker's optimizer, which knows the scale, "
+        "to every step's gradients (mixed_bfloat16 needs no loss scale)");
   strategy_ = strategy;
   if (!strategy_) {
     model_.set_backward_listener(nullptr);
@@ -79,8 +102,10 @@ double Trainer::train_step(const data::Batch& batch) {
   {
     Span span(timeline_, Lane::main, kMain, "loss", "loss");
     loss = loss_.compute(exec_, out, y, dlogits_);
-    if (strategy_ && strategy_->gradient_scale() != 1.0f)
-      kernels::scale(exec_, strategy_->gradient_scale(), dlogits_);
+    // The strategy's factor (e.g. 1/workers) and the loss scale (a power of two) in one pass.
+    const float factor =
+        (strategy_ ? strategy_->gradient_scale() : 1.0f) * optimizer_->loss_scale();
+    if (factor != 1.0f) kernels::scale(exec_, factor, dlogits_);
   }
   model_.backward(dlogits_);
   if (strategy_) {
@@ -313,6 +338,14 @@ void Trainer::end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult
     if (!result.strategy.empty()) progress.line(strategy_->name() + " " + result.strategy.dump());
   }
   result.train = {running_loss(), metric_values(), loss_count_};
+  if (const optim::DynamicLossScale* s = optimizer_->dynamic_loss_scale()) {
+    const int64_t skipped = s->skipped() - result.loss_scale.value("skipped_steps", int64_t{0});
+    result.loss_scale = {{"scale", s->scale()}, {"skipped_steps", s->skipped()}};
+    if (skipped > 0)
+      progress.line("loss scale " + std::to_string(static_cast<int64_t>(s->scale())) + ": " +
+                    std::to_string(skipped) + " step" + (skipped == 1 ? "" : "s") +
+                    " skipped this epoch, their gradients overflowed");
+  }
   for (Hook* h : hooks) h->end_epoch(end);
   progress.end_epoch(result.train.loss, result.train.metrics, images_per_sec, end.shown, last);
   result.epochs = end.epoch + 1;

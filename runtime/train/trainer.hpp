@@ -83,6 +83,8 @@ class Trainer {
   // The end of fit: the result's totals, the hooks' end, summary.json.
   void finish_fit(const FitConfig& config, const std::vector<Hook*>& hooks, FitResult& result,
                   bool chief);
+  // compile's precision: the model's compute type, a loss scale for mixed_float16.
+  void set_precision(const std::string& precision);
   static constexpr int64_t kAgreeEvery = 20;
 
   nn::Model& model_;

@@ -28,6 +28,7 @@ local options = {
   nan_guard = {false, 'stop at the first step whose loss or output is not finite'},
   delay_workers_by_global_step = {0, 'worker k starts once the servers have applied (k + 1) * N updates'},
   save = {'', 'write the trained model to this Keras HDF5 file'},
+  precision = {'float32', 'float32, or on a GPU mixed_float16 or mixed_bfloat16 (drun.mixed_precision)'},
 }
 
 return function(defaults, strategy_options)
@@ -37,6 +38,7 @@ return function(defaults, strategy_options)
     if settings[k] then settings[k][1] = v else settings[k] = v end
   end
   local opt = drun.args(settings)
+  drun.mixed_precision.set_global_policy(opt.precision)
   if opt.model_dir == '' then
     opt.model_dir = 'runs/' .. ((arg and arg[0] or ''):match('([^/]+)%.lua$') or 'fashion_mnist')
   end

@@ -137,11 +137,20 @@ emit_options('drun.nn.Sequential', options('drun.nn.Sequential', function()
 end))
 
 local function small_model() return nn.Sequential{nn.Dense{units = 2, input_shape = {3}}} end
-family('drun.optim', constructors(optim), function(name)
+-- LossScaleOptimizer wraps the others and takes options of its own.
+local update_rules = {}
+for _, name in ipairs(constructors(optim)) do
+  if name ~= 'LossScaleOptimizer' then update_rules[#update_rules + 1] = name end
+end
+family('drun.optim', update_rules, function(name)
   return options('drun.optim.' .. name, function()
     small_model():compile{optimizer = optim[name](with_bad()), loss = 'mse'}
   end)
 end)
+emit_options('drun.optim.LossScaleOptimizer', options('drun.optim.LossScaleOptimizer', function()
+  small_model():compile{optimizer = optim.LossScaleOptimizer(with_bad{inner_optimizer = optim.SGD{}}),
+                        loss = 'mse'}
+end))
 family('drun.optim.schedules', constructors(optim.schedules), function(name)
   return options('drun.optim.schedules.' .. name, function()
     small_model():compile{optimizer = optim.SGD{learning_rate = optim.schedules[name](with_bad(needs[name]))},

@@ -364,6 +364,48 @@ def test_train_arrays_end_to_end():
         assert "eval accuracy" in out, out
 
 
+def test_loss_scale_optimizer():
+    # Loss scaling changes no bit without an overflow (the scale is a power of
+    # two): the same run with and without it ends with the same losses; the
+    # scale doubled after every 30 finite steps (80 steps) and is in summary.json.
+    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+        runs = {}
+        for name, extra in (("plain", []), ("scaled", ["--loss-scale", "1024"])):
+            model_dir = os.path.join(d, name)
+            expect_success(["-q", "train_arrays.lua", "--model-dir", model_dir] + extra, cwd=HERE)
+            runs[name] = summary_of(model_dir)
+        plain, scaled = runs["plain"], runs["scaled"]
+        assert scaled["eval"]["loss"] == plain["eval"]["loss"], (scaled, plain)
+        assert scaled["train"]["loss"] == plain["train"]["loss"], (scaled, plain)
+        assert scaled["loss_scale"] == {"scale": 4096.0, "skipped_steps": 0}, scaled
+        assert "loss_scale" not in plain, plain
+        expect_error(["-q", "train_arrays.lua", "--model-dir", os.path.join(d, "bad"),
+                      "--loss-scale", "1000"], ["initial_scale", "power of two", "1000"], cwd=HERE)
+
+
+def test_mixed_precision_policy():
+    # On a GPU (the emulated one of drun_emulated_gpu) both mixed policies
+    # train to the float32 run's accuracy, mixed_float16 with a loss scale;
+    # on the CPU they are refused with the reason. An unknown policy names
+    # the script's line.
+    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+        expect_success(["-q", "train_arrays.lua", "--model-dir", os.path.join(d, "f32")], cwd=HERE)
+        device = summary_of(os.path.join(d, "f32"))["device"]
+        for policy in ("mixed_float16", "mixed_bfloat16"):
+            args = ["-q", "train_arrays.lua", "--model-dir", os.path.join(d, policy),
+                    "--precision", policy]
+            if device == "cpu":
+                expect_error(args, [policy, "needs a GPU", "float32"], cwd=HERE)
+                continue
+            expect_success(args, cwd=HERE)
+            s = summary_of(os.path.join(d, policy))
+            assert s["eval"]["accuracy"] >= 0.9, s
+            assert ("loss_scale" in s) == (policy == "mixed_float16"), s
+        expect_error(["-q", "train_arrays.lua", "--model-dir", os.path.join(d, "bad"),
+                      "--precision", "float16"],
+                     ["set_global_policy", "float16", "mixed_float16"], cwd=HERE)
+
+
 def test_activations():
     # Every activation by name on Dense, Activation('gelu') and LeakyReLU train.
     out, _ = expect_success(["activations.lua"], cwd=HERE)

@@ -2,7 +2,8 @@
 -- tables, a Dense model, 20 epochs; the model directory is the first argument.
 local drun = require 'drun'
 local nn, data, optim = drun.nn, drun.data, drun.optim
-local opt = drun.args{model_dir = ''}
+local opt = drun.args{model_dir = '', loss_scale = 0, precision = ''}
+if opt.precision ~= '' then drun.mixed_precision.set_global_policy(opt.precision) end
 assert(opt.model_dir ~= '', 'pass --model-dir')
 
 -- 64 points in [-1, 1]^2; the class is which side of x0 + 0.5 x1 = 0.1 they lie on.
@@ -27,7 +28,11 @@ local model = nn.Sequential{
 local estimator = drun.Estimator{
   model = model,
   loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
-  optimizer = optim.SGD{learning_rate = 0.1, momentum = 0.9},
+  -- --loss-scale S: the same in a LossScaleOptimizer starting at S.
+  optimizer = opt.loss_scale > 0
+    and optim.LossScaleOptimizer{inner_optimizer = optim.SGD{learning_rate = 0.1, momentum = 0.9},
+                                 initial_scale = opt.loss_scale, dynamic_growth_steps = 30}
+    or optim.SGD{learning_rate = 0.1, momentum = 0.9},
   metrics = {'accuracy'},
 }
 local result = drun.Experiment{

@@ -3,6 +3,8 @@
 #
 #   tools/bench/gpu.sh [--repeats 3] [--steps 200] [--warmup 20] [--run-timeout 300]
 #                      [--compile 0|1] [--torch-variants fp32,channels_last,amp_bf16,amp_fp16]
+#                      [--drun-variants fp32,mixed_float16,mixed_bfloat16]
+#                      [--models seed_cnn,resnet20,resnet56(,resnet56_b1024)]
 #
 # Models (SGD with momentum):
 #   seed_cnn  the seed CNN (Conv2D 32 3x3 relu, MaxPool 2, Flatten, Dense 64
@@ -15,7 +17,10 @@
 #             tests/data/make_cifar10.py, as tools/bench/resnet20.sh does);
 #             PyTorch draws its own random pool.
 # drun:    $DRUN (default build/drun) --device cuda tools/bench/SCRIPT_bench.lua
-#          --batch-size B --steps S --warmup W [--dir D --n N]: full float32.
+#          --batch-size B --steps S --warmup W [--dir D --n N] [--precision P]: fp32
+#          is full float32; mixed_float16 and mixed_bfloat16 are drun's mixed
+#          precision (Keras' policies: the convolutions and GEMMs on the tensor
+#          cores, a loss scale for float16), each variant a process of its own.
 # PyTorch: PY tools/bench/SCRIPT_torch.py --device cuda --batch B --steps S --warmup W
 #          --variants V, where PY is $PYTHON, else the first of /usr/bin/python3,
 #          /opt/torch/.venv/bin/python3 (the lent GPU machines' image) and
@@ -56,8 +61,10 @@ WARMUP=20
 RUN_TIMEOUT=300
 COMPILE=1
 TORCH_VARIANTS=fp32,channels_last,amp_bf16,amp_fp16
+DRUN_VARIANTS=fp32,mixed_float16,mixed_bfloat16
+MODEL_LIST=seed_cnn,resnet20,resnet56
 usage() {
-  echo "usage: tools/bench/gpu.sh [--repeats $REPEATS] [--steps $STEPS] [--warmup $WARMUP] [--run-timeout $RUN_TIMEOUT] [--compile 0|1] [--torch-variants $TORCH_VARIANTS]" >&2
+  echo "usage: tools/bench/gpu.sh [--repeats $REPEATS] [--steps $STEPS] [--warmup $WARMUP] [--run-timeout $RUN_TIMEOUT] [--compile 0|1] [--torch-variants $TORCH_VARIANTS] [--drun-variants $DRUN_VARIANTS] [--models $MODEL_LIST(,resnet56_b1024)]" >&2
   exit 2
 }
 while [[ $# -gt 0 ]]; do
@@ -68,6 +75,8 @@ while [[ $# -gt 0 ]]; do
     --run-timeout) [[ $# -ge 2 ]] || usage; RUN_TIMEOUT="$2"; shift 2 ;;
     --compile)     [[ $# -ge 2 && "$2" =~ ^[01]$ ]] || usage; COMPILE="$2"; shift 2 ;;
     --torch-variants) [[ $# -ge 2 ]] || usage; TORCH_VARIANTS="$2"; shift 2 ;;
+    --drun-variants) [[ $# -ge 2 ]] || usage; DRUN_VARIANTS="$2"; shift 2 ;;
+    --models)      [[ $# -ge 2 ]] || usage; MODEL_LIST="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
@@ -132,13 +141,20 @@ if [[ ! -f "$CIFAR_DIR/data_batch_5.bin" || "$MAKE_DATA" -nt "$CIFAR_DIR/data_ba
     echo "warning: $MAKE_DATA failed; drun's ResNet-20 runs will fail" >&2
 fi
 
-MODELS=(seed_cnn resnet20 resnet56)
-declare -A BATCH=([seed_cnn]=256 [resnet20]=128 [resnet56]=128)
+read -r -a MODELS <<<"${MODEL_LIST//,/ }"
+# resnet56_b1024: ResNet-56 at batch 1024, where arithmetic rather than
+# launches bounds the step (issue 18's mixed-precision row); not run by default.
+declare -A BATCH=([seed_cnn]=256 [resnet20]=128 [resnet56]=128 [resnet56_b1024]=1024)
 declare -A TITLE=([seed_cnn]="Seed CNN, Fashion-MNIST" [resnet20]="ResNet-20 (option B), random 32×32×3"
-                  [resnet56]="ResNet-56 (option B), random 32×32×3")
-declare -A DRUN_EXTRA=([seed_cnn]="" [resnet20]="--dir $CIFAR_DIR --n 3" [resnet56]="--dir $CIFAR_DIR --n 9")
-declare -A TORCH_EXTRA=([seed_cnn]="" [resnet20]="--n 3" [resnet56]="--n 9")
-declare -A SCRIPT=([seed_cnn]=seed_cnn [resnet20]=resnet20 [resnet56]=resnet20)
+                  [resnet56]="ResNet-56 (option B), random 32×32×3"
+                  [resnet56_b1024]="ResNet-56 (option B), random 32×32×3")
+declare -A DRUN_EXTRA=([seed_cnn]="" [resnet20]="--dir $CIFAR_DIR --n 3" [resnet56]="--dir $CIFAR_DIR --n 9"
+                       [resnet56_b1024]="--dir $CIFAR_DIR --n 9")
+declare -A TORCH_EXTRA=([seed_cnn]="" [resnet20]="--n 3" [resnet56]="--n 9" [resnet56_b1024]="--n 9")
+declare -A SCRIPT=([seed_cnn]=seed_cnn [resnet20]=resnet20 [resnet56]=resnet20 [resnet56_b1024]=resnet20)
+for m in "${MODELS[@]}"; do
+  [[ -n "${BATCH[$m]:-}" ]] || { echo "error: --models: unknown '$m' (seed_cnn, resnet20, resnet56, resnet56_b1024)" >&2; exit 2; }
+done
 
 RAW="$OUTDIR/gpu.jsonl"
 : > "$RAW"
@@ -176,13 +192,17 @@ declare -A IPS=() STEP_MS=() EVENT_MS=()   # "drun seed_cnn", "pytorch:fp32 seed
 declare -A WHY=()        # "pytorch:compile resnet20" -> why that variant gave no number
 GPU_NAME="" TORCH_VERSION=""
 
-run_one() {  # $1 = drun|pytorch, $2 = model, $3 = repeat, $4 = PyTorch's variants; appends to IPS/STEP_MS
+# $1 = drun (float32), drun:POLICY (a mixed policy) or pytorch, $2 = model,
+# $3 = repeat, $4 = PyTorch's variants; appends to IPS/STEP_MS under "$1 $2"
+# (PyTorch: "pytorch:VARIANT $2").
+run_one() {
   local which="$1" model="$2" rep="$3" b="${BATCH[$2]}" out rc ips ms ev name line variant key
   local -a cmd
   # shellcheck disable=SC2206  # the extra arguments hold no spaces
-  if [[ "$which" == drun ]]; then
+  if [[ "$which" == drun* ]]; then
     cmd=("$DRUN" --device cuda "tools/bench/${SCRIPT[$model]}_bench.lua" ${DRUN_EXTRA[$model]}
          --batch-size "$b" --steps "$STEPS" --warmup "$WARMUP")
+    [[ "$which" == drun ]] || cmd+=(--precision "${which#drun:}")
   else
     cmd=("$TORCH_PY" "tools/bench/${SCRIPT[$model]}_torch.py" ${TORCH_EXTRA[$model]} --device cuda
          --batch "$b" --steps "$STEPS" --warmup "$WARMUP" --variants "$4")
@@ -204,7 +224,7 @@ run_one() {  # $1 = drun|pytorch, $2 = model, $3 = repeat, $4 = PyTorch's varian
   # variant that could not run says why in "error".
   while read -r line; do
     variant="$(json_str "$line" variant)"
-    key="$which"; [[ "$which" == drun ]] || key="pytorch:$variant"
+    key="$which"; [[ "$which" == drun* ]] || key="pytorch:$variant"
     printf '{"run":"%s","model":"%s","repeat":%d,"rc":0,"result":%s}\n' "$key" "$model" "$rep" "$line" >> "$RAW"
     ips="$(json_num "$line" images_per_sec)"
     if [[ -z "$ips" ]]; then
@@ -219,15 +239,23 @@ run_one() {  # $1 = drun|pytorch, $2 = model, $3 = repeat, $4 = PyTorch's varian
     [[ -z "$ev" ]] || EVENT_MS["$key $model"]+="$ev "
     name="$(json_str "$line" gpu_name)"
     # drun's name for the GPU first: it is what drun says it ran on.
-    if [[ -n "$name" && ( -z "$GPU_NAME" || "$which" == drun ) ]]; then GPU_NAME="$name"; fi
+    if [[ -n "$name" && ( -z "$GPU_NAME" || "$which" == drun* ) ]]; then GPU_NAME="$name"; fi
     [[ "$which" != pytorch ]] || TORCH_VERSION="torch $(json_str "$line" torch), CUDA $(json_str "$line" cuda), cuDNN $(json_num "$line" cudnn)"
     echo "# repeat $rep $key $model batch $b: $ips images/s, $ms ms/step" >&2
   done < <(printf '%s\n' "$out" | grep '^[[:space:]]*{')
 }
 
+DRUN_RUNS=""
+for v in ${DRUN_VARIANTS//,/ }; do
+  case $v in
+    fp32) DRUN_RUNS+=" drun" ;;
+    mixed_float16|mixed_bfloat16) DRUN_RUNS+=" drun:$v" ;;
+    *) echo "error: --drun-variants: unknown '$v' (fp32, mixed_float16, mixed_bfloat16)" >&2; exit 2 ;;
+  esac
+done
 START=$(date +%s)
 for ((r = 1; r <= REPEATS; r++)); do
-  if (( r % 2 == 1 )); then order="drun pytorch"; else order="pytorch drun"; fi
+  if (( r % 2 == 1 )); then order="$DRUN_RUNS pytorch"; else order="pytorch $DRUN_RUNS"; fi
   for model in "${MODELS[@]}"; do
     for w in $order; do
       [[ "$w" == pytorch && -z "$TORCH_PY" ]] && continue
@@ -277,8 +305,8 @@ cell() {  # $1 = values or empty, $2 = printf format, $3 = why missing
 VARIANT_COLS=(fp32 channels_last amp_bf16 amp_fp16 compile)
 declare -A VARIANT_TITLE=([fp32]="PyTorch fp32 NCHW" [channels_last]="PyTorch fp32 channels_last"
   [amp_bf16]="PyTorch AMP bf16" [amp_fp16]="PyTorch AMP fp16" [compile]="PyTorch compile (reduce-overhead)")
-TABLE="| model | batch | drun fp32 ms/step | drun img/s"
-SEP="| --- | --- | --- | ---"
+TABLE="| model | batch | drun fp32 ms/step | drun img/s | drun mixed_float16 ms/step | drun mixed_bfloat16 ms/step"
+SEP="| --- | --- | --- | --- | --- | ---"
 for v in "${VARIANT_COLS[@]}"; do
   TABLE+=" | ${VARIANT_TITLE[$v]} ms/step"; SEP+=" | ---"
   [[ "$v" == channels_last ]] && { TABLE+=" | drun / PyTorch best eager fp32"; SEP+=" | ---"; }
@@ -290,8 +318,15 @@ for model in "${MODELS[@]}"; do
   if [[ -n "${DEAD[$d]:-}" && -z "${IPS[$d]:-}" ]]; then dmiss="failed"; else dmiss="n/a"; fi
   dms="$(cell "${STEP_MS[$d]:-}" "%.3f" "$dmiss")"
   row="| ${TITLE[$model]} | ${BATCH[$model]} | $dms | $(cell "${IPS[$d]:-}" "%.0f" "$dmiss")"
-  declare -A PMS=()
   json_cols=""
+  for v in mixed_float16 mixed_bfloat16; do
+    k="drun:$v $model"
+    miss="n/a"
+    [[ -n "${DEAD[$k]:-}" && -z "${IPS[$k]:-}" ]] && miss="failed"
+    row+=" | $(cell "${STEP_MS[$k]:-}" "%.3f" "$miss")"
+    json_cols+=",\"drun_${v}_step_ms\":$(cell "${STEP_MS[$k]:-}" "%.4f" null)"
+  done
+  declare -A PMS=()
   for v in "${VARIANT_COLS[@]}"; do
     k="pytorch:$v $model"
     miss="n/a"
@@ -322,6 +357,13 @@ for model in "${MODELS[@]}"; do
   runs="${IPS[$d]:-none}"
   NOTES+=$'\n'"- $model: drun runs (img/s): ${runs% }"
   [[ -z "${DEAD[$d]:-}" ]] || NOTES+=" (drun failed: ${DEAD[$d]})"
+  for v in mixed_float16 mixed_bfloat16; do
+    k="drun:$v $model"
+    [[ -n "${IPS[$k]:-}${DEAD[$k]:-}" ]] || continue
+    runs="${IPS[$k]:-none}"
+    NOTES+="; drun $v (img/s): ${runs% }"
+    [[ -z "${DEAD[$k]:-}" ]] || NOTES+=" (failed: ${DEAD[$k]})"
+  done
   if [[ -n "$TORCH_PY" ]]; then
     [[ -z "${DEAD["pytorch $model"]:-}" ]] || NOTES+="; PyTorch failed: ${DEAD["pytorch $model"]}"
     for v in "${VARIANT_COLS[@]}"; do
@@ -341,7 +383,7 @@ REPORT="GPU: ${GPU_NAME:-unknown}${DRIVER:+ (driver $DRIVER)}, $DATE, $(nproc) C
 
 $TABLE
 
-$STEPS timed steps after $WARMUP warm-up steps, $REPEATS interleaved repeats per framework (PyTorch's variants $TORCH_VARIANTS in one process each, torch.compile once per model after them), medians; ms/step = batch / images/s; ratio = drun ms/step / the faster of PyTorch's fp32 NCHW and channels_last (> 1: drun slower). drun: \`$DRUN --device cuda tools/bench/MODEL_bench.lua\`, cuDNN/cuBLAS in full float32, input pipeline on the host. $PEER_LINE Wall time ${ELAPSED}s.$NOTES"
+$STEPS timed steps after $WARMUP warm-up steps, $REPEATS interleaved repeats per framework (PyTorch's variants $TORCH_VARIANTS in one process each, torch.compile once per model after them), medians; ms/step = batch / images/s; ratio = drun ms/step / the faster of PyTorch's fp32 NCHW and channels_last (> 1: drun slower). drun: \`$DRUN --device cuda tools/bench/MODEL_bench.lua\`, cuDNN/cuBLAS in full float32 (the mixed columns: \`--precision\`, float16/bfloat16 tensor cores), input pipeline on the host. $PEER_LINE Wall time ${ELAPSED}s.$NOTES"
 printf '%s\n' "$REPORT"
 printf '%s\n' "$REPORT" > "$OUTDIR/gpu.md"
 echo "# wrote $OUTDIR/gpu.md and $RAW" >&2

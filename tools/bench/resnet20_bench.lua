@@ -11,12 +11,13 @@
 local drun = require 'drun'
 local resnet = require 'resnet_cifar'
 
-local opt = drun.args{steps = 50, warmup = 5, batch_size = 128, seed = 1, dir = '', n = 3}
+local opt = drun.args{steps = 50, warmup = 5, batch_size = 128, seed = 1, dir = '', n = 3,
+                     precision = 'float32'}  -- or mixed_float16, mixed_bfloat16 (a GPU's)
 
 local model = resnet{n = opt.n, seed = opt.seed}
 model:compile{optimizer = drun.optim.SGD{learning_rate = 0.1, momentum = 0.9, weight_decay = 2e-4},
               loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
-              metrics = {'accuracy'}}
+              metrics = {'accuracy'}, precision = opt.precision}
 
 local images = drun.data.cifar10{split = 'train', dir = opt.dir ~= '' and opt.dir or nil}
 -- Enough passes over a small directory for warm-up and timed steps.
@@ -36,7 +37,7 @@ local function json_string(s)
   return '"' .. tostring(s):gsub('[%c"\\]', function(c) return string.format('\\u%04x', c:byte()) end) .. '"'
 end
 local ctx = drun.context()
-print(string.format('{"framework": "drun", "model": "resnet%d", "threads": %d, "batch": %d, "steps": %d, '
+print(string.format('{"framework": "drun", "model": "resnet%d", "precision": "' .. opt.precision .. '", "threads": %d, "batch": %d, "steps": %d, '
                     .. '"images_per_sec": %.1f, "step_ms": %.4f, "final_loss": %.4f, "params": %d, '
                     .. '"device": %s, "gpu_name": %s}',
                     6 * opt.n + 2, ctx.threads, opt.batch_size, opt.steps,

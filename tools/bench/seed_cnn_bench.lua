@@ -11,7 +11,8 @@ local drun = require 'drun'
 local seed_cnn = require 'seed_cnn'
 
 local opt = drun.args{steps = 300, warmup = 20, batch_size = 64, seed = 1, shared_memory = true,
-                     bucket_kib = 4096, strategy = {'all_reduce', 'all_reduce or ps_sync'}}
+                     bucket_kib = 4096, strategy = {'all_reduce', 'all_reduce or ps_sync'},
+                     precision = 'float32'}  -- or mixed_float16, mixed_bfloat16 (a GPU's)
 local strategy = opt.strategy == 'ps_sync' and drun.strategy.ParameterServer{mode = 'sync'}
                  or drun.strategy.AllReduce{shared_memory = opt.shared_memory,
                                             bucket_bytes = opt.bucket_kib * 1024}
@@ -19,7 +20,7 @@ local strategy = opt.strategy == 'ps_sync' and drun.strategy.ParameterServer{mod
 local model = seed_cnn{seed = opt.seed}
 model:compile{optimizer = drun.optim.SGD{learning_rate = 0.01, momentum = 0.9},
               loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
-              metrics = {'accuracy'}}
+              metrics = {'accuracy'}, precision = opt.precision}
 
 local images = drun.data.fashion_mnist{split = 'train'}:shuffle{seed = opt.seed}
 -- More steps than one pass holds (60,000 images, split between the workers:
@@ -43,7 +44,7 @@ end
 -- images/s counts every worker's images; a step is one batch on each.
 local step_ms = r.train.images_per_sec > 0
   and 1000 * opt.batch_size * (r.workers or 1) / r.train.images_per_sec or 0
-print(string.format('{"framework": "drun", "threads": %d, "batch": %d, "steps": %d, "images_per_sec": %.1f, '
+print(string.format('{"framework": "drun", "precision": "' .. opt.precision .. '", "threads": %d, "batch": %d, "steps": %d, "images_per_sec": %.1f, '
                     .. '"step_ms": %.4f, "final_loss": %.4f, "device": %s, "gpu_name": %s}',
                     ctx.threads, opt.batch_size, opt.steps, r.train.images_per_sec,
                     step_ms, r.train.loss, json_string(ctx.device or 'cpu'), json_string(ctx.gpu_name)))

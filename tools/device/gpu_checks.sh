@@ -3,10 +3,12 @@
 # by tools/device/pack.sh (carried as .device):
 #   1. the CUDA kernels against their CPU twins (test_cuda_kernels),
 #   2. the cross-backend harness: every op of kernels/ops.hpp (test_backend_harness),
-#   3. the seed CNN on GPU vs CPU: 20 AllReduce steps, then one epoch's accuracy
+#   3. the seed CNN on GPU vs CPU: 20 AllReduce steps, then one epoch's accuracy,
+#      and three epochs of each mixed-precision policy against float32
 #      (tests/gpu/gpu_train_test.py),
-#   4. tools/bench/gpu.sh: drun vs PyTorch on this GPU (seed CNN b256, ResNet-20 and
-#      -56 b128; PyTorch fp32 NCHW and channels_last, AMP bf16 and fp16, torch.compile),
+#   4. tools/bench/gpu.sh: drun (fp32, mixed_float16, mixed_bfloat16) vs PyTorch on
+#      this GPU (seed CNN b256, ResNet-20 and -56 b128; PyTorch fp32 NCHW and
+#      channels_last, AMP bf16 and fp16, torch.compile),
 #   5. tools/bench/cpu.sh on the node's CPU (issue 14): drun vs the machine's
 #      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20;
 #   6. where drun's CPU time goes on this node: a --timeline of the seed CNN and

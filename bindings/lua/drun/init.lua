@@ -11,6 +11,7 @@ local drun = {
   losses = require 'drun.losses',
   strategy = require 'drun.strategy',
   args = require 'drun.args',
+  mixed_precision = require 'drun.mixed_precision',
 }
 
 local estimator = require 'drun.estimator'

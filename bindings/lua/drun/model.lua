@@ -2,6 +2,7 @@
 -- evaluate, predict and summary.
 local core = require 'drun.core'
 local util = require 'drun.util'
+local mixed_precision = require 'drun.mixed_precision'
 
 local Model = {}
 Model.__index = Model
@@ -22,11 +23,14 @@ function Model:count_params() return self._core:param_count() end
 function Model:output_shape() return self._core:output_shape() end
 function Model:input_shape() return self._core:input_shape() end
 
--- model:compile{optimizer = optim.SGD{...} or 'sgd', loss = ..., metrics = {'accuracy'}}
+-- model:compile{optimizer = optim.SGD{...} or 'sgd', loss = ..., metrics = {'accuracy'},
+--               precision = 'mixed_float16'}; precision defaults to drun.mixed_precision's policy.
 function Model:compile(opts)
-  util.check_keys('compile', opts, {'optimizer', 'loss', 'metrics'})
+  util.check_keys('compile', opts, {'optimizer', 'loss', 'metrics', 'precision'})
   if opts.loss == nil then util.fail('compile: loss is required') end
-  self._trainer = core.trainer(self._core, opts)
+  local options = util.copy(opts)
+  if options.precision == nil then options.precision = mixed_precision.global_policy() end
+  self._trainer = core.trainer(self._core, options)
   return self
 end
 

@@ -4,7 +4,7 @@ local util = require 'drun.util'
 
 local optim = {schedules = {}}
 
-for _, name in ipairs {'SGD', 'Adam', 'Adagrad', 'RMSprop'} do
+for _, name in ipairs {'SGD', 'Adam', 'Adagrad', 'RMSprop', 'LossScaleOptimizer'} do
   optim[name] = util.described('optim.', name)
 end
 optim.RMSProp = optim.RMSprop

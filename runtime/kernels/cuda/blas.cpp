@@ -38,4 +38,18 @@ void Blas::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
         "cublasSgemm");
 }
 
+void Blas::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                const void* a, const void* b, DType type, float beta, float* c) {
+  if (type != DType::f16 && type != DType::bf16)
+    throw std::logic_error(std::string("cuBLAS GEMM of ") + dtype_name(type) + " operands");
+  const cudaDataType_t t = type == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
+  const int lda = static_cast<int>(trans_a ? m : k);
+  const int ldb = static_cast<int>(trans_b ? k : n);
+  check(cublasGemmEx(handle_->h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                     trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                     static_cast<int>(k), &alpha, b, t, ldb, a, t, lda, &beta, c, CUDA_R_32F,
+                     static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
+}
+
 }  // namespace drun::kernels::cuda

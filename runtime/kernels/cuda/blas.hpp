@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "tensor/dtype.hpp"
+
 namespace drun::kernels::cuda {
 
 // C (m x n) = alpha op(A) op(B) + beta C, row-major; op(A) is m x k.
@@ -18,6 +20,10 @@ class Blas {
   Blas& operator=(const Blas&) = delete;
   void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
             const float* a, const float* b, float beta, float* c);
+  // The same with A and B of `type` (float16 or bfloat16) on the tensor
+  // cores, products summed in float32, C float32.
+  void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+            const void* b, DType type, float beta, float* c);
 
  private:
   struct Handle;

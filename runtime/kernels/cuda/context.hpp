@@ -23,11 +23,12 @@ class Context {
 
   int device() const { return device_; }
   Blas& blas() { return *blas_; }
-  Convolution& convolution(const ConvGeometry& g);
+  // The plan of geometry g for tensors of `dtype` (conv.hpp), made once.
+  Convolution& convolution(const ConvGeometry& g, DType dtype = DType::f32);
   void* copy_stream() const { return copy_stream_; }  // cudaStream_t
 
  private:
-  using Key = std::array<int64_t, 13>;
+  using Key = std::array<int64_t, 14>;
   int device_;
   std::unique_ptr<Blas> blas_;
   std::unique_ptr<Dnn> dnn_;

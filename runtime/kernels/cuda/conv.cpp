@@ -17,6 +17,19 @@ int i(int64_t v) {
   return static_cast<int>(v);
 }
 
+cudnnDataType_t data_type(DType t) {
+  switch (t) {
+    case DType::f16:
+      return CUDNN_DATA_HALF;
+    case DType::bf16:
+      return CUDNN_DATA_BFLOAT16;
+    case DType::f32:
+      return CUDNN_DATA_FLOAT;
+    default:
+      throw std::logic_error(std::string("cuDNN convolution of ") + dtype_name(t));
+  }
+}
+
 // The first of cuDNN's candidates (fastest first, by its heuristics) that
 // works and fits the workspace limit.
 template <class Perf, class Algo>
@@ -66,8 +79,9 @@ struct Convolution::Descriptors {
   }
 };
 
-Convolution::Convolution(Dnn& dnn, const ConvGeometry& g, size_t workspace_limit)
-    : dnn_(dnn), g_(g), d_(std::make_unique<Descriptors>()) {
+Convolution::Convolution(Dnn& dnn, const ConvGeometry& g, DType dtype, size_t workspace_limit)
+    : dnn_(dnn), g_(g), element_bytes_(dtype_size(dtype)), d_(std::make_unique<Descriptors>()) {
+  const cudnnDataType_t type = data_type(dtype);
   auto handle = static_cast<cudnnHandle_t>(dnn.raw());
   // Total padding per axis; what exceeds twice the top/left side goes bottom/right explicitly.
   const int64_t pad_h = std::max<int64_t>(0, (g.oh - 1) * g.sh + g.kh - g.h);
@@ -76,27 +90,30 @@ Convolution::Convolution(Dnn& dnn, const ConvGeometry& g, size_t workspace_limit
   d_->extra_w = std::max<int64_t>(0, pad_w - 2 * g.pad_left);
   const int64_t h = g.h + d_->extra_h, w = g.w + d_->extra_w;
   if (d_->extra_h || d_->extra_w)
-    d_->padded_bytes = static_cast<size_t>(g.n * h * w * g.c) * sizeof(float);
+    d_->padded_bytes = static_cast<size_t>(g.n * h * w * g.c) * element_bytes_;
 
   check(cudnnCreateTensorDescriptor(&d_->x), "cudnnCreateTensorDescriptor");
   check(cudnnCreateTensorDescriptor(&d_->y), "cudnnCreateTensorDescriptor");
   check(cudnnCreateFilterDescriptor(&d_->w), "cudnnCreateFilterDescriptor");
   check(cudnnCreateConvolutionDescriptor(&d_->conv), "cudnnCreateConvolutionDescriptor");
-  check(cudnnSetTensor4dDescriptor(d_->x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, i(g.n), i(g.c), i(h),
-                                   i(w)),
+  check(cudnnSetTensor4dDescriptor(d_->x, CUDNN_TENSOR_NHWC, type, i(g.n), i(g.c), i(h), i(w)),
         "cudnnSetTensor4dDescriptor x");
-  check(cudnnSetTensor4dDescriptor(d_->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, i(g.n), i(g.co),
-                                   i(g.oh), i(g.ow)),
-        "cudnnSetTensor4dDescriptor y");
-  check(cudnnSetFilter4dDescriptor(d_->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, i(g.co), i(g.c),
-                                   i(g.kh), i(g.kw)),
-        "cudnnSetFilter4dDescriptor");
+  check(
+      cudnnSetTensor4dDescriptor(d_->y, CUDNN_TENSOR_NHWC, type, i(g.n), i(g.co), i(g.oh), i(g.ow)),
+      "cudnnSetTensor4dDescriptor y");
+  check(
+      cudnnSetFilter4dDescriptor(d_->w, type, CUDNN_TENSOR_NHWC, i(g.co), i(g.c), i(g.kh), i(g.kw)),
+      "cudnnSetFilter4dDescriptor");
   // Keras' convolution is cross-correlation.
   check(cudnnSetConvolution2dDescriptor(d_->conv, i(g.pad_top), i(g.pad_left), i(g.sh), i(g.sw), 1,
                                         1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
         "cudnnSetConvolution2dDescriptor");
-  // Full float32 arithmetic: the CPU reference is float32 (no TF32 tensor cores).
-  check(cudnnSetConvolutionMathType(d_->conv, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+  // float32: full float32 arithmetic, as the CPU reference (no TF32 tensor
+  // cores). float16/bfloat16: the tensor cores, accumulating in float32 (the
+  // descriptor's compute type above).
+  check(cudnnSetConvolutionMathType(d_->conv,
+                                    dtype == DType::f32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+        "cudnnSetConvolutionMathType");
 
   constexpr int kCandidates = 8;
   int found = 0;
@@ -123,41 +140,39 @@ size_t Convolution::workspace_bytes() const {
   return d_->padded_bytes + std::max({d_->fwd_bytes, d_->data_bytes, d_->filter_bytes});
 }
 
-const float* Convolution::input(const float* x, char* workspace) const {
+const void* Convolution::input(const void* x, char* workspace) const {
   if (!d_->padded_bytes) return x;
-  auto* padded = reinterpret_cast<float*>(workspace);
-  pad_bottom_right(x, padded, g_.n, g_.h, g_.w, g_.c, d_->extra_h, d_->extra_w);
-  return padded;
+  pad_bottom_right(x, workspace, g_.n, g_.h, g_.w, g_.c, d_->extra_h, d_->extra_w, element_bytes_);
+  return workspace;
 }
 
-void Convolution::forward(const float* x, const float* w_ohwi, float* y, void* workspace) {
+void Convolution::forward(const void* x, const void* w_ohwi, void* y, void* workspace) {
   auto handle = static_cast<cudnnHandle_t>(dnn_.raw());
   const float one = 1.f, zero = 0.f;
   char* ws = static_cast<char*>(workspace);
-  const float* in = input(x, ws);
+  const void* in = input(x, ws);
   check(cudnnConvolutionForward(handle, &one, d_->x, in, d_->w, w_ohwi, d_->conv, d_->fwd,
                                 ws + d_->padded_bytes, d_->fwd_bytes, &zero, d_->y, y),
         "cudnnConvolutionForward");
 }
 
-void Convolution::backward_data(const float* dy, const float* w_ohwi, float* dx, void* workspace) {
+void Convolution::backward_data(const void* dy, const void* w_ohwi, void* dx, void* workspace) {
   auto handle = static_cast<cudnnHandle_t>(dnn_.raw());
   const float one = 1.f, zero = 0.f;
   char* ws = static_cast<char*>(workspace);
-  float* out = d_->padded_bytes ? reinterpret_cast<float*>(ws) : dx;
+  void* out = d_->padded_bytes ? static_cast<void*>(ws) : dx;
   check(cudnnConvolutionBackwardData(handle, &one, d_->w, w_ohwi, d_->y, dy, d_->conv, d_->bwd_data,
                                      ws + d_->padded_bytes, d_->data_bytes, &zero, d_->x, out),
         "cudnnConvolutionBackwardData");
   if (d_->padded_bytes)
-    crop_bottom_right(out, dx, g_.n, g_.h, g_.w, g_.c, d_->extra_h, d_->extra_w);
+    crop_bottom_right(out, dx, g_.n, g_.h, g_.w, g_.c, d_->extra_h, d_->extra_w, element_bytes_);
 }
 
-void Convolution::backward_filter(const float* x, const float* dy, float* dw_ohwi,
-                                  void* workspace) {
+void Convolution::backward_filter(const void* x, const void* dy, void* dw_ohwi, void* workspace) {
   auto handle = static_cast<cudnnHandle_t>(dnn_.raw());
   const float one = 1.f, zero = 0.f;
   char* ws = static_cast<char*>(workspace);
-  const float* in = input(x, ws);
+  const void* in = input(x, ws);
   check(cudnnConvolutionBackwardFilter(handle, &one, d_->x, in, d_->y, dy, d_->conv, d_->bwd_filter,
                                        ws + d_->padded_bytes, d_->filter_bytes, &zero, d_->w,
                                        dw_ohwi),

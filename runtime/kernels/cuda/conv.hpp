@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "kernels/types.hpp"
+#include "tensor/dtype.hpp"
 
 namespace drun::kernels::cuda {
 
@@ -29,38 +30,46 @@ class Dnn {
 class Convolution {
  public:
   // Chooses cuDNN's fastest algorithms (by its heuristics) whose workspace
-  // fits in `workspace_limit` bytes.
-  Convolution(Dnn& dnn, const ConvGeometry& g, size_t workspace_limit = size_t{256} << 20);
+  // fits in `workspace_limit` bytes. `dtype` is the element type of x, w and
+  // y: float32 with float32 arithmetic (no TF32, as the CPU reference), or
+  // float16 / bfloat16 on the tensor cores with float32 accumulation.
+  Convolution(Dnn& dnn, const ConvGeometry& g, DType dtype = DType::f32,
+              size_t workspace_limit = size_t{256} << 20);
   ~Convolution();
   Convolution(const Convolution&) = delete;
   Convolution& operator=(const Convolution&) = delete;
 
   // Device bytes that forward/backward need as `workspace`.
   size_t workspace_bytes() const;
+  // Tensors of the plan's element type, device pointers.
   // y = conv(x, w) (no bias).
-  void forward(const float* x, const float* w_ohwi, float* y, void* workspace);
+  void forward(const void* x, const void* w_ohwi, void* y, void* workspace);
   // dx = the input gradient (overwritten).
-  void backward_data(const float* dy, const float* w_ohwi, float* dx, void* workspace);
+  void backward_data(const void* dy, const void* w_ohwi, void* dx, void* workspace);
   // dw = the kernel gradient in OHWI (overwritten).
-  void backward_filter(const float* x, const float* dy, float* dw_ohwi, void* workspace);
+  void backward_filter(const void* x, const void* dy, void* dw_ohwi, void* workspace);
 
  private:
   struct Descriptors;
   // x itself, or its copy padded at the bottom/right at the workspace's start.
-  const float* input(const float* x, char* workspace) const;
+  const void* input(const void* x, char* workspace) const;
   Dnn& dnn_;
   ConvGeometry g_;
+  size_t element_bytes_;
   std::unique_ptr<Descriptors> d_;
 };
 
-// Kernel layouts: HWIO (Keras) <-> OHWI (cuDNN NHWC filters).
-void hwio_to_ohwi(const float* hwio, float* ohwi, int64_t kh, int64_t kw, int64_t c, int64_t co);
-void ohwi_to_hwio(const float* ohwi, float* hwio, int64_t kh, int64_t kw, int64_t c, int64_t co);
+// Kernel layouts: HWIO (Keras) <-> OHWI (cuDNN NHWC filters), of elements
+// of `element_bytes` (4: float32, 2: float16 or bfloat16; moved, not converted).
+void hwio_to_ohwi(const void* hwio, void* ohwi, int64_t kh, int64_t kw, int64_t c, int64_t co,
+                  size_t element_bytes = 4);
+void ohwi_to_hwio(const void* ohwi, void* hwio, int64_t kh, int64_t kw, int64_t c, int64_t co,
+                  size_t element_bytes = 4);
 // x (n, h, w, c) into xp (n, h + extra_h, w + extra_w, c), zeros at the bottom/right.
-void pad_bottom_right(const float* x, float* xp, int64_t n, int64_t h, int64_t w, int64_t c,
-                      int64_t extra_h, int64_t extra_w);
+void pad_bottom_right(const void* x, void* xp, int64_t n, int64_t h, int64_t w, int64_t c,
+                      int64_t extra_h, int64_t extra_w, size_t element_bytes = 4);
 // The inverse: the top-left (h, w) of each padded image.
-void crop_bottom_right(const float* xp, float* x, int64_t n, int64_t h, int64_t w, int64_t c,
-                       int64_t extra_h, int64_t extra_w);
+void crop_bottom_right(const void* xp, void* x, int64_t n, int64_t h, int64_t w, int64_t c,
+                       int64_t extra_h, int64_t extra_w, size_t element_bytes = 4);
 
 }  // namespace drun::kernels::cuda

@@ -12,6 +12,7 @@
 
 #include "kernels/activation.hpp"
 #include "kernels/batchnorm.hpp"
+#include "kernels/cast.hpp"
 #include "kernels/cuda/context.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/pool.hpp"
@@ -37,6 +38,29 @@ cuda::Context& context(const Exec& ex, const char* op) {
 
 int64_t last_dim(const Tensor& t) {
   return t.rank() ? t.dim(-1) : 1;
+}
+
+// Mixed precision (op_list.hpp): x as `type` on the device, x itself where
+// it is of that type, else its rounded copy in `copy`.
+const void* as_type(const Tensor& x, DType type, std::optional<cuda::Scratch>& copy) {
+  if (x.dtype() == type) return x.raw();
+  copy.emplace(static_cast<size_t>(x.numel()) * dtype_size(type));
+  cuda::cast(x.raw(), x.dtype(), copy->get(), type, x.numel());
+  return copy->get();
+}
+
+// The plan's workspace: the layer's (sized for float32 plans), or a larger
+// one of the pool where a float16 or bfloat16 plan needs more.
+void* workspace_for(const cuda::Convolution& conv, Tensor& ws,
+                    std::optional<cuda::Scratch>& larger) {
+  if (conv.workspace_bytes() <= ws.bytes()) return ws.raw();
+  larger.emplace(conv.workspace_bytes());
+  return larger->get();
+}
+
+// The compute type of a mixed op: the first operand's that is not float32.
+DType compute_type(const Tensor& a, const Tensor& b) {
+  return a.dtype() != DType::f32 ? a.dtype() : b.dtype();
 }
 
 // Input batches through two pinned host buffers and two device buffers, used
@@ -107,7 +131,15 @@ class CudaBackend final : public GpuBackend {
   void synchronize(const Exec&) override { cuda::synchronize(); }
   void matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
               const Tensor& a, const Tensor& b, float beta, Tensor& y) override {
-    context(ex, "matmul").blas().gemm(ta, tb, m, n, k, alpha, a.f32(), b.f32(), beta, y.f32());
+    if (a.dtype() == DType::f32 && b.dtype() == DType::f32) {
+      context(ex, "matmul").blas().gemm(ta, tb, m, n, k, alpha, a.f32(), b.f32(), beta, y.f32());
+      return;
+    }
+    const DType type = compute_type(a, b);
+    std::optional<cuda::Scratch> a_copy, b_copy;
+    const void* pa = as_type(a, type, a_copy);
+    const void* pb = as_type(b, type, b_copy);
+    context(ex, "matmul").blas().gemm(ta, tb, m, n, k, alpha, pa, pb, type, beta, y.f32());
   }
   void bias_add(const Exec&, Tensor& y, const Tensor& b) override {
     cuda::bias_add(y.f32(), b.f32(), y.numel() / b.numel(), b.numel());
@@ -149,6 +181,9 @@ class CudaBackend final : public GpuBackend {
   void mul(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) override {
     cuda::mul(a.f32(), b.f32(), y.f32(), a.numel());
   }
+  void cast(const Exec&, const Tensor& x, Tensor& y) override {
+    cuda::cast(x.raw(), x.dtype(), y.raw(), y.dtype(), x.numel());
+  }
   bool all_finite(const Exec&, const Tensor& x) override {
     return cuda::all_finite(x.f32(), x.numel());
   }
@@ -159,6 +194,22 @@ class CudaBackend final : public GpuBackend {
   }
   bool conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
                       const Tensor& b, Tensor& y, bool relu, Tensor& ws, Tensor*) override {
+    if (x.dtype() != DType::f32) {
+      // y = f32(conv in x's type) + b: cuDNN writes y in x's type.
+      const DType type = x.dtype();
+      cuda::Convolution& conv = context(ex, "conv2d").convolution(g, type);
+      std::optional<cuda::Scratch> w_copy, larger;
+      const void* w_t = as_type(w, type, w_copy);
+      cuda::Scratch w_ohwi(static_cast<size_t>(w.numel()) * dtype_size(type));
+      cuda::hwio_to_ohwi(w_t, w_ohwi.get(), g.kh, g.kw, g.c, g.co, dtype_size(type));
+      cuda::Scratch y_t(static_cast<size_t>(y.numel()) * dtype_size(type));
+      conv.forward(x.raw(), w_ohwi.get(), y_t.get(), workspace_for(conv, ws, larger));
+      cuda::cast(y_t.get(), type, y.raw(), DType::f32, y.numel());
+      const int64_t rows = g.n * g.oh * g.ow;
+      cuda::bias_add(y.f32(), b.f32(), rows, g.co);
+      if (relu) cuda::activation_forward(Activation::relu, y.f32(), y.f32(), rows, g.co);
+      return false;
+    }
     cuda::Convolution& conv = context(ex, "conv2d").convolution(g);
     cuda::Scratch w_ohwi(w.bytes());
     cuda::hwio_to_ohwi(w.f32(), w_ohwi.f32(), g.kh, g.kw, g.c, g.co);
@@ -182,12 +233,41 @@ class CudaBackend final : public GpuBackend {
       d = masked->f32();
     }
     cuda::column_sums(d, rows, g.co, db.f32());
+    if (x.dtype() != DType::f32) {
+      // dw = f32(the gradient in x's type, from dy rounded to it).
+      const DType type = x.dtype();
+      const size_t bytes = dtype_size(type);
+      cuda::Convolution& conv16 = context(ex, "conv2d_backward_filter").convolution(g, type);
+      cuda::Scratch dy_t(static_cast<size_t>(dy.numel()) * bytes);
+      cuda::cast(d, DType::f32, dy_t.get(), type, dy.numel());
+      cuda::Scratch dw_ohwi(static_cast<size_t>(dw.numel()) * bytes),
+          dw_hwio(static_cast<size_t>(dw.numel()) * bytes);
+      std::optional<cuda::Scratch> larger;
+      conv16.backward_filter(x.raw(), dy_t.get(), dw_ohwi.get(), workspace_for(conv16, ws, larger));
+      cuda::ohwi_to_hwio(dw_ohwi.get(), dw_hwio.get(), g.kh, g.kw, g.c, g.co, bytes);
+      cuda::cast(dw_hwio.get(), type, dw.raw(), DType::f32, dw.numel());
+      return;
+    }
     cuda::Scratch dw_ohwi(dw.bytes());
     conv.backward_filter(x.f32(), d, dw_ohwi.f32(), ws.raw());
     cuda::ohwi_to_hwio(dw_ohwi.f32(), dw.f32(), g.kh, g.kw, g.c, g.co);
   }
   void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
                             const Tensor& w, Tensor& dx, Tensor& ws) override {
+    if (w.dtype() != DType::f32) {
+      // dx = f32(the gradient in w's type, from dy rounded to it).
+      const DType type = w.dtype();
+      const size_t bytes = dtype_size(type);
+      cuda::Convolution& conv = context(ex, "conv2d_backward_data").convolution(g, type);
+      std::optional<cuda::Scratch> dy_copy, larger;
+      const void* dy_t = as_type(dy, type, dy_copy);
+      cuda::Scratch w_ohwi(static_cast<size_t>(w.numel()) * bytes);
+      cuda::hwio_to_ohwi(w.raw(), w_ohwi.get(), g.kh, g.kw, g.c, g.co, bytes);
+      cuda::Scratch dx_t(static_cast<size_t>(dx.numel()) * bytes);
+      conv.backward_data(dy_t, w_ohwi.get(), dx_t.get(), workspace_for(conv, ws, larger));
+      cuda::cast(dx_t.get(), type, dx.raw(), DType::f32, dx.numel());
+      return;
+    }
     cuda::Convolution& conv = context(ex, "conv2d_backward_data").convolution(g);
     cuda::Scratch w_ohwi(w.bytes());
     cuda::hwio_to_ohwi(w.f32(), w_ohwi.f32(), g.kh, g.kw, g.c, g.co);
@@ -351,11 +431,12 @@ Context::~Context() {
   if (copy_stream_) cudaStreamDestroy(static_cast<cudaStream_t>(copy_stream_));
 }
 
-Convolution& Context::convolution(const ConvGeometry& g) {
+Convolution& Context::convolution(const ConvGeometry& g, DType dtype) {
   const Key key{g.n,  g.h,  g.w,       g.c,        g.kh, g.kw, g.co,
-                g.sh, g.sw, g.pad_top, g.pad_left, g.oh, g.ow};
+                g.sh, g.sw, g.pad_top, g.pad_left, g.oh, g.ow, static_cast<int64_t>(dtype)};
   auto it = plans_.find(key);
-  if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<Convolution>(*dnn_, g)).first;
+  if (it == plans_.end())
+    it = plans_.emplace(key, std::make_unique<Convolution>(*dnn_, g, dtype)).first;
   return *it->second;
 }
 

@@ -23,12 +23,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <functional>
 #include <iomanip>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -446,6 +448,60 @@ TEST(BackendHarness, AllFinite) {
   }
 }
 
+// Every direction between float32, float16 and bfloat16, bit for bit: the
+// GPU's conversions against kernels/half.hpp. The inputs span every
+// exponent either type has (subnormals, overflow to infinity, ties) and the
+// special values; NaNs need only stay NaNs.
+TEST(BackendHarness, CastBetweenFloatTypes) {
+  const DType types[] = {DType::f32, DType::f16, DType::bf16};
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1.0f,
+                            65504.0f,
+                            65520.0f,
+                            0x1p-24f,
+                            0x1p-25f,
+                            1.0f + 0x1p-11f,
+                            1.0f + 0x1p-8f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::max(),
+                            std::numeric_limits<float>::denorm_min()};
+  for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{100003}}) {
+    Rng rng(static_cast<uint64_t>(600 + n));
+    Tensor wide(Shape{n});
+    for (int64_t i = 0; i < n; ++i)
+      wide.f32()[i] = i < static_cast<int64_t>(std::size(specials))
+                          ? specials[i]
+                          : rng.uniform(-2.0f, 2.0f) *
+                                std::ldexp(1.0f, static_cast<int>(rng.uniform(-140, 128)));
+    for (DType from : types) {
+      Tensor x(Shape{n}, from);
+      cast(cpu_exec(), wide, x);
+      const Both in = both(x);
+      for (DType to : types) {
+        Both y{Tensor(Shape{n}, to), Tensor(Shape{n}, to, Device::cuda)};
+        on_both([&](const Exec& ex) { cast(ex, in.on(ex), y.on(ex)); });
+        const Tensor gpu = y.gpu.to(Device::cpu);
+        Tensor cpu_wide(Shape{n}), gpu_wide(Shape{n});
+        cast(cpu_exec(), y.cpu, cpu_wide);
+        cast(cpu_exec(), gpu, gpu_wide);
+        int64_t differ = 0, first = -1;
+        for (int64_t i = 0; i < n; ++i) {
+          const float a = cpu_wide.f32()[i], b = gpu_wide.f32()[i];
+          const bool same = std::isnan(a)
+                                ? std::isnan(b)
+                                : std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+          if (!same && differ++ == 0) first = i;
+        }
+        EXPECT_EQ(differ, 0) << "cast " << dtype_name(from) << " -> " << dtype_name(to)
+                             << " n=" << n << ": first at " << first;
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Convolutions
 
@@ -516,6 +572,109 @@ TEST(BackendHarness, Conv2dForwardAndBackward) {
       conv2d_backward_data(ex, g, dy.on(ex), w.on(ex), dx.on(ex), workspace.on(ex));
     });
     EXPECT_TRUE(matches(label + " backward data: dx", dx, kSum));
+  }
+}
+
+// Mixed precision (op_list.hpp): GEMMs and convolutions on float16 and
+// bfloat16 operands, against the CPU's kernels/mixed_reference.hpp. Both
+// round their operands alike; their float32 sums differ in order, which can
+// move a result rounded to the narrow type by one of its units in the last
+// place: the tolerance is that unit.
+Tol narrow_tolerance(DType type) {
+  return type == DType::f16 ? Tol{2e-3, 1e-4} : Tol{1.6e-2, 1e-3};
+}
+
+Tensor narrowed(const Tensor& x, DType type) {
+  Tensor t(x.shape(), type);
+  cast(cpu_exec(), x, t);
+  return t;
+}
+
+TEST(BackendHarness, MixedPrecisionMatmul) {
+  for (const DType type : {DType::f16, DType::bf16}) {
+    int seed = 900;
+    for (const bool a_narrow : {true, false})
+      for (const bool ta : {false, true}) {
+        const int64_t m = 37, n = 23, k = 65;
+        Rng rng(static_cast<uint64_t>(++seed));
+        const Tensor a32 = uniform(rng, ta ? Shape{k, m} : Shape{m, k});
+        const Tensor b32 = uniform(rng, Shape{k, n});
+        // Dense's three products: both narrow (forward), a float32 gradient
+        // beside a narrow operand on either side (backward).
+        const Both a = both(a_narrow ? narrowed(a32, type) : a32);
+        const Both b = both(narrowed(b32, type));
+        Both y = output(rng, Shape{m, n});
+        on_both([&](const Exec& ex) {
+          matmul(ex, ta, false, m, n, k, 1.0f, a.on(ex), b.on(ex), 0.0f, y.on(ex));
+        });
+        std::ostringstream label;
+        label << "matmul " << dtype_name(type) << (a_narrow ? "" : " with float32 a")
+              << (ta ? " T" : " N");
+        EXPECT_TRUE(matches(label.str() + ": y", y, narrow_tolerance(type)));
+      }
+  }
+}
+
+TEST(BackendHarness, MixedPrecisionConv2d) {
+  struct Case {
+    int64_t n, h, w, c, k, co, stride;
+    bool same;
+  };
+  const Case cases[] = {
+      {2, 8, 8, 4, 3, 8, 1, true},      // 3x3 same
+      {2, 11, 8, 8, 3, 8, 2, true},     // odd bottom/right padding: the padded copy
+      {2, 12, 12, 1, 3, 8, 1, false},   // one input channel (the seed CNN's first layer)
+      {4, 16, 16, 16, 3, 32, 1, true},  // a ResNet-sized block
+  };
+  for (const DType type : {DType::f16, DType::bf16}) {
+    const Tol tol = narrow_tolerance(type);
+    int seed = 950;
+    for (const Case& t : cases) {
+      Rng rng(static_cast<uint64_t>(++seed));
+      const ConvGeometry g =
+          conv_geometry(t.n, t.h, t.w, t.c, t.k, t.k, t.co, t.stride, t.stride, t.same);
+      std::ostringstream os;
+      os << "conv2d " << dtype_name(type) << " x=(" << t.n << ", " << t.h << ", " << t.w << ", "
+         << t.c << ") " << t.k << "x" << t.k << "x" << t.co << " stride " << t.stride;
+      const std::string label = os.str();
+      const Shape xs{g.n, g.h, g.w, g.c}, ws{g.kh, g.kw, g.c, g.co}, ys{g.n, g.oh, g.ow, g.co};
+      Both workspace;
+      for (const Exec ex : {cpu_exec(), gpu_exec()})
+        workspace.on(ex) = Tensor(Shape{std::max<int64_t>(1, conv2d_workspace_floats(ex, g))},
+                                  DType::f32, ex.device);
+      const Both x = both(narrowed(uniform(rng, xs), type));
+      const Both w = both(narrowed(uniform(rng, ws), type));
+      const Both b = both(uniform(rng, Shape{g.co}));
+      Tensor relu_y;
+      for (const bool relu : {false, true}) {
+        Both y = output(rng, ys);
+        PerBackend<bool> moments;
+        on_both([&](const Exec& ex) {
+          moments.on(ex) = conv2d_forward(ex, g, x.on(ex), w.on(ex), b.on(ex), y.on(ex), relu,
+                                          workspace.on(ex), nullptr);
+        });
+        EXPECT_TRUE(matches(label + (relu ? " relu" : "") + " forward: y", y, tol));
+        EXPECT_FALSE(moments.cpu || moments.gpu) << label;
+        if (relu) relu_y = y.cpu.clone();
+      }
+      const Both dy = both(uniform(rng, ys));  // float32, as the layers give it
+      const Both mask = both(relu_y);
+      for (const bool masked : {false, true}) {
+        Both dw = output(rng, ws), db = output(rng, Shape{g.co});
+        on_both([&](const Exec& ex) {
+          conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), masked ? &mask.on(ex) : nullptr,
+                                 dw.on(ex), db.on(ex), workspace.on(ex));
+        });
+        const std::string what = label + " backward filter" + (masked ? " relu_y" : "");
+        EXPECT_TRUE(matches(what + ": dw", dw, tol));
+        EXPECT_TRUE(matches(what + ": db", db, kSum));
+      }
+      Both dx = output(rng, xs);
+      on_both([&](const Exec& ex) {
+        conv2d_backward_data(ex, g, dy.on(ex), w.on(ex), dx.on(ex), workspace.on(ex));
+      });
+      EXPECT_TRUE(matches(label + " backward data: dx", dx, tol));
+    }
   }
 }
 

@@ -204,3 +204,40 @@ TEST(FitHooks, AStopAtAnEvaluationStepStillEvaluatesTheFinalModel) {
 
 }  // namespace
 }  // namespace drun::train
+
+namespace drun::train {
+namespace {
+
+// A strategy whose updates happen elsewhere (the parameter-server family's
+// shape): the worker's loss scale would never see them.
+class ElsewhereStrategy final : public distributed::Strategy {
+ public:
+  std::string name() const override { return "ParameterServer"; }
+  int workers() const override { return 1; }
+  int worker_index() const override { return 0; }
+  void setup(std::span<Param* const>) override {}
+  void apply(optim::Optimizer&, std::span<Param* const>) override {}
+  void sum(double*, int64_t) override {}
+};
+
+TEST(LossScaleOptimizer, RefusedWhereServersApplyTheUpdates) {
+  nn::Model model(json::parse(R"({"name": "m", "input_shape": [3], "layers": [
+    {"class_name": "Dense", "config": {"units": 2}}]})"),
+                  1);
+  CompileOptions c;
+  c.loss = "mse";
+  c.optimizer = json::parse(R"({"class_name": "LossScaleOptimizer",
+                                "config": {"inner_optimizer": "sgd"}})");
+  Trainer trainer(model, c, kernels::Exec{});
+  ElsewhereStrategy servers;
+  try {
+    trainer.set_strategy(&servers);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("not with ParameterServer"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace drun::train
