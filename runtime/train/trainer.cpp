@@ -1,6 +1,7 @@
 #include "train/trainer.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 
 #include "distributed/activity.hpp"
@@ -342,7 +343,7 @@ void Trainer::end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult
     const int64_t skipped = s->skipped() - result.loss_scale.value("skipped_steps", int64_t{0});
     result.loss_scale = {{"scale", s->scale()}, {"skipped_steps", s->skipped()}};
     if (skipped > 0)
-      progress.line("loss scale " + std::to_string(static_cast<int64_t>(s->scale())) + ": " +
+      progress.line("loss scale 2^" + std::to_string(std::ilogb(s->scale())) + ": " +
                     std::to_string(skipped) + " step" + (skipped == 1 ? "" : "s") +
                     " skipped this epoch, their gradients overflowed");
   }
