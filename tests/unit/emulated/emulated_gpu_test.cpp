@@ -296,9 +296,9 @@ std::shared_ptr<data::Dataset> bright_bands(int64_t n, uint64_t seed) {
 }
 
 TEST(EmulatedGpu, MixedPrecisionPoliciesTrainAsFloat32Does) {
-  const auto train = bright_bands(384, 21), test = bright_bands(512, 22);
+  const auto train = bright_bands(256, 21), test = bright_bands(256, 22);
   data::PipelineSpec spec;
-  spec.batch_size = 32;
+  spec.batch_size = 16;
   spec.shuffle = true;
   spec.seed = 4;
   FitConfig config;
