@@ -4,11 +4,6 @@ namespace drun::kernels::mixed_reference {
 
 namespace {
 
-// The compute type: the first operand's that is not float32.
-DType compute_type(const Tensor& a, const Tensor& b) {
-  return a.dtype() != DType::f32 ? a.dtype() : b.dtype();
-}
-
 // y's float32 values rounded to `type` (and back).
 void round_in_place(const Exec& ex, Tensor& y, DType type) {
   Tensor narrow(y.shape(), type);

@@ -15,6 +15,10 @@ namespace drun::kernels::mixed_reference {
 inline bool mixed(const Tensor& a, const Tensor& b) {
   return a.dtype() != DType::f32 || b.dtype() != DType::f32;
 }
+// The compute type of a mixed op (both backends): the first operand's that is not float32.
+inline DType compute_type(const Tensor& a, const Tensor& b) {
+  return a.dtype() != DType::f32 ? a.dtype() : b.dtype();
+}
 
 void matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
             const Tensor& a, const Tensor& b, float beta, Tensor& y);

@@ -19,6 +19,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
 
 namespace drun::kernels {
@@ -56,11 +57,6 @@ void* workspace_for(const cuda::Convolution& conv, Tensor& ws,
   if (conv.workspace_bytes() <= ws.bytes()) return ws.raw();
   larger.emplace(conv.workspace_bytes());
   return larger->get();
-}
-
-// The compute type of a mixed op: the first operand's that is not float32.
-DType compute_type(const Tensor& a, const Tensor& b) {
-  return a.dtype() != DType::f32 ? a.dtype() : b.dtype();
 }
 
 // Input batches through two pinned host buffers and two device buffers, used
@@ -135,7 +131,7 @@ class CudaBackend final : public GpuBackend {
       context(ex, "matmul").blas().gemm(ta, tb, m, n, k, alpha, a.f32(), b.f32(), beta, y.f32());
       return;
     }
-    const DType type = compute_type(a, b);
+    const DType type = mixed_reference::compute_type(a, b);
     std::optional<cuda::Scratch> a_copy, b_copy;
     const void* pa = as_type(a, type, a_copy);
     const void* pb = as_type(b, type, b_copy);
@@ -222,7 +218,8 @@ class CudaBackend final : public GpuBackend {
   void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
                               const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
                               Tensor& ws) override {
-    cuda::Convolution& conv = context(ex, "conv2d_backward_filter").convolution(g);
+    // The plan of x's type: float32, or float16/bfloat16 (dw from dy rounded to it).
+    cuda::Convolution& conv = context(ex, "conv2d_backward_filter").convolution(g, x.dtype());
     const int64_t rows = g.n * g.oh * g.ow;
     const float* d = dy.f32();
     std::optional<cuda::Scratch> masked;
@@ -237,13 +234,12 @@ class CudaBackend final : public GpuBackend {
       // dw = f32(the gradient in x's type, from dy rounded to it).
       const DType type = x.dtype();
       const size_t bytes = dtype_size(type);
-      cuda::Convolution& conv16 = context(ex, "conv2d_backward_filter").convolution(g, type);
       cuda::Scratch dy_t(static_cast<size_t>(dy.numel()) * bytes);
       cuda::cast(d, DType::f32, dy_t.get(), type, dy.numel());
       cuda::Scratch dw_ohwi(static_cast<size_t>(dw.numel()) * bytes),
           dw_hwio(static_cast<size_t>(dw.numel()) * bytes);
       std::optional<cuda::Scratch> larger;
-      conv16.backward_filter(x.raw(), dy_t.get(), dw_ohwi.get(), workspace_for(conv16, ws, larger));
+      conv.backward_filter(x.raw(), dy_t.get(), dw_ohwi.get(), workspace_for(conv, ws, larger));
       cuda::ohwi_to_hwio(dw_ohwi.get(), dw_hwio.get(), g.kh, g.kw, g.c, g.co, bytes);
       cuda::cast(dw_hwio.get(), type, dw.raw(), DType::f32, dw.numel());
       return;
