@@ -106,7 +106,9 @@ Exec exec_for(const Tensor& t, int cpu_threads) {
   return Exec{t.device(), t.device() == Device::cpu ? cpu_threads : 1};
 }
 
-// Whether every gradient apply() would use is finite.
+// Whether every gradient apply() would use is finite. On a GPU each check
+// waits for its answer: one wait per variable, which a single check over all
+// gradients (with CUDA graphs, issue 18) would bring to one.
 bool gradients_finite(std::span<Param* const> params, int cpu_threads) {
   for (const Param* p : params)
     if (p->trainable && p->grad.defined() &&
