@@ -118,6 +118,25 @@ DRUN_OP(void, conv2d_backward_data,
         (const Exec& ex, const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx,
          Tensor& workspace),
         (ex, g, dy, w, dx, workspace), ex, none())
+// A first convolution and the max pooling after it, one pass each way where
+// the backend has a kernel for that (nn::Model decides where to ask): y =
+// max_pool(relu?(conv(x, w) + b)) for pool geometry pg over the
+// convolution's output, argmax as max_pool_forward's. Returns false, having
+// written nothing, where it has none (CUDA; the CPU outside
+// conv2d_direct_max_pool_suits or float32): the caller then runs
+// conv2d_forward and max_pool_forward. The workspace as conv2d_forward's.
+DRUN_OP(bool, conv2d_max_pool_forward,
+        (const Exec& ex, const ConvGeometry& g, const PoolGeometry& pg, const Tensor& x,
+         const Tensor& w, const Tensor& b, Tensor& y, Tensor& argmax, bool relu, Tensor& workspace),
+        (ex, g, pg, x, w, b, y, argmax, relu, workspace), ex, none())
+// dw, db (overwritten) from the pooled gradient dy, after a
+// conv2d_max_pool_forward that returned true; relu_y: its output y where it
+// applied a ReLU (nullptr: dy as is).
+DRUN_OP(void, conv2d_max_pool_backward_filter,
+        (const Exec& ex, const ConvGeometry& g, const PoolGeometry& pg, const Tensor& x,
+         const Tensor& dy, const Tensor& argmax, const Tensor* relu_y, Tensor& dw, Tensor& db,
+         Tensor& workspace),
+        (ex, g, pg, x, dy, argmax, relu_y, dw, db, workspace), ex, none())
 
 // Pooling, NHWC (PoolGeometry). Max pooling records in argmax (int32, the
 // shape of y) the input pixel (iy * W + ix) that won, the first maximum in

@@ -14,6 +14,7 @@
 #include "kernels/cast.hpp"
 #include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/conv2d.hpp"
+#include "kernels/cpu/conv2d_direct.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
 #include "kernels/cpu/split.hpp"
@@ -255,6 +256,27 @@ void on_cpu::conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const T
   if (mixed_reference::mixed(dy, w))
     return mixed_reference::conv2d_backward_data(ex, g, dy, w, dx, ws);
   cpu::conv2d_backward_data(g, dy.f32(), w.f32(), dx.f32(), ws.f32(), ex.threads);
+}
+
+bool on_cpu::conv2d_max_pool_forward(const Exec& ex, const ConvGeometry& g, const PoolGeometry& pg,
+                                     const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                                     Tensor& argmax, bool relu, Tensor&) {
+  if (x.dtype() != DType::f32 || w.dtype() != DType::f32 ||
+      !cpu::conv2d_direct_max_pool_suits(g, pg))
+    return false;
+  cpu::conv2d_direct_max_pool_forward(g, pg, x.f32(), w.f32(), b.f32(), y.f32(), argmax.i32(), relu,
+                                      ex.threads);
+  return true;
+}
+
+void on_cpu::conv2d_max_pool_backward_filter(const Exec& ex, const ConvGeometry& g,
+                                             const PoolGeometry& pg, const Tensor& x,
+                                             const Tensor& dy, const Tensor& argmax,
+                                             const Tensor* relu_y, Tensor& dw, Tensor& db,
+                                             Tensor& ws) {
+  cpu::conv2d_direct_max_pool_backward_filter(g, pg, x.f32(), dy.f32(), argmax.i32(),
+                                              relu_y ? relu_y->f32() : nullptr, dw.f32(), db.f32(),
+                                              ws.f32(), ex.threads);
 }
 
 void on_cpu::max_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y,

@@ -2,6 +2,8 @@
 // ReLU is fused into the convolution; other activations run in place on its
 // output, unless their backward needs the pre-activation (swish, gelu), which
 // is then kept in a buffer of its own.
+#include <stdexcept>
+
 #include "nn/init.hpp"
 #include "nn/layers.hpp"
 
@@ -78,6 +80,14 @@ class Conv2D final : public Layer {
     return output_shape_ = Shape{g.oh, g.ow, filters_};
   }
 
+  bool absorb_max_pool(const PoolWindow& p) override {
+    const bool relu_or_linear =
+        act_.kind == kernels::Activation::relu || act_.kind == kernels::Activation::linear;
+    if (!relu_or_linear || p.same || p.sh != p.ph || p.sw != p.pw) return false;
+    pool_ = p;
+    return true;
+  }
+
   const Tensor* give_output_moments() override {
     if (act_.kind != kernels::Activation::linear) return nullptr;  // they would be z's
     give_moments_ = true;
@@ -87,6 +97,7 @@ class Conv2D final : public Layer {
   void forward(std::span<const Tensor* const> in, bool training) override {
     const Tensor& x = *in[0];
     const auto g = geometry(x.dim(0));
+    if (pool_) return forward_pooled(x, g);
     ensure(out_, Shape{g.n, g.oh, g.ow, filters_});
     Tensor& z = act_.reads_input() ? z_ : out_;
     if (act_.reads_input()) ensure(z_, out_.shape());
@@ -118,6 +129,7 @@ class Conv2D final : public Layer {
     const bool narrow = compute_ != DType::f32;
     const Tensor& xc = narrow ? x_narrow_ : x;
     const Tensor& kernel = narrow ? kernel_narrow_ : params_[0].value;
+    if (pool_) return backward_pooled(xc, g, dy, db, need_dx[0]);
     // Without an input gradient (a first layer) the ReLU mask is fused into
     // the filter gradient and dz is never written out.
     if (act_.kind == kernels::Activation::relu && !need_dx[0]) {
@@ -154,6 +166,51 @@ class Conv2D final : public Layer {
   kernels::ConvGeometry geometry(int64_t n) const {
     return kernels::conv_geometry(n, h_, w_, c_, kh_, kw_, filters_, sh_, sw_, same_);
   }
+  kernels::PoolGeometry pool_geometry(const kernels::ConvGeometry& g) const {
+    return kernels::pool_geometry(g.n, g.oh, g.ow, filters_, pool_->ph, pool_->pw, pool_->sh,
+                                  pool_->sw, pool_->same);
+  }
+
+  // With a max pooling absorbed (absorb_max_pool): out_ is the pooling's
+  // output, in one pass where the backend has the kernel, else through the
+  // convolution's output in conv_out_.
+  void forward_pooled(const Tensor& x, const kernels::ConvGeometry& g) {
+    const auto pg = pool_geometry(g);
+    const bool relu = act_.kind == kernels::Activation::relu;
+    ensure(out_, Shape{g.n, pg.oh, pg.ow, filters_});
+    ensure(argmax_, out_.shape(), DType::i32);
+    ensure(workspace_, Shape{kernels::conv2d_workspace_floats(ex_, g)});
+    if (!use_bias_ && zero_bias_.device() != ex_.device) {
+      zero_bias_ = zero_bias_.to(ex_.device);
+      scratch_db_ = scratch_db_.to(ex_.device);
+    }
+    const Tensor& bias = use_bias_ ? params_[1].value : zero_bias_;
+    const Tensor& xc = in_compute_type(x, x_narrow_);
+    const Tensor& kernel = in_compute_type(params_[0].value, kernel_narrow_);
+    pooled_in_one_pass_ = kernels::conv2d_max_pool_forward(ex_, g, pg, xc, kernel, bias, out_,
+                                                           argmax_, relu, workspace_);
+    if (pooled_in_one_pass_) return;
+    ensure(conv_out_, Shape{g.n, g.oh, g.ow, filters_});
+    kernels::conv2d_forward(ex_, g, xc, kernel, bias, conv_out_, relu, workspace_, nullptr);
+    kernels::max_pool_forward(ex_, pg, conv_out_, out_, argmax_);
+  }
+
+  void backward_pooled(const Tensor& xc, const kernels::ConvGeometry& g, const Tensor& dy,
+                       Tensor& db, bool need_dx) {
+    if (need_dx)  // nn::Model fuses only a convolution of the model's input
+      throw std::logic_error(who() + ": an input gradient asked of a convolution that pools");
+    const auto pg = pool_geometry(g);
+    const Tensor* relu_y = act_.kind == kernels::Activation::relu ? &out_ : nullptr;
+    if (pooled_in_one_pass_) {
+      kernels::conv2d_max_pool_backward_filter(ex_, g, pg, xc, dy, argmax_, relu_y, params_[0].grad,
+                                               db, workspace_);
+      return;
+    }
+    ensure(dz_, conv_out_.shape());
+    kernels::max_pool_backward(ex_, pg, dy, argmax_, dz_);
+    kernels::conv2d_backward_filter(ex_, g, xc, dz_, relu_y ? &conv_out_ : nullptr, params_[0].grad,
+                                    db, workspace_);
+  }
 
   int64_t filters_ = 0, kh_ = 0, kw_ = 0, sh_ = 1, sw_ = 1, h_ = 0, w_ = 0, c_ = 0;
   bool same_ = false, use_bias_ = true;
@@ -164,6 +221,9 @@ class Conv2D final : public Layer {
   Tensor x_narrow_, kernel_narrow_;  // the step's operands in a narrower compute type
   bool give_moments_ = false;        // a batch norm after this layer takes them
   Tensor moments_;                   // per-image moments of the output (op_list.hpp)
+  std::optional<PoolWindow> pool_;   // an absorbed max pooling's window
+  Tensor conv_out_, argmax_;         // the convolution's output (unfused); the winners
+  bool pooled_in_one_pass_ = false;  // the last forward's path
 };
 
 }  // namespace

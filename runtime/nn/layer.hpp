@@ -4,6 +4,7 @@
 // backward() overwrites parameter gradients (it does not accumulate).
 #pragma once
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -70,6 +71,18 @@ class Layer {
   // it in the same pass that sums the consumers' gradients, and the
   // layer's backward takes the gradient at the ReLU's input.
   virtual const Tensor* relu_output_masked_by_model() const { return nullptr; }
+
+  // Fusing a max pooling layer into a first convolution (nn::Model decides
+  // where: the convolution's input is the model's, so no input gradient is
+  // asked of it): the pooling's window where this layer is max pooling; and
+  // whether this layer can pool its own output so (it then does from now on:
+  // its output is the pooling's, its backward takes the gradient there).
+  struct PoolWindow {
+    int64_t ph, pw, sh, sw;
+    bool same;
+  };
+  virtual std::optional<PoolWindow> max_pool_window() const { return std::nullopt; }
+  virtual bool absorb_max_pool(const PoolWindow&) { return false; }
 
   // Batch-norm statistics handed over from the layer before (nn::Model
   // decides where): whether this layer would take its input's per-image

@@ -120,6 +120,7 @@ Model::Model(const json& spec_in, uint64_t seed) : spec_(spec_in) {
   in_scratch_.resize(max_in);
   need_scratch_ = std::make_unique<bool[]>(max_in);
   fuse_relus();
+  fuse_max_pools();
   share_moments();
 }
 
@@ -129,7 +130,7 @@ Model::Model(const json& spec_in, uint64_t seed) : spec_(spec_in) {
 // model (summaries, export); it just does no work.
 void Model::fuse_relus() {
   absorbed_by_.assign(nodes_.size(), -1);
-  relu_node_.assign(nodes_.size(), -1);
+  tail_node_.assign(nodes_.size(), -1);
   for (size_t j = 0; j <= static_cast<size_t>(output_); ++j) {
     const Node& n = nodes_[j];
     if (!n.layer->is_plain_relu() || n.inbound.size() != 1 || n.inbound[0] < 0) continue;
@@ -137,7 +138,29 @@ void Model::fuse_relus() {
     if (i == output_ || consumers_[static_cast<size_t>(i)].size() != 1) continue;
     if (!nodes_[static_cast<size_t>(i)].layer->absorb_relu()) continue;
     absorbed_by_[j] = i;
-    relu_node_[static_cast<size_t>(i)] = static_cast<int>(j);
+    tail_node_[static_cast<size_t>(i)] = static_cast<int>(j);
+  }
+}
+
+// Max pooling is absorbed by the convolution that feeds it when that
+// convolution reads the model's input (it owes no input gradient) and its
+// output goes nowhere else: the pair then never writes the convolution's
+// output (the seed CNN's 26x26x32 per image, read again by the pooling and
+// by both backward passes). The pooling layer stays in the model.
+void Model::fuse_max_pools() {
+  for (size_t j = 0; j <= static_cast<size_t>(output_); ++j) {
+    const Node& n = nodes_[j];
+    const auto window = n.layer->max_pool_window();
+    if (!window || n.inbound.size() != 1 || n.inbound[0] < 0) continue;
+    const int i = n.inbound[0];
+    const Node& in = nodes_[static_cast<size_t>(i)];
+    if (i == output_ || absorbed_by_[static_cast<size_t>(i)] >= 0 ||
+        tail_node_[static_cast<size_t>(i)] >= 0 || consumers_[static_cast<size_t>(i)].size() != 1)
+      continue;
+    if (in.inbound.size() != 1 || in.inbound[0] != -1) continue;
+    if (!nodes_[static_cast<size_t>(i)].layer->absorb_max_pool(*window)) continue;
+    absorbed_by_[j] = i;
+    tail_node_[static_cast<size_t>(i)] = static_cast<int>(j);
   }
 }
 
@@ -239,9 +262,9 @@ void Model::backward(const Tensor& dy) {
   for (int i = output_; i >= 0; --i) {
     if (absorbed_by_[static_cast<size_t>(i)] >= 0) continue;  // its layer below does its work
     Node& n = nodes_[static_cast<size_t>(i)];
-    const int relu = relu_node_[static_cast<size_t>(i)];
-    const Tensor* g = arriving_grad(relu >= 0 ? relu : i, dy,
-                                    relu >= 0 ? n.layer->relu_output_masked_by_model() : nullptr);
+    const int tail = tail_node_[static_cast<size_t>(i)];
+    const Tensor* g = arriving_grad(tail >= 0 ? tail : i, dy,
+                                    tail >= 0 ? n.layer->relu_output_masked_by_model() : nullptr);
     if (!g) continue;
     for (size_t s = 0; s < n.inbound.size(); ++s) {
       in_scratch_[s] = &node_output(n.inbound[s], x);

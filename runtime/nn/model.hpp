@@ -63,6 +63,9 @@ class Model {
   // ReLU layers whose ReLU the layer before applies (Layer::absorb_relu):
   // found once, when the model is built.
   void fuse_relus();
+  // Max pooling layers that the first convolution before them applies
+  // (Layer::absorb_max_pool): found once, after the ReLUs.
+  void fuse_max_pools();
   // Batch norms that take their statistics from the convolution before them
   // (Layer::take_input_moments): also found once.
   void share_moments();
@@ -77,9 +80,10 @@ class Model {
   // sums the gradient when there is more than one consumer.
   std::vector<std::vector<std::pair<int, int>>> consumers_;
   std::vector<Tensor> grad_sum_;
-  // Per node: the node whose output stands for its own (a ReLU absorbed by
-  // its input's layer), else -1; and the absorbed ReLU node of a layer, else -1.
-  std::vector<int> absorbed_by_, relu_node_;
+  // Per node: the node whose output stands for its own (a ReLU or max pooling
+  // absorbed by its input's layer), else -1; and the last node a layer
+  // absorbed, whose output its own stands for, else -1.
+  std::vector<int> absorbed_by_, tail_node_;
   const Tensor* input_ = nullptr;
   std::function<void(Layer&)> listener_;
   timeline::Timeline* timeline_ = nullptr;

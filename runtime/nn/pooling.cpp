@@ -25,6 +25,10 @@ class Pool2D final : public Layer {
     require_channels_last(o);
   }
   const char* kind() const override { return max_ ? "MaxPooling2D" : "AveragePooling2D"; }
+  std::optional<PoolWindow> max_pool_window() const override {
+    if (!max_) return std::nullopt;
+    return PoolWindow{ph_, pw_, sh_, sw_, same_};
+  }
 
   Shape build(std::span<const Shape> in, Rng&) override {
     expect_rank(in[0], 3, "images (batch, height, width, channels)");

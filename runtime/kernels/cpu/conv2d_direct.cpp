@@ -11,6 +11,7 @@ namespace drun::kernels::cpu {
 namespace {
 
 constexpr int64_t kMaxTaps = 32;
+constexpr int64_t kMaxPoolWindow = 64;  // the fused kernels keep a window's offsets on the stack
 
 }  // namespace
 
@@ -43,6 +44,39 @@ void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const 
     std::memset(dwt, 0, sizeof(float) * (k * co + co));
     kernels.conv_direct_backward_filter(g, x, dy, relu_y, dwt, dbt, scratch + t * scratch_stride,
                                         n0, n1);
+  });
+  sum_filter_partials(partial, parts, k, co, dw, db);
+}
+
+bool conv2d_direct_max_pool_suits(const ConvGeometry& g, const PoolGeometry& pg) {
+  return conv2d_direct_suits(g) && pg.n == g.n && pg.h == g.oh && pg.w == g.ow && pg.c == g.co &&
+         pg.sh == pg.ph && pg.sw == pg.pw && pg.pad_top == 0 && pg.pad_left == 0 &&
+         pg.ph * pg.pw <= kMaxPoolWindow;
+}
+
+void conv2d_direct_max_pool_forward(const ConvGeometry& g, const PoolGeometry& pg, const float* x,
+                                    const float* w, const float* b, float* y, int32_t* argmax,
+                                    bool relu, int threads) {
+  const CpuKernels& kernels = cpu_kernels();
+  for_each_range(g.n, threads, [&](int64_t, int64_t n0, int64_t n1) {
+    kernels.conv_direct_max_pool_forward(g, pg, x, w, b, y, argmax, relu, n0, n1);
+  });
+}
+
+void conv2d_direct_max_pool_backward_filter(const ConvGeometry& g, const PoolGeometry& pg,
+                                            const float* x, const float* dy, const int32_t* argmax,
+                                            const float* relu_y, float* dw, float* db,
+                                            float* workspace, int threads) {
+  const CpuKernels& kernels = cpu_kernels();
+  const int64_t co = g.co, k = g.k(), scratch_stride = g.out_pixels() * k;
+  float* scratch = workspace;
+  float* partial = workspace + threads * scratch_stride;
+  const int parts = for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
+    float* dwt = partial + t * (k * co + co);
+    float* dbt = dwt + k * co;
+    std::memset(dwt, 0, sizeof(float) * (k * co + co));
+    kernels.conv_direct_max_pool_backward_filter(g, pg, x, dy, argmax, relu_y, dwt, dbt,
+                                                 scratch + t * scratch_stride, n0, n1);
   });
   sum_filter_partials(partial, parts, k, co, dw, db);
 }

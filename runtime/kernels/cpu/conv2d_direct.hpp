@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/conv2d.hpp"
+#include "kernels/types.hpp"  // PoolGeometry
 
 namespace drun::kernels::cpu {
 
@@ -25,5 +26,23 @@ int64_t conv2d_direct_workspace_floats(const ConvGeometry& g, int threads);
 void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
                                    const float* relu_y, float* dw, float* db, float* workspace,
                                    int threads);
+
+// A network's first convolution followed by max pooling (the seed CNN, LeNet):
+// both in one pass each way, without the convolution's output. Suits where
+// the direct kernels do and the windows tile that output (stride = window,
+// no padding), as pg describes it.
+bool conv2d_direct_max_pool_suits(const ConvGeometry& g, const PoolGeometry& pg);
+
+// y = max_pool(relu?(conv(x, w) + b)), argmax as max_pool_forward's.
+void conv2d_direct_max_pool_forward(const ConvGeometry& g, const PoolGeometry& pg, const float* x,
+                                    const float* w, const float* b, float* y, int32_t* argmax,
+                                    bool relu, int threads);
+
+// dw, db overwritten, from the pooled gradient dy; relu_y: the pooled output,
+// when the forward applied a ReLU. Workspace as conv2d_direct_backward_filter's.
+void conv2d_direct_max_pool_backward_filter(const ConvGeometry& g, const PoolGeometry& pg,
+                                            const float* x, const float* dy, const int32_t* argmax,
+                                            const float* relu_y, float* dw, float* db,
+                                            float* workspace, int threads);
 
 }  // namespace drun::kernels::cpu

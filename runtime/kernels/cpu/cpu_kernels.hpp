@@ -33,6 +33,20 @@ struct CpuKernels {
   void (*conv_direct_backward_filter)(const ConvGeometry& g, const float* x, const float* dy,
                                       const float* relu_y, float* dw, float* db, float* taps,
                                       int64_t n0, int64_t n1);
+  // The direct convolution, ReLU if asked, and max pooling pg over its output
+  // in one pass (conv2d_direct.hpp, conv2d_direct_max_pool_suits): y and
+  // argmax as max_pool_forward writes them, the convolution's output never.
+  void (*conv_direct_max_pool_forward)(const ConvGeometry& g, const PoolGeometry& pg,
+                                       const float* x, const float* w, const float* b, float* y,
+                                       int32_t* argmax, bool relu, int64_t n0, int64_t n1);
+  // Adds its filter and bias gradients of images [n0, n1) to dw, db from the
+  // pooled gradient dy, masked by relu_y > 0 (the pooled output) where given.
+  // taps: OH*OW*K floats of scratch.
+  void (*conv_direct_max_pool_backward_filter)(const ConvGeometry& g, const PoolGeometry& pg,
+                                               const float* x, const float* dy,
+                                               const int32_t* argmax, const float* relu_y,
+                                               float* dw, float* db, float* taps, int64_t n0,
+                                               int64_t n1);
   // Implicit-GEMM convolution (conv2d_implicit.hpp) of one image x (H, W, C),
   // unpadded: y = conv + b (b may be null: no bias), ReLU if asked. Needs
   // CO % vec_floats == 0 and at most one padded column each side

@@ -270,6 +270,21 @@ class CudaBackend final : public GpuBackend {
     conv.backward_data(dy.f32(), w_ohwi.f32(), dx.f32(), ws.raw());
   }
 
+  // No fused kernel: cuDNN's convolution and the pooling kernel run one
+  // after the other (the layer does, when this says false).
+  bool conv2d_max_pool_forward(const Exec&, const ConvGeometry&, const PoolGeometry&, const Tensor&,
+                               const Tensor&, const Tensor&, Tensor&, Tensor&, bool,
+                               Tensor&) override {
+    return false;
+  }
+  void conv2d_max_pool_backward_filter(const Exec&, const ConvGeometry&, const PoolGeometry&,
+                                       const Tensor&, const Tensor&, const Tensor&, const Tensor*,
+                                       Tensor&, Tensor&, Tensor&) override {
+    throw std::logic_error(
+        "conv2d_max_pool_backward_filter on CUDA: its forward declined, so the layer runs the "
+        "two ops");
+  }
+
   void max_pool_forward(const Exec&, const PoolGeometry& g, const Tensor& x, Tensor& y,
                         Tensor& argmax) override {
     cuda::max_pool_forward(g, x.f32(), y.f32(), argmax.i32());

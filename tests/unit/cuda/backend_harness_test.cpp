@@ -734,6 +734,80 @@ TEST(BackendHarness, PoolingForwardAndBackward) {
   }
 }
 
+// A first convolution and the max pooling after it: in one pass where the
+// backend has the kernel (the CPU, where the direct convolution suits),
+// else as the layer runs it, conv2d_forward then max_pool_forward (CUDA).
+// Backward gets the CPU's pooled output and winners on both backends.
+TEST(BackendHarness, ConvolutionWithMaxPool) {
+  struct Case {
+    int64_t n, h, w, c, k, co, window;
+    bool same;
+  };
+  const Case cases[] = {
+      {3, 12, 10, 1, 3, 32, 2, false},  // the seed CNN's first layers, smaller
+      {2, 9, 9, 3, 3, 16, 3, true},     // 3 channels, 'same', 3x3 windows
+      {2, 10, 10, 2, 5, 8, 2, false},   // K = 50: no one-pass kernel anywhere
+  };
+  int seed = 750;
+  for (const Case& t : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const ConvGeometry g = conv_geometry(t.n, t.h, t.w, t.c, t.k, t.k, t.co, 1, 1, t.same);
+    const PoolGeometry pg =
+        pool_geometry(g.n, g.oh, g.ow, g.co, t.window, t.window, t.window, t.window, false);
+    std::ostringstream os;
+    os << "conv2d_max_pool x=(" << t.n << ", " << t.h << ", " << t.w << ", " << t.c << ") " << t.k
+       << "x" << t.k << "x" << t.co << (t.same ? " same" : " valid") << ", pool " << t.window;
+    const std::string label = os.str();
+    const Shape xs{g.n, g.h, g.w, g.c}, ws{g.kh, g.kw, g.c, g.co}, zs{g.n, g.oh, g.ow, g.co},
+        ys{pg.n, pg.oh, pg.ow, pg.c};
+    Both workspace;
+    for (const Exec ex : {cpu_exec(), gpu_exec()})
+      workspace.on(ex) = Tensor(Shape{std::max<int64_t>(1, conv2d_workspace_floats(ex, g))},
+                                DType::f32, ex.device);
+    const Both x = both(uniform(rng, xs)), w = both(uniform(rng, ws));
+    const Both b = both(uniform(rng, Shape{g.co}));
+    const Both dy = both(uniform(rng, ys));
+    for (const bool relu : {false, true}) {
+      const std::string what = label + (relu ? " relu" : "");
+      Both y = output(rng, ys), argmax = output(rng, ys, DType::i32), z = output(rng, zs);
+      PerBackend<bool> one_pass;
+      on_both([&](const Exec& ex) {
+        one_pass.on(ex) = conv2d_max_pool_forward(ex, g, pg, x.on(ex), w.on(ex), b.on(ex), y.on(ex),
+                                                  argmax.on(ex), relu, workspace.on(ex));
+        if (one_pass.on(ex)) return;
+        conv2d_forward(ex, g, x.on(ex), w.on(ex), b.on(ex), z.on(ex), relu, workspace.on(ex),
+                       nullptr);
+        max_pool_forward(ex, pg, z.on(ex), y.on(ex), argmax.on(ex));
+      });
+      EXPECT_EQ(one_pass.cpu, t.k * t.k * t.c <= 32) << what;
+      EXPECT_TRUE(matches(what + " forward: y", y, kSum));
+
+      const Both winners = both(argmax.cpu), pooled = both(y.cpu);
+      Both dw = output(rng, ws), db = output(rng, Shape{g.co}), dz = output(rng, zs);
+      Both masked = output(rng, ys);
+      on_both([&](const Exec& ex) {
+        const Tensor* relu_y = relu ? &pooled.on(ex) : nullptr;
+        if (one_pass.on(ex)) {
+          conv2d_max_pool_backward_filter(ex, g, pg, x.on(ex), dy.on(ex), winners.on(ex), relu_y,
+                                          dw.on(ex), db.on(ex), workspace.on(ex));
+          return;
+        }
+        const Tensor* d = &dy.on(ex);
+        if (relu) {
+          activation_backward(ex, Activation::relu, Tensor(), pooled.on(ex), dy.on(ex),
+                              masked.on(ex));
+          d = &masked.on(ex);
+        }
+        max_pool_backward(ex, pg, *d, winners.on(ex), dz.on(ex));
+        conv2d_backward_filter(ex, g, x.on(ex), dz.on(ex), nullptr, dw.on(ex), db.on(ex),
+                               workspace.on(ex));
+      });
+      EXPECT_TRUE(matches(what + " backward: dw", dw, kSum));
+      EXPECT_TRUE(matches(what + " backward: db", db, kSum));
+    }
+  }
+}
+
 TEST(BackendHarness, GlobalAvgPoolForwardAndBackward) {
   const Shape shapes[] = {Shape{2, 7, 7, 16}, Shape{3, 1, 1, 5}, Shape{2, 8, 8, 64},
                           Shape{1, 32, 32, 3}};

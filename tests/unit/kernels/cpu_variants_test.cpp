@@ -117,6 +117,70 @@ TEST(CpuVariants, DirectConvolutionMatchesReference) {
   }
 }
 
+// The direct convolution and the max pooling over its output in one pass,
+// against the two references one after the other.
+void check_conv_max_pool(const CpuKernels& kernels, const ConvCase& cc, int64_t window) {
+  const ConvGeometry g =
+      conv_geometry(cc.n, cc.h, cc.w, cc.c, cc.kh, cc.kw, cc.co, cc.s, cc.s, cc.same);
+  const PoolGeometry pg =
+      pool_geometry(g.n, g.oh, g.ow, g.co, window, window, window, window, false);
+  SCOPED_TRACE(::testing::Message()
+               << kernels.name << " conv " << cc.h << "x" << cc.w << "x" << cc.c << " k=" << cc.kh
+               << " co=" << cc.co << " same=" << cc.same << " + max pool " << window);
+  Rng rng(static_cast<uint64_t>(cc.co * 5 + cc.c + window));
+  const auto x = random_vec(g.n * g.h * g.w * g.c, rng);
+  const auto w = random_vec(g.k() * g.co, rng);
+  const auto b = random_vec(g.co, rng);
+  const int64_t np = pg.n * pg.oh * pg.ow * pg.c;
+  const auto dy = random_vec(np, rng);
+  for (bool relu : {false, true}) {
+    const auto z = ref_conv_forward(g, x, w, b, relu);
+    const std::vector<float> zf(z.begin(), z.end());
+    std::vector<float> y(static_cast<size_t>(np), 7.0f);
+    std::vector<int32_t> argmax(static_cast<size_t>(np), -1);
+    kernels.conv_direct_max_pool_forward(g, pg, x.data(), w.data(), b.data(), y.data(),
+                                         argmax.data(), relu, 0, 1);
+    kernels.conv_direct_max_pool_forward(g, pg, x.data(), w.data(), b.data(), y.data(),
+                                         argmax.data(), relu, 1, g.n);
+    // The pooled gradient, masked where the pooled output is 0 after a ReLU,
+    // reaches the winner the reference pooling finds.
+    std::vector<float> dm(dy);
+    const auto pooled = ref_pool(pg, zf, dm, true);
+    for (int64_t i = 0; i < np; ++i)
+      if (relu && pooled.y[static_cast<size_t>(i)] <= 0.0) dm[static_cast<size_t>(i)] = 0.0f;
+    expect_close(y, pooled.y, 1e-4, relu ? "forward relu" : "forward");
+    for (int64_t i = 0; i < np; ++i) ASSERT_GE(argmax[static_cast<size_t>(i)], 0) << "argmax " << i;
+    const auto dz = ref_pool(pg, zf, dm, true).dx;
+    std::vector<double> dw_ref, db_ref, dx_unused;
+    ref_conv_backward(g, x, std::vector<float>(dz.begin(), dz.end()), w, dw_ref, db_ref, dx_unused);
+    for (auto& v : dw_ref) v += 1.0;  // the kernel adds to dw and db
+    for (auto& v : db_ref) v += 1.0;
+    std::vector<float> dw(static_cast<size_t>(g.k() * g.co), 1.0f), db(g.co, 1.0f);
+    std::vector<float> taps(static_cast<size_t>(g.out_pixels() * g.k()));
+    kernels.conv_direct_max_pool_backward_filter(g, pg, x.data(), dy.data(), argmax.data(),
+                                                 relu ? y.data() : nullptr, dw.data(), db.data(),
+                                                 taps.data(), 0, g.n);
+    expect_close(dw, dw_ref, 1e-4, "backward filter dw");
+    expect_close(db, db_ref, 1e-4, "backward filter db");
+  }
+}
+
+TEST(CpuVariants, DirectConvolutionWithMaxPoolMatchesReference) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    // K = 9 (its own backward kernel) and 27, 'valid' and 'same' (taps read in
+    // place or gathered), windows of 4 pixels and of 9 (more than are in
+    // flight), convolution outputs the windows do not cover to the edge (9x11
+    // valid: 7x9), channel counts of whole vectors and not.
+    for (int64_t co : {32, 16, 64, 48, 8, 5}) {
+      for (bool same : {false, true}) {
+        check_conv_max_pool(*kernels, {3, 9, 11, 1, 3, 3, co, 1, same}, 2);
+        check_conv_max_pool(*kernels, {2, 10, 8, 3, 3, 3, co, 1, same}, 2);
+        check_conv_max_pool(*kernels, {2, 11, 9, 1, 3, 3, co, 1, same}, 3);
+      }
+    }
+  }
+}
+
 TEST(CpuVariants, MaxPoolMatchesReference) {
   for (const CpuKernels* kernels : supported_cpu_kernels()) {
     struct Case {

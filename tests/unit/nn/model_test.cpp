@@ -268,3 +268,79 @@ TEST(Model, BatchNormAbsorbsTheReluAfterIt) {
 
 }  // namespace
 }  // namespace drun::nn
+
+namespace drun::nn {
+namespace {
+
+// A max pooling after a first convolution is absorbed by it
+// (Model::fuse_max_pools): the same outputs and gradients as the two layers
+// run one after the other, which a linear Activation before the convolution
+// stands for (the convolution then owes an input gradient: never fused).
+// The CPU pools in one pass where the direct kernels suit the convolution
+// (K <= 32 taps) and through the convolution's output elsewhere (5x5 on 2
+// channels); windows that overlap are not absorbed.
+TEST(Model, FirstConvolutionAbsorbsTheMaxPoolingAfterIt) {
+  struct Case {
+    const char* conv;
+    const char* pool;
+    Shape input;
+    bool absorbed;
+  };
+  const Case cases[] = {
+      {R"({"filters": 32, "kernel_size": 3, "activation": "relu"})", R"({"pool_size": 2})",
+       Shape{6, 8, 1}, true},
+      {R"({"filters": 5, "kernel_size": 3, "padding": "same"})", R"({"pool_size": 3})",
+       Shape{6, 7, 3}, true},
+      {R"({"filters": 4, "kernel_size": 5, "activation": "relu"})", R"({"pool_size": 2})",
+       Shape{8, 9, 2}, true},
+      {R"({"filters": 8, "kernel_size": 3, "activation": "relu"})",
+       R"({"pool_size": 2, "strides": 1})", Shape{6, 6, 1}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.conv) + " + " + c.pool);
+    auto spec = [&](bool first) {
+      json layers = json::array();
+      if (!first)
+        layers.push_back({{"class_name", "Activation"}, {"config", {{"activation", "linear"}}}});
+      layers.push_back({{"class_name", "Conv2D"}, {"config", json::parse(c.conv)}});
+      layers.push_back({{"class_name", "MaxPooling2D"}, {"config", json::parse(c.pool)}});
+      layers.push_back({{"class_name", "Flatten"}, {"config", json::object()}});
+      layers.push_back({{"class_name", "Dense"}, {"config", {{"units", 3}}}});
+      return json{{"name", "pool"},
+                  {"input_shape", {c.input[0], c.input[1], c.input[2]}},
+                  {"layers", layers}};
+    };
+    Model fused(spec(true), 5), plain(spec(false), 5);
+    const auto pf = fused.trainable_params(), pp = plain.trainable_params();
+    ASSERT_EQ(pf.size(), pp.size());
+    Rng rng(13);
+    for (size_t k = 0; k < pf.size(); ++k) {
+      for (float& v : pf[k]->value.span_f32()) v = rng.uniform(-0.5f, 0.5f);
+      pp[k]->value.copy_from(pf[k]->value);
+    }
+    const Tensor x = testing::random_tensor(c.input.with_batch(2), rng);
+    const Tensor dy = testing::random_tensor(Shape{2, 3}, rng);
+    for (bool training : {true, false}) {
+      const Tensor& yf = fused.forward(x, training);
+      const Tensor& yp = plain.forward(x, training);
+      ASSERT_EQ(yf.shape(), yp.shape());
+      for (int64_t i = 0; i < yf.numel(); ++i)
+        ASSERT_NEAR(yf.f32()[i], yp.f32()[i], 1e-5f) << "output " << i;
+    }
+    EXPECT_EQ(!fused.nodes()[1].layer->output().defined(), c.absorbed);
+    fused.backward(dy);
+    plain.backward(dy);
+    for (size_t k = 0; k < pf.size(); ++k)
+      for (int64_t i = 0; i < pf[k]->grad.numel(); ++i)
+        ASSERT_NEAR(pf[k]->grad.f32()[i], pp[k]->grad.f32()[i], 1e-4f) << pf[k]->name << " " << i;
+    // And against finite differences, as every layer's backward.
+    std::vector<testing::Probe> probes;
+    for (auto* p : pf) probes.push_back({p->name, &p->value, &p->grad});
+    testing::check_gradients([&]() -> const Tensor& { return fused.forward(x, true); },
+                             [&](const Tensor& d) { fused.backward(d); }, probes,
+                             {.max_points = 300});
+  }
+}
+
+}  // namespace
+}  // namespace drun::nn
