@@ -15,7 +15,8 @@ namespace {
 std::string conv_engine_text() {
   const auto choice = cpu::conv_engine_choice();
   if (choice == cpu::ConvEngineChoice::im2col)
-    return "drun direct (K <= 32), im2col + OpenBLAS SGEMM otherwise (DRUN_CONV=im2col)";
+    return "drun direct (K <= 32; with the max pooling after a first convolution in one pass), "
+           "im2col + OpenBLAS SGEMM otherwise (DRUN_CONV=im2col)";
   const std::string w = std::to_string(cpu::cpu_kernels().vec_floats);
   const std::string winograd = choice == cpu::ConvEngineChoice::automatic
                                    ? "drun Winograd F(" +
@@ -24,7 +25,8 @@ std::string conv_engine_text() {
                                          ",3x3) (3x3 stride 1, channels multiples of " + w +
                                          "; filter gradients from 64 channels in and out), "
                                    : "";
-  return "drun direct (K <= 32), " + winograd +
+  return "drun direct (K <= 32; with the max pooling after a first convolution in one pass), " +
+         winograd +
          "drun implicit GEMM (output channels a multiple of " + w +
          "), im2col + OpenBLAS SGEMM otherwise" +
          (choice == cpu::ConvEngineChoice::implicit ? " (DRUN_CONV=implicit)" : "");
