@@ -2,7 +2,7 @@
 // declaration for both backends: kernels/cpu/elementwise.cpp on host
 // pointers, kernels/cuda/elementwise.cu on device pointers (launched on the
 // default stream, returning at once, except all_finite, which waits for its
-// answer).
+// answer; mark_nonfinite does not).
 #pragma once
 #include <cstdint>
 
@@ -19,6 +19,8 @@ DRUN_CPU_AND_CUDA(void add(const float* a, const float* b, float* y, int64_t n);
                                    float* s);  // s = sum_r x[r, :]
                   void mul(const float* a, const float* b, float* y, int64_t n);  // y = a * b
                   bool all_finite(const float* x, int64_t n);
+                  // *flag = 1 where x has a value that is not finite (does not wait)
+                  void mark_nonfinite(const float* x, int64_t n, float* flag);
                   // Row-wise argmax of a (rows, cols) matrix; the first index of the maximum.
                   void argmax_rows(const float* x, int64_t rows, int64_t cols, int32_t* out);)
 

@@ -93,6 +93,13 @@ DRUN_OP(void, cast, (const Exec& ex, const Tensor& x, Tensor& y), (ex, x, y), ex
 // Whether every value of x is finite (no NaN, no infinity). Waits for the answer.
 DRUN_OP(bool, all_finite, (const Exec& ex, const Tensor& x), (ex, x), ex, none())
 
+// flag (one float32) = 1 where x has a value that is not finite; otherwise
+// flag is left as it is. Does not wait: checks of many tensors into one flag
+// cost one wait, when the flag is read (the loss scale's check of every
+// gradient, optim/optimizer.cpp).
+DRUN_OP(void, mark_nonfinite, (const Exec& ex, const Tensor& x, Tensor& flag), (ex, x, flag), ex,
+        check_flag(op, flag))
+
 // Convolutions, NHWC x HWIO (kernels/types.hpp, ConvGeometry). The workspace
 // is conv2d_workspace_floats(ex, g) floats on ex's device.
 DRUN_OP(int64_t, conv2d_workspace_floats, (const Exec& ex, const ConvGeometry& g), (ex, g), ex,

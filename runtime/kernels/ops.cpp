@@ -81,6 +81,11 @@ void check_activation_backward(const char* op, ActivationFn a, const Tensor& x, 
                            "'s backward needs the forward's input");
 }
 
+void check_flag(const char* op, const Tensor& flag) {
+  if (flag.numel() != 1 || flag.dtype() != DType::f32)
+    throw std::invalid_argument(std::string(op) + ": the flag must be one float32 value");
+}
+
 void check_cast(const char* op, const Tensor& x, const Tensor& y) {
   same_size(op, x, y);
   for (const Tensor* t : {&x, &y})
@@ -226,6 +231,10 @@ void on_cpu::cast(const Exec& ex, const Tensor& x, Tensor& y) {
 
 bool on_cpu::all_finite(const Exec&, const Tensor& x) {
   return cpu::all_finite(x.f32(), x.numel());
+}
+
+void on_cpu::mark_nonfinite(const Exec&, const Tensor& x, Tensor& flag) {
+  cpu::mark_nonfinite(x.f32(), x.numel(), flag.f32());
 }
 
 int64_t on_cpu::conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) {

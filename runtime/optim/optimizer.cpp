@@ -106,24 +106,38 @@ Exec exec_for(const Tensor& t, int cpu_threads) {
   return Exec{t.device(), t.device() == Device::cpu ? cpu_threads : 1};
 }
 
-// Whether every gradient apply() would use is finite. On a GPU each check
-// waits for its answer: one wait per variable, which a single check over all
-// gradients (with CUDA graphs, issue 18) would bring to one.
-bool gradients_finite(std::span<Param* const> params, int cpu_threads) {
-  for (const Param* p : params)
-    if (p->trainable && p->grad.defined() &&
-        !kernels::all_finite(exec_for(p->grad, cpu_threads), p->grad))
-      return false;
+}  // namespace
+
+// Every gradient's check marks one flag per device without waiting; each
+// flag used is read once: on a GPU one wait a step, not one per variable.
+bool Optimizer::gradients_finite(std::span<Param* const> params) {
+  bool used[2] = {false, false};
+  for (const Param* p : params) {
+    if (!p->trainable || !p->grad.defined()) continue;
+    const Device d = p->grad.device();
+    Tensor& flag = nonfinite_[d == Device::cpu ? 0 : 1];
+    const Exec ex = exec_for(p->grad, cpu_threads_);
+    if (!used[d == Device::cpu ? 0 : 1]) {
+      if (!flag.defined() || flag.device() != d) flag = Tensor::zeros(Shape{1}).to(d);
+      kernels::scale(ex, 0.0f, flag);
+      used[d == Device::cpu ? 0 : 1] = true;
+    }
+    kernels::mark_nonfinite(ex, p->grad, flag);
+  }
+  if (used[0] && nonfinite_[0].f32()[0] != 0.0f) return false;
+  if (used[1]) {
+    if (!nonfinite_host_.defined()) nonfinite_host_ = Tensor::zeros(Shape{1});
+    nonfinite_host_.copy_from(nonfinite_[1]);
+    if (nonfinite_host_.f32()[0] != 0.0f) return false;
+  }
   return true;
 }
-
-}  // namespace
 
 void Optimizer::apply(std::span<Param* const> params) {
   build(params);
   const float lr = current_lr();
   if (loss_scale_) {
-    const bool finite = gradients_finite(params, cpu_threads_);
+    const bool finite = gradients_finite(params);
     const float unscale = 1.0f / loss_scale_->scale();  // exact: the scale is a power of two
     loss_scale_->update(finite);
     if (!finite) return;

@@ -132,6 +132,8 @@ class Optimizer {
     std::vector<Tensor> slots;  // one per specs_ entry
   };
   void make_slots(Var& v, const Param& p);
+  // Whether every gradient apply() would use is finite (the loss scale's check).
+  bool gradients_finite(std::span<Param* const> params);
   std::string class_name_;
   std::string name_;
   std::shared_ptr<Schedule> schedule_;
@@ -142,6 +144,7 @@ class Optimizer {
   int cpu_threads_ = 1;
   bool built_ = false;
   std::optional<DynamicLossScale> loss_scale_;
+  Tensor nonfinite_[2], nonfinite_host_;  // gradients_finite's flags: on the CPU, on the GPU
   std::vector<SlotSpec> specs_;
   std::vector<Var> vars_;
 };

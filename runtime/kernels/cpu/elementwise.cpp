@@ -59,6 +59,10 @@ bool all_finite(const float* x, int64_t n) {
   return acc == 0.0f;
 }
 
+void mark_nonfinite(const float* x, int64_t n, float* flag) {
+  if (!all_finite(x, n)) *flag = 1.0f;
+}
+
 void argmax_rows(const float* x, int64_t rows, int64_t cols, int32_t* out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * cols;

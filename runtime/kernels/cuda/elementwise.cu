@@ -75,6 +75,14 @@ __global__ void all_finite_kernel(const float* x, int64_t n, int* bad) {
   if (__syncthreads_or(!ok) && threadIdx.x == 0) *bad = 1;
 }
 
+// Every block whose part of x holds a value that is not finite writes the
+// same 1: no ordering needed.
+__global__ void mark_nonfinite_kernel(const float* x, int64_t n, float* flag) {
+  bool ok = true;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) ok &= isfinite(x[i]);
+  if (__syncthreads_or(!ok) && threadIdx.x == 0) *flag = 1.0f;
+}
+
 // One warp per row. The CPU scans left to right keeping the first strictly
 // larger value, so a NaN in column 0 wins (nothing compares greater) and any
 // other NaN is skipped: here lanes ignore NaNs, and column 0 is checked last.
@@ -162,6 +170,12 @@ bool all_finite(const float* x, int64_t n) {
   int host = 0;
   copy_to_host(&host, bad, sizeof(int));
   return host == 0;
+}
+
+void mark_nonfinite(const float* x, int64_t n, float* flag) {
+  if (n <= 0) return;
+  mark_nonfinite_kernel<<<blocks_for(n), kThreads>>>(x, n, flag);
+  check_launch("mark_nonfinite");
 }
 
 void argmax_rows(const float* x, int64_t rows, int64_t cols, int32_t* out) {

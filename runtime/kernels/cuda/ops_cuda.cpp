@@ -183,6 +183,9 @@ class CudaBackend final : public GpuBackend {
   bool all_finite(const Exec&, const Tensor& x) override {
     return cuda::all_finite(x.f32(), x.numel());
   }
+  void mark_nonfinite(const Exec&, const Tensor& x, Tensor& flag) override {
+    cuda::mark_nonfinite(x.f32(), x.numel(), flag.f32());
+  }
 
   int64_t conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) override {
     const size_t bytes = context(ex, "conv2d").convolution(g).workspace_bytes();

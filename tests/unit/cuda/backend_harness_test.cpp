@@ -445,6 +445,17 @@ TEST(BackendHarness, AllFinite) {
     if (c.at >= 0) label << " with " << c.value << " at " << c.at;
     EXPECT_EQ(finite.cpu, want) << label.str() << " (cpu)";
     EXPECT_EQ(finite.gpu, want) << label.str() << " (gpu)";
+    // mark_nonfinite sets a flag without waiting, and leaves a set flag set.
+    for (const float preset : {0.0f, 1.0f}) {
+      Tensor start(Shape{1});
+      start.f32()[0] = preset;
+      Both flag = both(start);
+      on_both([&](const Exec& ex) { mark_nonfinite(ex, x.on(ex), flag.on(ex)); });
+      const float expect = want ? preset : 1.0f;
+      EXPECT_EQ(flag.cpu.f32()[0], expect) << label.str() << " flag from " << preset << " (cpu)";
+      EXPECT_EQ(flag.gpu.to(Device::cpu).f32()[0], expect)
+          << label.str() << " flag from " << preset << " (gpu)";
+    }
   }
 }
 
