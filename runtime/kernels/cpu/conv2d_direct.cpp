@@ -31,21 +31,31 @@ int64_t conv2d_direct_workspace_floats(const ConvGeometry& g, int threads) {
   return threads * (g.out_pixels() * g.k() + g.k() * g.co + g.co);
 }
 
+// Each thread adds the filter and bias gradients of its images into a
+// partial sum of its own (in the workspace, after every thread's taps
+// scratch); the partials are then summed into dw and db.
+template <class F>
+void filter_gradient_by_threads(const ConvGeometry& g, float* dw, float* db, float* workspace,
+                                int threads, F&& images) {
+  const int64_t co = g.co, k = g.k(), scratch_stride = g.out_pixels() * k;
+  float* partial = workspace + threads * scratch_stride;
+  const int parts = for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
+    float* dwt = partial + t * (k * co + co);
+    std::memset(dwt, 0, sizeof(float) * (k * co + co));
+    images(dwt, dwt + k * co, workspace + t * scratch_stride, n0, n1);
+  });
+  sum_filter_partials(partial, parts, k, co, dw, db);
+}
+
 void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const float* dy,
                                    const float* relu_y, float* dw, float* db, float* workspace,
                                    int threads) {
   const CpuKernels& kernels = cpu_kernels();
-  const int64_t co = g.co, k = g.k(), scratch_stride = g.out_pixels() * k;
-  float* scratch = workspace;
-  float* partial = workspace + threads * scratch_stride;
-  const int parts = for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
-    float* dwt = partial + t * (k * co + co);
-    float* dbt = dwt + k * co;
-    std::memset(dwt, 0, sizeof(float) * (k * co + co));
-    kernels.conv_direct_backward_filter(g, x, dy, relu_y, dwt, dbt, scratch + t * scratch_stride,
-                                        n0, n1);
-  });
-  sum_filter_partials(partial, parts, k, co, dw, db);
+  filter_gradient_by_threads(g, dw, db, workspace, threads,
+                             [&](float* dwt, float* dbt, float* taps, int64_t n0, int64_t n1) {
+                               kernels.conv_direct_backward_filter(g, x, dy, relu_y, dwt, dbt, taps,
+                                                                   n0, n1);
+                             });
 }
 
 bool conv2d_direct_max_pool_suits(const ConvGeometry& g, const PoolGeometry& pg) {
@@ -68,17 +78,11 @@ void conv2d_direct_max_pool_backward_filter(const ConvGeometry& g, const PoolGeo
                                             const float* relu_y, float* dw, float* db,
                                             float* workspace, int threads) {
   const CpuKernels& kernels = cpu_kernels();
-  const int64_t co = g.co, k = g.k(), scratch_stride = g.out_pixels() * k;
-  float* scratch = workspace;
-  float* partial = workspace + threads * scratch_stride;
-  const int parts = for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
-    float* dwt = partial + t * (k * co + co);
-    float* dbt = dwt + k * co;
-    std::memset(dwt, 0, sizeof(float) * (k * co + co));
-    kernels.conv_direct_max_pool_backward_filter(g, pg, x, dy, argmax, relu_y, dwt, dbt,
-                                                 scratch + t * scratch_stride, n0, n1);
-  });
-  sum_filter_partials(partial, parts, k, co, dw, db);
+  filter_gradient_by_threads(g, dw, db, workspace, threads,
+                             [&](float* dwt, float* dbt, float* taps, int64_t n0, int64_t n1) {
+                               kernels.conv_direct_max_pool_backward_filter(
+                                   g, pg, x, dy, argmax, relu_y, dwt, dbt, taps, n0, n1);
+                             });
 }
 
 }  // namespace drun::kernels::cpu

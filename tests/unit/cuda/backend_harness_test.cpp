@@ -516,6 +516,15 @@ TEST(BackendHarness, CastBetweenFloatTypes) {
 // ---------------------------------------------------------------------------
 // Convolutions
 
+// A convolution's workspace, sized by each backend for itself.
+Both conv_workspace(const ConvGeometry& g) {
+  Both workspace;
+  for (const Exec ex : {cpu_exec(), gpu_exec()})
+    workspace.on(ex) =
+        Tensor(Shape{std::max<int64_t>(1, conv2d_workspace_floats(ex, g))}, DType::f32, ex.device);
+  return workspace;
+}
+
 TEST(BackendHarness, Conv2dForwardAndBackward) {
   struct Case {
     int64_t n, h, w, c, k, co, stride;
@@ -546,11 +555,7 @@ TEST(BackendHarness, Conv2dForwardAndBackward) {
     const std::string label = os.str();
     const Shape xs{g.n, g.h, g.w, g.c}, ws{g.kh, g.kw, g.c, g.co}, ys{g.n, g.oh, g.ow, g.co};
 
-    // Each backend sizes its own workspace.
-    Both workspace;
-    for (const Exec ex : {cpu_exec(), gpu_exec()})
-      workspace.on(ex) = Tensor(Shape{std::max<int64_t>(1, conv2d_workspace_floats(ex, g))},
-                                DType::f32, ex.device);
+    Both workspace = conv_workspace(g);
 
     const Both x = both(uniform(rng, xs)), w = both(uniform(rng, ws));
     const Both b = both(uniform(rng, Shape{g.co}));
@@ -649,10 +654,7 @@ TEST(BackendHarness, MixedPrecisionConv2d) {
          << t.c << ") " << t.k << "x" << t.k << "x" << t.co << " stride " << t.stride;
       const std::string label = os.str();
       const Shape xs{g.n, g.h, g.w, g.c}, ws{g.kh, g.kw, g.c, g.co}, ys{g.n, g.oh, g.ow, g.co};
-      Both workspace;
-      for (const Exec ex : {cpu_exec(), gpu_exec()})
-        workspace.on(ex) = Tensor(Shape{std::max<int64_t>(1, conv2d_workspace_floats(ex, g))},
-                                  DType::f32, ex.device);
+      Both workspace = conv_workspace(g);
       const Both x = both(narrowed(uniform(rng, xs), type));
       const Both w = both(narrowed(uniform(rng, ws), type));
       const Both b = both(uniform(rng, Shape{g.co}));
@@ -771,10 +773,7 @@ TEST(BackendHarness, ConvolutionWithMaxPool) {
     const std::string label = os.str();
     const Shape xs{g.n, g.h, g.w, g.c}, ws{g.kh, g.kw, g.c, g.co}, zs{g.n, g.oh, g.ow, g.co},
         ys{pg.n, pg.oh, pg.ow, pg.c};
-    Both workspace;
-    for (const Exec ex : {cpu_exec(), gpu_exec()})
-      workspace.on(ex) = Tensor(Shape{std::max<int64_t>(1, conv2d_workspace_floats(ex, g))},
-                                DType::f32, ex.device);
+    Both workspace = conv_workspace(g);
     const Both x = both(uniform(rng, xs)), w = both(uniform(rng, ws));
     const Both b = both(uniform(rng, Shape{g.co}));
     const Both dy = both(uniform(rng, ys));

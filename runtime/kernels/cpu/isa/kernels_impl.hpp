@@ -58,6 +58,13 @@ inline void gather_taps(const ConvGeometry& g, const float* xn, int64_t oy, int6
   }
 }
 
+// Where a pixel's kernel window lies inside the image, its K taps in HWIO
+// order are at these offsets from the window's first input.
+inline void tap_offsets(const ConvGeometry& g, int64_t* at) {
+  for (int64_t t = 0; t < g.k(); ++t)
+    at[t] = ((t / (g.kw * g.c)) * g.w + (t / g.c) % g.kw) * g.c + t % g.c;
+}
+
 // Output channels are taken CB vectors at a time and P pixels at a time: P*CB
 // accumulators, one weight vector and one broadcast tap live in registers.
 // Several pixels in flight hide the FMA latency (each chain is only K long).
@@ -246,8 +253,7 @@ void max_pool_forward_blocked(const ConvGeometry& g, const PoolGeometry& pg, con
   // Where a pixel's window lies inside the image its taps are read in place,
   // at these offsets from its first input; elsewhere they are gathered.
   int64_t tap_at[kMaxTaps];
-  for (int64_t t = 0; t < k; ++t)
-    tap_at[t] = ((t / (g.kw * g.c)) * g.w + (t / g.c) % g.kw) * g.c + t % g.c;
+  tap_offsets(g, tap_at);
   int64_t window_y[kMaxPoolWindow], window_x[kMaxPoolWindow];
   for (int64_t q = 0; q < window; ++q) {
     window_y[q] = q / pg.pw;
@@ -385,9 +391,8 @@ void max_pool_backward_filter_9taps(const ConvGeometry& g, const PoolGeometry& p
   // these offsets from its first input; else the image's are gathered first.
   const bool in_place = g.pad_top == 0 && g.pad_left == 0 && (g.oh - 1) * g.sh + g.kh <= g.h &&
                         (g.ow - 1) * g.sw + g.kw <= g.w;
-  int64_t tap_at[K];
-  for (int64_t t = 0; t < K; ++t)
-    tap_at[t] = ((t / (g.kw * g.c)) * g.w + (t / g.c) % g.kw) * g.c + t % g.c;
+  int64_t tap_at[kMaxTaps];
+  tap_offsets(g, tap_at);
   for (int64_t n = n0; n < n1; ++n) {
     const float* xn = x + n * g.h * g.w * g.c;
     if (!in_place)
