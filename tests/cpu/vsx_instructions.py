@@ -17,6 +17,10 @@ objdump, library = sys.argv[1], sys.argv[2]
 KERNELS = {
     "direct forward": r"conv_direct_forward|forward_blocked|forward_scalar",
     "direct filter gradient": r"conv_direct_backward_filter|backward_filter_9taps|backward_filter_any",
+    "direct + max pool forward":
+        r"conv_direct_max_pool_forward|max_pool_forward_blocked|max_pool_forward_scalar",
+    "direct + max pool filter gradient":
+        r"conv_direct_max_pool_backward_filter|max_pool_backward_filter_9taps|max_pool_backward_filter_any",
     "implicit forward": r"conv_implicit_forward|implicit_forward_",
     "implicit filter gradient": r"conv_implicit_backward_filter|implicit_filter_",
     "winograd forward": r"conv_winograd_forward|wino_forward_image|wino_gemm",
@@ -47,7 +51,7 @@ missing = []
 for variant in ("baseline", "vsx"):
     for kernel in KERNELS:
         n = counts.get((variant, kernel), 0)
-        print("%-8s %-26s %4d VSX vector FMAs" % (variant, kernel, n))
+        print("%-8s %-34s %4d VSX vector FMAs" % (variant, kernel, n))
         if variant == "vsx" and n == 0:
             missing.append(kernel)
 if missing:
