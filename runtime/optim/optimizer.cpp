@@ -115,12 +115,13 @@ bool Optimizer::gradients_finite(std::span<Param* const> params) {
   for (const Param* p : params) {
     if (!p->trainable || !p->grad.defined()) continue;
     const Device d = p->grad.device();
-    Tensor& flag = nonfinite_[d == Device::cpu ? 0 : 1];
+    const int slot = d == Device::cpu ? 0 : 1;
+    Tensor& flag = nonfinite_[slot];
     const Exec ex = exec_for(p->grad, cpu_threads_);
-    if (!used[d == Device::cpu ? 0 : 1]) {
+    if (!used[slot]) {
       if (!flag.defined() || flag.device() != d) flag = Tensor::zeros(Shape{1}).to(d);
       kernels::scale(ex, 0.0f, flag);
-      used[d == Device::cpu ? 0 : 1] = true;
+      used[slot] = true;
     }
     kernels::mark_nonfinite(ex, p->grad, flag);
   }
