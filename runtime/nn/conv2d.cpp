@@ -103,11 +103,7 @@ class Conv2D final : public Layer {
     if (act_.reads_input()) ensure(z_, out_.shape());
     ensure(workspace_, Shape{kernels::conv2d_workspace_floats(ex_, g)});
     const bool fuse = act_.kind == kernels::Activation::relu;
-    if (!use_bias_ && zero_bias_.device() != ex_.device) {
-      zero_bias_ = zero_bias_.to(ex_.device);
-      scratch_db_ = scratch_db_.to(ex_.device);
-    }
-    const Tensor& bias = use_bias_ ? params_[1].value : zero_bias_;
+    const Tensor& bias = bias_on_device();
     Tensor* moments = nullptr;
     if (give_moments_ && training) {
       ensure(moments_, Shape{g.n, 2, filters_});
@@ -166,6 +162,16 @@ class Conv2D final : public Layer {
   kernels::ConvGeometry geometry(int64_t n) const {
     return kernels::conv_geometry(n, h_, w_, c_, kh_, kw_, filters_, sh_, sw_, same_);
   }
+  // The bias the kernels add: the variable, or zeros (moved to the layer's
+  // device, with the sink for their gradient) without use_bias.
+  const Tensor& bias_on_device() {
+    if (use_bias_) return params_[1].value;
+    if (zero_bias_.device() != ex_.device) {
+      zero_bias_ = zero_bias_.to(ex_.device);
+      scratch_db_ = scratch_db_.to(ex_.device);
+    }
+    return zero_bias_;
+  }
   kernels::PoolGeometry pool_geometry(const kernels::ConvGeometry& g) const {
     return kernels::pool_geometry(g.n, g.oh, g.ow, filters_, pool_->ph, pool_->pw, pool_->sh,
                                   pool_->sw, pool_->same);
@@ -180,11 +186,7 @@ class Conv2D final : public Layer {
     ensure(out_, Shape{g.n, pg.oh, pg.ow, filters_});
     ensure(argmax_, out_.shape(), DType::i32);
     ensure(workspace_, Shape{kernels::conv2d_workspace_floats(ex_, g)});
-    if (!use_bias_ && zero_bias_.device() != ex_.device) {
-      zero_bias_ = zero_bias_.to(ex_.device);
-      scratch_db_ = scratch_db_.to(ex_.device);
-    }
-    const Tensor& bias = use_bias_ ? params_[1].value : zero_bias_;
+    const Tensor& bias = bias_on_device();
     const Tensor& xc = in_compute_type(x, x_narrow_);
     const Tensor& kernel = in_compute_type(params_[0].value, kernel_narrow_);
     pooled_in_one_pass_ = kernels::conv2d_max_pool_forward(ex_, g, pg, xc, kernel, bias, out_,

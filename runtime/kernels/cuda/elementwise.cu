@@ -69,12 +69,6 @@ __global__ void sum_partials_kernel(const float* partial, int64_t chunks, int64_
   }
 }
 
-__global__ void all_finite_kernel(const float* x, int64_t n, int* bad) {
-  bool ok = true;
-  for (int64_t i = first_index(); i < n; i += grid_stride()) ok &= isfinite(x[i]);
-  if (__syncthreads_or(!ok) && threadIdx.x == 0) *bad = 1;
-}
-
 // Every block whose part of x holds a value that is not finite writes the
 // same 1: no ordering needed.
 __global__ void mark_nonfinite_kernel(const float* x, int64_t n, float* flag) {
@@ -162,14 +156,14 @@ void mul(const float* a, const float* b, float* y, int64_t n) {
 
 bool all_finite(const float* x, int64_t n) {
   if (n <= 0) return true;
-  Scratch flag(sizeof(int));
-  int* bad = static_cast<int*>(flag.get());
-  check(cudaMemsetAsync(bad, 0, sizeof(int), 0), "all_finite");
-  all_finite_kernel<<<blocks_for(n), kThreads>>>(x, n, bad);
+  Scratch flag(sizeof(float));
+  float* bad = static_cast<float*>(flag.get());
+  check(cudaMemsetAsync(bad, 0, sizeof(float), 0), "all_finite");
+  mark_nonfinite_kernel<<<blocks_for(n), kThreads>>>(x, n, bad);
   check_launch("all_finite");
-  int host = 0;
-  copy_to_host(&host, bad, sizeof(int));
-  return host == 0;
+  float host = 0.0f;
+  copy_to_host(&host, bad, sizeof(float));
+  return host == 0.0f;
 }
 
 void mark_nonfinite(const float* x, int64_t n, float* flag) {
