@@ -3,13 +3,15 @@
 # 2.x from PyPI (oneDNN; in build/bench/torch-venv, made here on first use)
 # and Debian's python3-torch in their best configuration (docs/benchmarks.md).
 #
-#   tools/bench/cpu.sh [--threads "1 2"] [--repeats 5] [--models "seed_cnn resnet20 resnet56"] [--isa avx2]
+#   tools/bench/cpu.sh [--threads "1 2"] [--repeats 5] [--models "seed_cnn resnet20 resnet56"] [--isa avx2] [--short]
 #
 # --isa avx2 caps every framework at AVX2 + FMA on a CPU that has more: drun's
 # kernels (DRUN_ISA) and OpenBLAS core (OPENBLAS_CORETYPE=Haswell), PyTorch's
 # oneDNN (ONEDNN_MAX_CPU_ISA), ATen (ATEN_CPU_CAPABILITY) and MKL
 # (MKL_ENABLE_INSTRUCTIONS): the instructions of an AVX2-only CPU such as a
 # Zen 3, on this CPU's cores and caches.
+#
+# --short runs half the timed steps (a lent machine's minutes are few).
 #
 # Also: seed_cnn256 (the seed CNN at batch 256, for thread scaling). On a
 # machine that reaches no package archive (the lent GPU node), TORCH2_PY names
@@ -34,8 +36,9 @@ THREADS="1 2"
 REPEATS=5
 MODELS="seed_cnn resnet20 resnet56"
 ISA=""
+SHORT=1
 usage() {
-  echo "usage: tools/bench/cpu.sh [--threads \"1 2\"] [--repeats 5] [--models \"seed_cnn resnet20 resnet56\"] [--isa avx2]" >&2
+  echo "usage: tools/bench/cpu.sh [--threads \"1 2\"] [--repeats 5] [--models \"seed_cnn resnet20 resnet56\"] [--isa avx2] [--short]" >&2
   exit 2
 }
 while [[ $# -gt 0 ]]; do
@@ -44,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --repeats) [[ $# -ge 2 ]] || usage; REPEATS="$2"; shift 2 ;;
     --models)  [[ $# -ge 2 ]] || usage; MODELS="$2"; shift 2 ;;
     --isa)     [[ $# -ge 2 && "$2" == avx2 ]] || usage; ISA="$2"; shift 2 ;;
+    --short)   SHORT=2; shift ;;
     *) usage ;;
   esac
 done
@@ -83,17 +87,22 @@ fi
 
 # model -> drun script and arguments, PyTorch script and arguments
 model_args() {  # $1 = model, $2 = drun|torch
-  case "$1:$2" in
-    seed_cnn:drun)  echo "tools/bench/seed_cnn_bench.lua --steps 300 --warmup 20" ;;
-    seed_cnn:torch) echo "tools/bench/seed_cnn_torch.py --steps 300 --warmup 20" ;;
-    seed_cnn256:drun)  echo "tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 100 --warmup 10" ;;
-    seed_cnn256:torch) echo "tools/bench/seed_cnn_torch.py --batch 256 --steps 100 --warmup 10" ;;
-    resnet20:drun)  echo "tools/bench/resnet20_bench.lua --dir $DATA_DIR --n 3 --steps 30 --warmup 3" ;;
-    resnet20:torch) echo "tools/bench/resnet20_torch.py --n 3 --steps 30 --warmup 3" ;;
-    resnet56:drun)  echo "tools/bench/resnet20_bench.lua --dir $DATA_DIR --n 9 --steps 10 --warmup 2" ;;
-    resnet56:torch) echo "tools/bench/resnet20_torch.py --n 9 --steps 10 --warmup 2" ;;
+  local steps warmup script extra
+  case "$1" in
+    seed_cnn)    steps=300 warmup=20 script=seed_cnn extra="" ;;
+    seed_cnn256) steps=100 warmup=10 script=seed_cnn extra="--batch 256" ;;
+    resnet20)    steps=30 warmup=3 script=resnet20 extra="--n 3" ;;
+    resnet56)    steps=10 warmup=2 script=resnet20 extra="--n 9" ;;
     *) echo "unknown model $1" >&2; exit 2 ;;
   esac
+  steps=$((steps / SHORT)) warmup=$(((warmup + SHORT - 1) / SHORT))
+  if [[ "$2" == drun ]]; then
+    extra="${extra/--batch /--batch-size }"
+    [[ "$script" == seed_cnn ]] || extra+=" --dir $DATA_DIR"
+    echo "tools/bench/${script}_bench.lua $extra --steps $steps --warmup $warmup"
+  else
+    echo "tools/bench/${script}_torch.py $extra --steps $steps --warmup $warmup"
+  fi
 }
 
 RAW="$OUTDIR/cpu.jsonl"

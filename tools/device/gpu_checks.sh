@@ -16,9 +16,15 @@
 #   7. where the GPU time of a ResNet-20 step goes, drun and PyTorch: Nsight
 #      Compute's per-kernel summary (gpu_profile.log; ncu works on these
 #      machines, nsys does not).
-# The benchmark tables (gpu.md, cpu.md) and every log, packed in
-# gpu_checks.tar.gz, go to $OUT (the device tool brings back at most 8 files).
-#   device run: bash tools/device/gpu_checks.sh [--no-bench] [--no-cpu-bench] [--no-cpu-profile] [--no-gpu-profile]   (carry: [".device"])
+# The benchmark tables (gpu.md, gpu_b1024.md, cpu.md, cpu_profile.md) and every
+# log, packed in gpu_checks.tar.gz, go to $OUT after every step, so that a run
+# cut off at its time limit still brings back what it did (the device tool
+# brings back at most 8 files).
+#   device run: bash tools/device/gpu_checks.sh [--no-gpu-tests] [--no-bench] [--no-cpu-bench]
+#               [--no-cpu-profile] [--no-gpu-profile] [--compile]   (carry: [".device"])
+# A 15-minute reservation holds about two calls: the GPU tests and benchmark
+# (--no-cpu-bench --no-cpu-profile --no-gpu-profile), then the CPU's
+# (--no-gpu-tests --no-bench).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -34,30 +40,46 @@ export DRUN_LUA_PATH="$root/bindings/lua" DRUN_MODELS_PATH="$root/models"
 export DRUN_DATA_DIR="$root/.device/fashion-mnist" PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
 status=0
+snapshot() {  # what is done so far, to $OUT
+  cp "$out"/*.md "$result/" 2>/dev/null
+  tar -C "$out" --exclude='trace-*' -czf "$result/gpu_checks.tar.gz" .
+}
 step() {  # name, command...: runs it, keeps its log, remembers a failure
-  local name="$1"; shift
+  local name="$1" t0=$SECONDS; shift
   echo "== $name: $*"
   "$@" > "$out/$name.log" 2>&1
   local rc=$?
   tail -n 25 "$out/$name.log"
-  echo "== $name: exit $rc"
+  echo "== $name: exit $rc after $((SECONDS - t0)) s"
   [[ $rc -eq 0 ]] || status=1
+  snapshot
 }
-step ldd ldd "$bin/drun"
-step cuda_kernels "$bin/test_cuda_kernels"
-step backend_harness "$bin/test_backend_harness"
-step gpu_train python3 tests/gpu/gpu_train_test.py "$bin/drun" "$bin/compare_checkpoints" "$root"
+if [[ " $* " != *" --no-gpu-tests "* ]]; then
+  step ldd ldd "$bin/drun"
+  step cuda_kernels timeout 120 "$bin/test_cuda_kernels"
+  step backend_harness timeout 120 "$bin/test_backend_harness"
+  step gpu_train timeout 240 python3 tests/gpu/gpu_train_test.py "$bin/drun" "$bin/compare_checkpoints" "$root"
+fi
 if [[ " $* " != *" --no-bench "* ]]; then
   mkdir -p build/bench
-  # 100 timed steps: the PyTorch variants and ResNet-56 would otherwise take
-  # most of a 15-minute reservation (not yet timed on a GPU).
-  step bench env DRUN="$bin/drun" bash tools/bench/gpu.sh --steps 100
-  cp build/bench/gpu.md build/bench/gpu.jsonl "$out/" 2>/dev/null
+  # 2 repeats of 100 timed steps, no torch.compile (--compile adds it): the
+  # PyTorch variants and ResNet-56 would otherwise take most of a 15-minute
+  # reservation.
+  compile=0; [[ " $* " != *" --compile "* ]] || compile=1
+  step bench env DRUN="$bin/drun" bash tools/bench/gpu.sh --repeats 2 --steps 100 --run-timeout 90 --compile "$compile"
+  cp build/bench/gpu.md "$out/gpu.md"; cp build/bench/gpu.jsonl "$out/gpu.jsonl" 2>/dev/null
+  # Batch 1024, where arithmetic bounds the step: mixed precision against
+  # float32 (issue 18), one repeat of 20 steps.
+  step bench_b1024 env DRUN="$bin/drun" bash tools/bench/gpu.sh --models resnet56_b1024 --repeats 1 --run-timeout 90 \
+    --steps 20 --warmup 5 --compile 0 --torch-variants fp32,amp_bf16,amp_fp16
+  cp build/bench/gpu.md "$out/gpu_b1024.md"; cp build/bench/gpu.jsonl "$out/gpu_b1024.jsonl" 2>/dev/null
+  snapshot
 fi
 if [[ " $* " != *" --no-cpu-bench "* ]]; then
   step cpu_bench env DRUN="$bin/drun" TORCH2_PY=/opt/torch/.venv/bin/python DEBIAN_TORCH=0 \
-    bash tools/bench/cpu.sh --threads "1 16" --repeats 3 --models "seed_cnn seed_cnn256 resnet20"
+    bash tools/bench/cpu.sh --threads "1 16" --repeats 3 --short --models "seed_cnn seed_cnn256 resnet20"
   cp build/bench/cpu.md build/bench/cpu.jsonl "$out/" 2>/dev/null
+  snapshot
 fi
 if [[ " $* " != *" --no-cpu-profile "* ]]; then
   profile() {  # threads, model name, script and its arguments...
@@ -81,6 +103,7 @@ if [[ " $* " != *" --no-cpu-profile "* ]]; then
   step cpu_profile cpu_profile
   cp "$out/cpu_profile.log" "$out/cpu_profile.md"
   rm -f "$out"/trace-*.json
+  snapshot
 fi
 if [[ " $* " != *" --no-gpu-profile "* ]]; then
   ncu="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
@@ -100,6 +123,5 @@ if [[ " $* " != *" --no-gpu-profile "* ]]; then
   }
   step gpu_profile gpu_profile
 fi
-cp "$out"/gpu.md "$out"/cpu.md "$out"/cpu_profile.md "$result/" 2>/dev/null
-tar -C "$out" -czf "$result/gpu_checks.tar.gz" .
+snapshot
 exit $status

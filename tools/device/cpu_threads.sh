@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Where drun's CPU step loses speed between 1 and all cores of the lent GPU
+# node (issue 14: 16 threads reached only 3.5-4x one thread on the seed CNN):
+#   1. a --timeline of the seed CNN (batch 64 and 256) and ResNet-20 (batch
+#      128) at 1 and at all threads, summed per layer kind (layer_profile.py);
+#   2. the seed CNN's images/s at all threads under changes that test one
+#      cause each, interleaved, 3 repeats: as it runs; no prefetch thread
+#      (the input made on the training thread: does the 17th thread cost?);
+#      one thread fewer than cores; OMP_WAIT_POLICY=passive and =active
+#      (libgomp's idle workers sleeping or spinning between parallel regions);
+#      OMP_PROC_BIND=close (each worker on its own core).
+# Runs from the bundle of tools/device/pack.sh (carry .device); the report
+# goes to $OUT/cpu_threads.md, written after every part.
+#   device run: bash tools/device/cpu_threads.sh   (carry: [".device"])
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+result="${OUT:-/tmp/drun-threads-out}"
+mkdir -p "$result" /tmp/drun
+bin="${DRUN_BIN:-/tmp/drun/bin}"  # DRUN_BIN=build: a trial run here
+if [[ -z "${DRUN_BIN:-}" ]]; then
+  [[ -x /tmp/drun/bin/drun ]] || tar -C /tmp/drun -xJf .device/bundle.tar.xz || exit 1
+  export LD_LIBRARY_PATH="/tmp/drun/lib:${LD_LIBRARY_PATH:-}"
+fi
+export DRUN_LUA_PATH="$root/bindings/lua" DRUN_MODELS_PATH="$root/models"
+[[ -n "${DRUN_BIN:-}" ]] || export DRUN_DATA_DIR="$root/.device/fashion-mnist"
+report="$result/cpu_threads.md"
+all="$(nproc)"
+{
+  echo "CPU: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1) ($all cores), $(date -u +%Y-%m-%dT%H:%MZ)"
+  "$bin/drun" --version | sed 's/^/    /'
+} > "$report"
+cifar=build/bench/cifar10-noise
+[[ -f "$cifar/data_batch_5.bin" ]] || python3 tests/data/make_cifar10.py "$cifar" --train 2560 --test 0 > /dev/null
+
+profile() {  # threads, title, script and its arguments...
+  local t="$1" title="$2" trace=/tmp/drun/trace.json; shift 2
+  timeout 120 "$bin/drun" -q --device cpu --threads "$t" --timeline "$trace" "$@" > /dev/null &&
+    python3 tools/bench/layer_profile.py "$trace" --title "$title, $t threads" >> "$report"
+  echo >> "$report"
+}
+for t in 1 "$all"; do
+  profile "$t" "seed CNN b64" tools/bench/seed_cnn_bench.lua --steps 200 --warmup 10
+  profile "$t" "seed CNN b256" tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 60 --warmup 5
+done
+for t in "$all" 1; do
+  profile "$t" "ResNet-20 b128" tools/bench/resnet20_bench.lua --dir "$cifar" --n 3 --steps 8 --warmup 2
+done
+
+noprefetch=tools/bench/seed_cnn_noprefetch.lua  # beside the original: the same require path
+sed 's/:prefetch(2)/:prefetch(0)/' tools/bench/seed_cnn_bench.lua > "$noprefetch"
+variant_cmd() {  # variant name -> the command up to drun's options
+  case "$1" in
+    as_is|no_prefetch) echo "$bin/drun --threads $all" ;;
+    one_fewer)  echo "$bin/drun --threads $((all - 1))" ;;
+    passive)    echo "env OMP_WAIT_POLICY=passive $bin/drun --threads $all" ;;
+    active)     echo "env OMP_WAIT_POLICY=active $bin/drun --threads $all" ;;
+    bind_close) echo "env OMP_PROC_BIND=close OMP_PLACES=cores $bin/drun --threads $all" ;;
+  esac
+}
+variants="as_is no_prefetch one_fewer passive active bind_close"
+declare -A runs=()
+for batch in 64 256; do
+  steps=400; [[ $batch == 256 ]] && steps=150
+  for r in 1 2 3; do
+    for v in $variants; do
+      # shellcheck disable=SC2046
+      script=tools/bench/seed_cnn_bench.lua; [[ $v != no_prefetch ]] || script="$noprefetch"
+      ips="$(timeout 60 $(variant_cmd "$v") -q --device cpu "$script" \
+               --batch-size "$batch" --steps "$steps" --warmup 10 2>/dev/null |
+             grep -oE '"images_per_sec": [0-9.]+' | grep -oE '[0-9.]+$')"
+      runs["$v $batch"]+="${ips:-failed} "
+    done
+  done
+  {
+    echo "seed CNN b$batch, $all threads unless named, images/s of 3 interleaved runs ($steps steps):"
+    for v in $variants; do echo "- $v: ${runs["$v $batch"]}"; done
+    echo
+  } >> "$report"
+done
+rm -f "$noprefetch"
+cat "$report"
