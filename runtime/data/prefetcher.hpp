@@ -1,6 +1,8 @@
 // Prefetcher: a background thread that makes batches first..end-1 in order into
-// a ring of `depth` slots while the training step runs. The slots' tensors are
-// kept across epochs, so once warm nothing is allocated. An exception thrown
+// a ring of `depth` slots while the training step runs. next() swaps the
+// caller's batch into the ring, so depth + 1 batches' tensors circulate, kept
+// across epochs: once warm nothing is allocated, and a batch taken by next()
+// stays the caller's until its next call of next(). An exception thrown
 // while making a batch is re-thrown by next() when that batch is due.
 #pragma once
 #include <condition_variable>
@@ -29,7 +31,8 @@ class Prefetcher {
   void start(int64_t first, int64_t end, Make make);
   // Joins the thread; batches made but not taken are dropped.
   void stop();
-  // Copies the next batch into out; false after end-1.
+  // Swaps the next batch into out (out's old tensors go back to the ring, to
+  // be overwritten); false after end-1.
   bool next(Batch& out);
 
  private:

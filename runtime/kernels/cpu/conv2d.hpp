@@ -51,8 +51,9 @@ void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w
 ConvGeometry input_gradient_geometry(const ConvGeometry& g);
 
 // Filter-gradient partial sums of `parts` threads, each K*CO weights followed
-// by CO biases, added into dw and db (overwritten).
+// by CO biases, added in thread order into dw and db (overwritten), the
+// elements split over `threads`.
 void sum_filter_partials(const float* partial, int parts, int64_t k, int64_t co, float* dw,
-                         float* db);
+                         float* db, int threads);
 
 }  // namespace drun::kernels::cpu

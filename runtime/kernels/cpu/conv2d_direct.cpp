@@ -44,7 +44,7 @@ void filter_gradient_by_threads(const ConvGeometry& g, float* dw, float* db, flo
     std::memset(dwt, 0, sizeof(float) * (k * co + co));
     images(dwt, dwt + k * co, workspace + t * scratch_stride, n0, n1);
   });
-  sum_filter_partials(partial, parts, k, co, dw, db);
+  sum_filter_partials(partial, parts, k, co, dw, db, threads);
 }
 
 void conv2d_direct_backward_filter(const ConvGeometry& g, const float* x, const float* dy,

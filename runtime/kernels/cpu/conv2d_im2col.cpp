@@ -165,7 +165,7 @@ void conv2d_im2col_backward_filter(const ConvGeometry& g, const float* x, const 
         for (int64_t j = 0; j < co; ++j) dbt[j] += dyc[r * co + j];
     }
   }
-  sum_filter_partials(partial, parts, k, co, dw, db);
+  sum_filter_partials(partial, parts, k, co, dw, db, threads);
 }
 
 void conv2d_im2col_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,

@@ -136,7 +136,7 @@ void conv2d_implicit_backward_filter(const ConvGeometry& g, const float* x, cons
         for (int64_t j = 0; j < co; ++j) dbt[j] += dz[p * co + j];
     }
   });
-  sum_filter_partials(partial, parts, k, co, dw, db);
+  sum_filter_partials(partial, parts, k, co, dw, db, threads);
 }
 
 void conv2d_implicit_backward_data(const ConvGeometry& g, const float* dy, const float* w,

@@ -27,50 +27,60 @@ double g_at(int m, int r, int k) {
   return m == 4 ? kG4[r][k] : kG2[r][k];
 }
 
+// Kernel-transform pairs (input, output channel) a thread takes at least.
+constexpr int64_t kPairsPerThread = 512;
+
 // u (E, rows, cols) = G k G^T of each 3x3 kernel k of the HWIO kernel w:
 // rows x cols = C x CO, or, for the input gradient, CO x C of the kernel
-// flipped in both spatial axes. In double, rounded once.
+// flipped in both spatial axes. In double, rounded once. Split over the
+// threads by rows (as the untransform and the partial sums below): on 16
+// cores these per-layer passes were a ResNet step's serial part.
 void transform_kernel(const ConvGeometry& g, const float* w, bool for_input_gradient, int m,
-                      float* u) {
+                      float* u, int threads) {
   const int a = m + 2;
   const int64_t rows = for_input_gradient ? g.co : g.c, cols = for_input_gradient ? g.c : g.co;
   const int64_t plane = rows * cols;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      double k[3][3];
-      for (int ky = 0; ky < 3; ++ky)
-        for (int kx = 0; kx < 3; ++kx)
-          k[ky][kx] = for_input_gradient ? w[((2 - ky) * 3 + 2 - kx) * plane + j * g.co + i]
-                                         : w[(ky * 3 + kx) * plane + i * g.co + j];
-      double gk[6][3] = {};
-      for (int r = 0; r < a; ++r)
+  for_each_chunk(rows, threads, (kPairsPerThread + cols - 1) / cols, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        double k[3][3];
         for (int ky = 0; ky < 3; ++ky)
-          for (int kx = 0; kx < 3; ++kx) gk[r][kx] += g_at(m, r, ky) * k[ky][kx];
-      for (int r = 0; r < a; ++r)
-        for (int s = 0; s < a; ++s) {
-          double e = 0.0;
-          for (int kx = 0; kx < 3; ++kx) e += gk[r][kx] * g_at(m, s, kx);
-          u[(r * a + s) * plane + i * cols + j] = static_cast<float>(e);
-        }
-    }
+          for (int kx = 0; kx < 3; ++kx)
+            k[ky][kx] = for_input_gradient ? w[((2 - ky) * 3 + 2 - kx) * plane + j * g.co + i]
+                                           : w[(ky * 3 + kx) * plane + i * g.co + j];
+        double gk[6][3] = {};
+        for (int r = 0; r < a; ++r)
+          for (int ky = 0; ky < 3; ++ky)
+            for (int kx = 0; kx < 3; ++kx) gk[r][kx] += g_at(m, r, ky) * k[ky][kx];
+        for (int r = 0; r < a; ++r)
+          for (int s = 0; s < a; ++s) {
+            double e = 0.0;
+            for (int kx = 0; kx < 3; ++kx) e += gk[r][kx] * g_at(m, s, kx);
+            u[(r * a + s) * plane + i * cols + j] = static_cast<float>(e);
+          }
+      }
+  });
 }
 
 // dw (3, 3, C, CO) = G^T S G of the summed transformed gradient s (E, C, CO).
-void untransform_filter_gradient(const ConvGeometry& g, int m, const float* s, float* dw) {
+void untransform_filter_gradient(const ConvGeometry& g, int m, const float* s, float* dw,
+                                 int threads) {
   const int a = m + 2;
   const int64_t plane = g.c * g.co;
-  for (int64_t ij = 0; ij < plane; ++ij) {
-    double t[3][6] = {};
-    for (int ky = 0; ky < 3; ++ky)
-      for (int r = 0; r < a; ++r)
-        for (int c = 0; c < a; ++c) t[ky][c] += g_at(m, r, ky) * s[(r * a + c) * plane + ij];
-    for (int ky = 0; ky < 3; ++ky)
-      for (int kx = 0; kx < 3; ++kx) {
-        double e = 0.0;
-        for (int c = 0; c < a; ++c) e += t[ky][c] * g_at(m, c, kx);
-        dw[(ky * 3 + kx) * plane + ij] = static_cast<float>(e);
-      }
-  }
+  for_each_chunk(plane, threads, kPairsPerThread, [&](int64_t ij0, int64_t ij1) {
+    for (int64_t ij = ij0; ij < ij1; ++ij) {
+      double t[3][6] = {};
+      for (int ky = 0; ky < 3; ++ky)
+        for (int r = 0; r < a; ++r)
+          for (int c = 0; c < a; ++c) t[ky][c] += g_at(m, r, ky) * s[(r * a + c) * plane + ij];
+      for (int ky = 0; ky < 3; ++ky)
+        for (int kx = 0; kx < 3; ++kx) {
+          double e = 0.0;
+          for (int c = 0; c < a; ++c) e += t[ky][c] * g_at(m, c, kx);
+          dw[(ky * 3 + kx) * plane + ij] = static_cast<float>(e);
+        }
+    }
+  });
 }
 
 // The workspace, sized for the larger tile: the transformed kernel, every
@@ -127,7 +137,7 @@ void conv2d_winograd_forward(const ConvGeometry& g, const float* x, const float*
   const CpuKernels& kernels = cpu_kernels();
   const int m = tile_or_default(tile);
   float* u = workspace;
-  transform_kernel(g, w, false, m, u);
+  transform_kernel(g, w, false, m, u, threads);
   const int64_t out = g.out_pixels() * g.co;
   for_each_range(g.n, threads, [&](int64_t t, int64_t n0, int64_t n1) {
     float* buf = thread_buffer(g, workspace, threads, t);
@@ -159,12 +169,17 @@ void conv2d_winograd_backward_filter(const ConvGeometry& g, const float* x, cons
       for (int64_t j = 0; j < co; ++j)
         dbt[j] += !relu_y || relu_y[p * co + j] > 0.0f ? dy[p * co + j] : 0.0f;
   });
-  // The threads' sums in thread order into the first's, then back to 3x3.
-  for (int t = 1; t < parts; ++t) {
-    const float* src = partial + t * partial_floats(g);
-    for (int64_t i = 0; i < plane + co; ++i) partial[i] += src[i];
-  }
-  untransform_filter_gradient(g, m, partial, dw);
+  // The threads' sums in thread order into the first's (each element so,
+  // whichever thread adds it up: the bits of a serial sum), then back to 3x3.
+  const int64_t stride = partial_floats(g);
+  for_each_chunk(plane + co, threads, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float sum = partial[i];
+      for (int t = 1; t < parts; ++t) sum += partial[t * stride + i];
+      partial[i] = sum;
+    }
+  });
+  untransform_filter_gradient(g, m, partial, dw, threads);
   std::memcpy(db, partial + plane, sizeof(float) * co);
 }
 
@@ -174,7 +189,7 @@ void conv2d_winograd_backward_data(const ConvGeometry& g, const float* dy, const
   const int m = tile_or_default(tile);
   const ConvGeometry t = input_gradient_geometry(g);
   float* u = workspace;
-  transform_kernel(g, w, true, m, u);
+  transform_kernel(g, w, true, m, u, threads);
   for_each_range(g.n, threads, [&](int64_t part, int64_t n0, int64_t n1) {
     float* buf = thread_buffer(g, workspace, threads, part);
     for (int64_t n = n0; n < n1; ++n)

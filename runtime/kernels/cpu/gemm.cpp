@@ -36,36 +36,50 @@ static int64_t step_of(int64_t extent, int64_t parts) {
 // K = 5408). A grid of 16 x 16 blocks of such a C has each of 16 threads read
 // a whole panel of A and of B, every panel four times over (measured on a
 // 16-core Xeon: 0.26 ms, 2.2x one thread); pieces of K give each thread its
-// own part of both. Decided by the shape alone, never by the thread count,
-// and the pieces added in order: the result is the same on any number of
-// threads. C's partial products are the cost: at most 15 x 4096 floats
+// own part of both. A larger C (the same layer at batch 256: 256 x 64) takes
+// fewer pieces, each split into blocks of rows: 4 x 4 parts there, where 16
+// blocks of rows alone had every thread pack all of B (1.4 MB; 0.39 ms on
+// that Xeon, 4x one thread). Decided by the shape alone, never by the thread
+// count, and the pieces added in order: the result is the same on any number
+// of threads. C's partial products are the cost: at most 15 x 4096 floats
 // (240 KiB), kept on the stack so that a training step never allocates.
-constexpr int64_t kMaxPieces = 16, kMaxPiecesC = 4096;
+constexpr int64_t kMaxParts = 16, kPartialFloats = (kMaxParts - 1) * 4096;
 
-static int64_t k_pieces(int64_t m, int64_t n, int64_t k) {
+struct KSplit {
+  int64_t pieces = 1, row_parts = 1;
+};
+
+static KSplit k_split(int64_t m, int64_t n, int64_t k) {
   constexpr int64_t kMinPiece = 256;
-  if (m * n > kMaxPiecesC || k < 2 * kMinPiece || 2.0 * m * n * k < 4e6) return 1;
-  return std::min(kMaxPieces, k / kMinPiece);
+  if (k < 2 * kMinPiece || 2.0 * m * n * k < 4e6) return {};
+  const int64_t pieces = std::min({kMaxParts, k / kMinPiece, 1 + kPartialFloats / (m * n)});
+  if (pieces < 2) return {};
+  return {pieces, std::min(blocks_of_16(m), kMaxParts / pieces)};
 }
 
 // C = alpha op(A) op(B) + beta C as the sum of `pieces` products over
-// consecutive ranges of K: the first with beta into C, the others into
-// partial products, added to C in order.
+// consecutive ranges of K, each in row_parts blocks of rows: the first piece
+// with beta into C, the others into partial products, added to C in order.
 static void gemm_k_pieces(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                           const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                          float* c, int64_t ldc, int threads, int64_t pieces) {
-  const int64_t step = step_of(k, pieces), count = (k + step - 1) / step;
-  alignas(64) float partial[(kMaxPieces - 1) * kMaxPiecesC];
-  const int team = static_cast<int>(std::min<int64_t>(threads, count));
+                          float* c, int64_t ldc, int threads, KSplit split) {
+  const int64_t step = step_of(k, split.pieces), count = (k + step - 1) / step;
+  const int64_t row_step = step_of(m, split.row_parts), row_parts = (m + row_step - 1) / row_step;
+  alignas(64) float partial[kPartialFloats];
+  const int64_t parts = count * row_parts;
+  const int team = static_cast<int>(std::min<int64_t>(threads, parts));
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-  for (int64_t p = 0; p < count; ++p) {
+  for (int64_t part = 0; part < parts; ++part) {
+    const int64_t p = part / row_parts, r0 = part % row_parts * row_step;
+    const int64_t rows = std::min(m, r0 + row_step) - r0;
     const int64_t k0 = p * step, kl = std::min(k, k0 + step) - k0;
-    const float* ap = ta ? a + k0 * lda : a + k0;
+    const float* ap = ta ? a + k0 * lda + r0 : a + r0 * lda + k0;
     const float* bp = tb ? b + k0 : b + k0 * ldb;
     if (p == 0)
-      sgemm(ta, tb, m, n, kl, alpha, ap, lda, bp, ldb, beta, c, ldc);
+      sgemm(ta, tb, rows, n, kl, alpha, ap, lda, bp, ldb, beta, c + r0 * ldc, ldc);
     else
-      sgemm(ta, tb, m, n, kl, alpha, ap, lda, bp, ldb, 0.0f, partial + (p - 1) * m * n, n);
+      sgemm(ta, tb, rows, n, kl, alpha, ap, lda, bp, ldb, 0.0f, partial + (p - 1) * m * n + r0 * n,
+            n);
   }
   const int rows_team = static_cast<int>(std::min<int64_t>(threads, m));
 #pragma omp parallel for num_threads(rows_team) schedule(static) if (rows_team > 1)
@@ -81,8 +95,8 @@ static void gemm_k_pieces(bool ta, bool tb, int64_t m, int64_t n, int64_t k, flo
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
           int threads) {
-  if (const int64_t pieces = k_pieces(m, n, k); pieces > 1) {
-    gemm_k_pieces(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads, pieces);
+  if (const KSplit split = k_split(m, n, k); split.pieces > 1) {
+    gemm_k_pieces(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads, split);
     return;
   }
   // Splitting below ~4 MFLOP costs more in fork/join than it saves.

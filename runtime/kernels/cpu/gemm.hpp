@@ -2,10 +2,10 @@
 // `threads` > 1 splits C into blocks of rows and columns (each element is
 // computed by one thread, over all of K) and runs single-threaded SGEMMs on
 // the runtime's OpenMP threads: on small shapes that beats OpenBLAS' own
-// threading, which is erratic here. A small C with a long K is summed from
-// pieces of K instead, chosen by the shape alone (gemm.cpp), so its bits do
-// not depend on the thread count; a grid block's may (OpenBLAS picks its
-// kernels by shape).
+// threading, which is erratic here. A C of up to 61,440 floats with a long K
+// is summed from pieces of K instead (each in blocks of rows where C is larger),
+// chosen by the shape alone (gemm.cpp), so its bits do not depend on the thread
+// count; a grid block's may (OpenBLAS picks its kernels by shape).
 #pragma once
 #include <cstdint>
 

@@ -26,4 +26,16 @@ int for_each_range(int64_t count, int threads, F&& f) {
   return parts;
 }
 
+// Runs f(begin, end) over [0, count) in ranges of at least `grain` elements
+// (fewer threads where there is little work: a fork and join costs more than
+// a few thousand additions), on at most `threads` threads.
+template <class F>
+void for_each_chunk(int64_t count, int threads, int64_t grain, F&& f) {
+  const int64_t most = std::max<int64_t>(1, count / std::max<int64_t>(1, grain));
+  for_each_range(count, static_cast<int>(std::min<int64_t>(threads, most)),
+                 [&](int64_t, int64_t begin, int64_t end) {
+                   if (end > begin) f(begin, end);
+                 });
+}
+
 }  // namespace drun::kernels::cpu

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "data/permutation.hpp"
 #include "data_test_util.hpp"
@@ -506,6 +508,34 @@ TEST(Prefetcher, RethrowsTheProducersException) {
   }
   EXPECT_THROW(f.next(b), std::runtime_error);
   f.stop();
+}
+
+// next() hands over the slot's tensors instead of copying them: depth + 1
+// batches' storage circulates (nothing allocated once warm), and the batch the
+// caller holds stays as it was while the producer runs ahead.
+TEST(Prefetcher, BatchesStayIntactWhileHeldAndNothingIsAllocatedOnceWarm) {
+  constexpr int64_t kDepth = 2, kBatches = 40;
+  Prefetcher f(kDepth);
+  f.start(0, kBatches, [](int64_t i, Batch& b) {
+    b.x.ensure({256});
+    b.y.ensure({1}, DType::i32);
+    for (int64_t j = 0; j < 256; ++j) b.x.f32()[j] = static_cast<float>(i * 1000 + j);
+    b.y.i32()[0] = static_cast<int32_t>(i);
+    b.size = 1;
+  });
+  Batch b;
+  std::set<const void*> storages;
+  for (int64_t i = 0; i < kBatches; ++i) {
+    ASSERT_TRUE(f.next(b));
+    storages.insert(b.x.raw());
+    // The producer fills the ring meanwhile; none of it may land in b.
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    EXPECT_EQ(b.y.i32()[0], i);
+    for (int64_t j = 0; j < 256; j += 51)
+      ASSERT_EQ(b.x.f32()[j], static_cast<float>(i * 1000 + j)) << "batch " << i;
+  }
+  EXPECT_FALSE(f.next(b));
+  EXPECT_LE(storages.size(), static_cast<size_t>(kDepth + 1));
 }
 
 TEST(Prefetcher, EmptyRangeAndRestart) {

@@ -45,9 +45,10 @@ TEST(Gemm, AllTransposesThreadsAndBeta) {
     int64_t m, n, k;
   };
   // 64 x 72 x 1200: more threads than blocks of 16 along either side (a grid
-  // of blocks); 40 x 24 x 3000: a small C summed from pieces of K.
+  // of blocks); 40 x 24 x 3000: a small C summed from pieces of K; 100 x 96 x
+  // 1500: a larger C from fewer pieces, each in blocks of rows (the last short).
   for (Shape s : {Shape{200, 150, 300}, Shape{7, 300, 5}, Shape{300, 3, 17}, Shape{1, 1, 1},
-                  Shape{64, 72, 1200}, Shape{40, 24, 3000}}) {
+                  Shape{64, 72, 1200}, Shape{40, 24, 3000}, Shape{100, 96, 1500}}) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         // Stored A is (m x k) or (k x m); padded row strides check lda/ldb/ldc.
@@ -93,7 +94,8 @@ TEST(Gemm, AllTransposesThreadsAndBeta) {
 // the block's shape, and a block can round unlike the whole.)
 TEST(Gemm, PiecesOfKGiveTheSameBitsOnAnyThreadCount) {
   Rng rng(2);
-  for (const auto [m, n, k] : {std::array<int64_t, 3>{64, 64, 5408}, {40, 24, 3000}}) {
+  for (const auto [m, n, k] :
+       {std::array<int64_t, 3>{64, 64, 5408}, {40, 24, 3000}, {256, 64, 5408}, {100, 96, 1500}}) {
     const auto a = random_vec(m * k, rng), b = random_vec(k * n, rng);
     std::vector<float> one(static_cast<size_t>(m * n));
     gemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, one.data(), n, 1);
@@ -154,7 +156,8 @@ ConvEngine winograd_engine() {
              int threads) { conv2d_winograd_backward_data(g, dy, w, dx, ws, threads, M); }};
 }
 
-void check_conv(const ConvCase& cc, bool expect_direct, const ConvEngine& engine = kDispatched) {
+void check_conv(const ConvCase& cc, bool expect_direct, const ConvEngine& engine = kDispatched,
+                std::initializer_list<int> thread_counts = {1, 2}) {
   const ConvGeometry g =
       conv_geometry(cc.n, cc.h, cc.w, cc.c, cc.kh, cc.kw, cc.co, cc.sh, cc.sw, cc.same);
   SCOPED_TRACE(testing::Message() << engine.name << " conv n=" << cc.n << " " << cc.h << "x" << cc.w
@@ -183,7 +186,7 @@ void check_conv(const ConvCase& cc, bool expect_direct, const ConvEngine& engine
   ref_conv_backward(g, x, dy, w, dw_ref, db_ref, dx_ref);
   ref_conv_backward(g, x, dz_masked, w, dwm_ref, dbm_ref, dxm_unused);
 
-  for (int threads : {1, 2}) {
+  for (int threads : thread_counts) {
     SCOPED_TRACE(testing::Message() << "threads=" << threads);
     std::vector<float> ws(static_cast<size_t>(engine.workspace_floats(g, threads)), 1e30f);
     std::vector<float> y(static_cast<size_t>(ny), 7.0f);
@@ -326,6 +329,19 @@ TEST(Conv2D, WinogradPathMatchesReference) {
   EXPECT_FALSE(conv2d_winograd_suits(conv_geometry(2, 8, 8, 16, 5, 5, 16, 1, 1, true)));
   EXPECT_FALSE(conv2d_winograd_suits(conv_geometry(2, 8, 8, 3, 3, 3, 16, 1, 1, true)));
   EXPECT_FALSE(conv2d_winograd_suits(conv_geometry(2, 8, 8, 16, 3, 3, 18, 1, 1, true)));
+}
+
+// On 16 threads, where the kernel transforms, the sums of the threads' filter
+// gradients and their untransform are split over the threads too (each
+// element's arithmetic as on one thread): 64 channels in and out, 16 images.
+TEST(Conv2D, SixteenThreadsSplitTheTransformsAndTheFilterGradientSums) {
+  SCOPED_TRACE(cpu_kernels().name);
+  const ConvCase cc{16, 8, 8, 64, 3, 3, 64, 1, 1, true};
+  const ConvGeometry g = conv_geometry(16, 8, 8, 64, 3, 3, 64, 1, 1, true);
+  ASSERT_TRUE(conv2d_winograd_suits(g));
+  check_conv(cc, false, winograd_engine<4>(), {16});
+  check_conv(cc, false, implicit_engine(g), {16});
+  check_conv(cc, false, kDispatched, {16});
 }
 
 // The moments a following batch norm takes from the convolution: each
