@@ -254,6 +254,14 @@ for v in ${DRUN_VARIANTS//,/ }; do
   esac
 done
 START=$(date +%s)
+# One untimed run of each framework first: on a freshly started machine the
+# first process pays for loading the driver's and cuDNN's code (2026-11-27,
+# an H100: drun's first seed-CNN run 201,818 img/s, its second 349,583).
+m0="${MODELS[0]}"
+timeout "$RUN_TIMEOUT" "$DRUN" --device cuda "tools/bench/${SCRIPT[$m0]}_bench.lua" ${DRUN_EXTRA[$m0]} \
+  --batch-size "${BATCH[$m0]}" --steps 5 --warmup 5 > /dev/null 2>&1 || true
+[[ -z "$TORCH_PY" ]] || timeout "$RUN_TIMEOUT" "$TORCH_PY" "tools/bench/${SCRIPT[$m0]}_torch.py" \
+  ${TORCH_EXTRA[$m0]} --device cuda --batch "${BATCH[$m0]}" --steps 5 --warmup 5 > /dev/null 2>&1 || true
 for ((r = 1; r <= REPEATS; r++)); do
   if (( r % 2 == 1 )); then order="$DRUN_RUNS pytorch"; else order="pytorch $DRUN_RUNS"; fi
   for model in "${MODELS[@]}"; do

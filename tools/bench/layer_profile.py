@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Where a step's time goes, by kind of work, from a `drun --timeline` trace.
 
-    python3 tools/bench/layer_profile.py TRACE.json [--title TEXT]
+    python3 tools/bench/layer_profile.py TRACE.json [--title TEXT] [--by-layer]
 
 Sums the complete ("X") events of rank 0's main thread per phase and layer
 kind (a layer's name without its `_N` suffix: `backward conv2d` is every
 convolution's input and filter gradient together), divides by the number of
 steps and prints a Markdown table: ms per step and share of the step. Input
 work on the prefetch thread is shown apart, since it overlaps the step.
+--by-layer keeps each layer apart (`backward conv2d_7`): which of a kind's
+layers scale worst over threads.
 """
 import argparse
 import collections
@@ -24,6 +26,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('trace')
     ap.add_argument('--title', default='')
+    ap.add_argument('--by-layer', action='store_true', help='one row per layer, not per kind')
     args = ap.parse_args()
     with open(args.trace) as f:
         doc = json.load(f)
@@ -40,7 +43,7 @@ def main():
     for e in events:
         if e.get('ph') != 'X' or e.get('pid') != 0 or e.get('cat') == 'step':
             continue
-        key = kind(e['name'])
+        key = e['name'] if args.by_layer else kind(e['name'])
         (total if e.get('tid') == main_tid else background)[key] += e['dur']
     title = args.title or args.trace
     print(f'{title}: {len(steps)} steps, {step_us / 1000:.2f} ms per step\n')

@@ -2,7 +2,8 @@
 # Where drun's CPU step loses speed between 1 and all cores of the lent GPU
 # node (issue 14: 16 threads reached only 3.5-4x one thread on the seed CNN):
 #   1. a --timeline of the seed CNN (batch 64 and 256) and ResNet-20 (batch
-#      128) at 1 and at all threads, summed per layer kind (layer_profile.py);
+#      128) at 1 and at all threads, summed per layer kind (layer_profile.py;
+#      ResNet-20 per layer too: which convolutions scale worst);
 #   2. the seed CNN's images/s at all threads under changes that test one
 #      cause each, interleaved, 3 repeats: as it runs; no prefetch thread
 #      (the input made on the training thread: does the 17th thread cost?);
@@ -36,7 +37,10 @@ cifar=build/bench/cifar10-noise
 profile() {  # threads, title, script and its arguments...
   local t="$1" title="$2" trace=/tmp/drun/trace.json; shift 2
   timeout 120 "$bin/drun" -q --device cpu --threads "$t" --timeline "$trace" "$@" > /dev/null &&
-    python3 tools/bench/layer_profile.py "$trace" --title "$title, $t threads" >> "$report"
+    python3 tools/bench/layer_profile.py "$trace" --title "$title, $t threads" >> "$report" &&
+    if [[ "$title" == ResNet* ]]; then
+      python3 tools/bench/layer_profile.py "$trace" --by-layer --title "$title, $t threads, per layer" >> "$report"
+    fi
   echo >> "$report"
 }
 for t in 1 "$all"; do

@@ -13,18 +13,22 @@
 #      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20;
 #   6. where drun's CPU time goes on this node: a --timeline of the seed CNN and
 #      ResNet-20 at 1 and 16 threads, summed per layer kind (tools/bench/layer_profile.py);
-#   7. where the GPU time of a ResNet-20 step goes, drun and PyTorch: Nsight
-#      Compute's per-kernel summary (gpu_profile.log; ncu works on these
-#      machines, nsys does not).
+#   7. where the GPU time of a ResNet-20 step goes, drun and PyTorch, in float32
+#      and in bfloat16 (drun's mixed_bfloat16, PyTorch AMP): Nsight Compute's
+#      per-kernel summary (gpu_profile.log, gpu_profile_mixed.log; ncu works on
+#      these machines, nsys does not).
 # The benchmark tables (gpu.md, gpu_b1024.md, cpu.md, cpu_profile.md) and every
 # log, packed in gpu_checks.tar.gz, go to $OUT after every step, so that a run
 # cut off at its time limit still brings back what it did (the device tool
 # brings back at most 8 files).
 #   device run: bash tools/device/gpu_checks.sh [--no-gpu-tests] [--no-bench] [--no-cpu-bench]
 #               [--no-cpu-profile] [--no-gpu-profile] [--compile]   (carry: [".device"])
-# A 15-minute reservation holds about two calls: the GPU tests and benchmark
-# (--no-cpu-bench --no-cpu-profile --no-gpu-profile), then the CPU's
-# (--no-gpu-tests --no-bench).
+# A 15-minute reservation holds about three calls (2026-11-27, an H100: the
+# machine started in 30 s): the GPU tests and benchmark (--no-cpu-bench
+# --no-cpu-profile --no-gpu-profile: 225 s), then the CPU's (--no-gpu-tests
+# --no-bench --no-gpu-profile: the benchmark alone took 300 s), then
+# tools/device/cpu_threads.sh (45 s). Make each next call within the 30 s the
+# machine stays warm.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -122,6 +126,24 @@ if [[ " $* " != *" --no-gpu-profile "* ]]; then
       /opt/torch/.venv/bin/python tools/bench/resnet20_torch.py --device cuda --n 3 --steps 6 --warmup 14
   }
   step gpu_profile gpu_profile
+  # The same in bfloat16 (issue 18: drun's mixed step was slower than its
+  # float32 one at batch 128): drun's casts against PyTorch AMP's. More
+  # kernels a step than float32, so more are skipped to pass the warm-up.
+  gpu_profile_mixed() {
+    [[ -x "$ncu" ]] || { echo "no ncu on this machine"; return 1; }
+    local cifar=build/bench/cifar10-noise
+    echo "### drun mixed_bfloat16"
+    "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel --csv \
+      --launch-skip 6000 --launch-count 900 \
+      "$bin/drun" -q --device cuda tools/bench/resnet20_bench.lua --dir "$cifar" --steps 6 --warmup 20 \
+      --precision mixed_bfloat16
+    echo "### pytorch amp_bf16"
+    "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel --csv \
+      --launch-skip 6000 --launch-count 900 \
+      /opt/torch/.venv/bin/python tools/bench/resnet20_torch.py --device cuda --n 3 --steps 6 --warmup 20 \
+      --variants amp_bf16
+  }
+  step gpu_profile_mixed gpu_profile_mixed
 fi
 snapshot
 exit $status
