@@ -9,27 +9,41 @@
 #   4. tools/bench/gpu.sh: drun (fp32, mixed_float16, mixed_bfloat16) vs PyTorch on
 #      this GPU (seed CNN b256, ResNet-20 and -56 b128; PyTorch fp32 NCHW and
 #      channels_last, AMP bf16 and fp16, torch.compile),
-#   5. tools/bench/cpu.sh on the node's CPU (issue 14): drun vs the machine's
-#      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20;
-#   6. where drun's CPU time goes on this node: a --timeline of the seed CNN and
-#      ResNet-20 at 1 and 16 threads, summed per layer kind (tools/bench/layer_profile.py);
-#   7. where the GPU time of a ResNet-20 step goes, drun and PyTorch, in float32
+#   5. where the GPU time of a ResNet-20 step goes, drun and PyTorch, in float32
 #      and in bfloat16 (drun's mixed_bfloat16, PyTorch AMP): Nsight Compute's
 #      per-kernel summary (gpu_profile.log, gpu_profile_mixed.log; ncu works on
-#      these machines, nsys does not).
+#      these machines, nsys does not);
+# and with --cpu (or --cpu-only, without 1-5):
+#   6. tools/bench/cpu.sh on the node's CPU (issue 14): drun vs the machine's
+#      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20;
+#   7. where drun's CPU time goes on this node: a --timeline of the seed CNN and
+#      ResNet-20 at 1 and 16 threads, summed per layer kind (tools/bench/layer_profile.py).
 # The benchmark tables (gpu.md, gpu_b1024.md, cpu.md, cpu_profile.md) and every
 # log, packed in gpu_checks.tar.gz, go to $OUT after every step, so that a run
 # cut off at its time limit still brings back what it did (the device tool
 # brings back at most 8 files).
-#   device run: bash tools/device/gpu_checks.sh [--no-gpu-tests] [--no-bench] [--no-cpu-bench]
-#               [--no-cpu-profile] [--no-gpu-profile] [--compile]   (carry: [".device"])
-# A 15-minute reservation holds about three calls (2026-11-27, an H100: the
-# machine started in 30 s): the GPU tests and benchmark (--no-cpu-bench
-# --no-cpu-profile --no-gpu-profile: 225 s), then the CPU's (--no-gpu-tests
-# --no-bench --no-gpu-profile: the benchmark alone took 300 s), then
-# tools/device/cpu_threads.sh (45 s). Make each next call within the 30 s the
-# machine stays warm.
+#   device run: bash tools/device/gpu_checks.sh [--cpu | --cpu-only] [--no-gpu-tests] [--no-bench]
+#               [--no-gpu-profile] [--no-cpu-bench] [--no-cpu-profile] [--compile]   (carry: [".device"])
+# Time on a lent machine (2026-11-27, an H100 that started in 30 s): 1-4 took
+# 225 s; 5 (four Nsight Compute runs) is not yet timed; the CPU part took
+# over 5 minutes (cpu.sh alone 300 s), so it runs as a second call
+# (--cpu-only) within the 30 s the machine stays warm, and
+# tools/device/cpu_threads.sh (45 s) as a third.
 set -uo pipefail
+gpu_tests=1 bench=1 gpu_profile=1 cpu_bench=0 cpu_profile=0 compile=0
+for a in "$@"; do
+  case "$a" in
+    --cpu) cpu_bench=1 cpu_profile=1 ;;
+    --cpu-only) gpu_tests=0 bench=0 gpu_profile=0 cpu_bench=1 cpu_profile=1 ;;
+    --no-gpu-tests) gpu_tests=0 ;;
+    --no-bench) bench=0 ;;
+    --no-gpu-profile) gpu_profile=0 ;;
+    --no-cpu-bench) cpu_bench=0 ;;
+    --no-cpu-profile) cpu_profile=0 ;;
+    --compile) compile=1 ;;
+    *) echo "gpu_checks.sh: unknown option $a" >&2; exit 2 ;;
+  esac
+done
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 result="${OUT:-/tmp/drun-gpu-out}"
@@ -58,18 +72,17 @@ step() {  # name, command...: runs it, keeps its log, remembers a failure
   [[ $rc -eq 0 ]] || status=1
   snapshot
 }
-if [[ " $* " != *" --no-gpu-tests "* ]]; then
+if ((gpu_tests)); then
   step ldd ldd "$bin/drun"
   step cuda_kernels timeout 120 "$bin/test_cuda_kernels"
   step backend_harness timeout 120 "$bin/test_backend_harness"
   step gpu_train timeout 240 python3 tests/gpu/gpu_train_test.py "$bin/drun" "$bin/compare_checkpoints" "$root"
 fi
-if [[ " $* " != *" --no-bench "* ]]; then
+if ((bench)); then
   mkdir -p build/bench
   # 2 repeats of 100 timed steps, no torch.compile (--compile adds it): the
   # PyTorch variants and ResNet-56 would otherwise take most of a 15-minute
   # reservation.
-  compile=0; [[ " $* " != *" --compile "* ]] || compile=1
   step bench env DRUN="$bin/drun" bash tools/bench/gpu.sh --repeats 2 --steps 100 --run-timeout 90 --compile "$compile"
   cp build/bench/gpu.md "$out/gpu.md"; cp build/bench/gpu.jsonl "$out/gpu.jsonl" 2>/dev/null
   # Batch 1024, where arithmetic bounds the step: mixed precision against
@@ -79,37 +92,7 @@ if [[ " $* " != *" --no-bench "* ]]; then
   cp build/bench/gpu.md "$out/gpu_b1024.md"; cp build/bench/gpu.jsonl "$out/gpu_b1024.jsonl" 2>/dev/null
   snapshot
 fi
-if [[ " $* " != *" --no-cpu-bench "* ]]; then
-  step cpu_bench env DRUN="$bin/drun" TORCH2_PY=/opt/torch/.venv/bin/python DEBIAN_TORCH=0 \
-    bash tools/bench/cpu.sh --threads "1 16" --repeats 3 --short --models "seed_cnn seed_cnn256 resnet20"
-  cp build/bench/cpu.md build/bench/cpu.jsonl "$out/" 2>/dev/null
-  snapshot
-fi
-if [[ " $* " != *" --no-cpu-profile "* ]]; then
-  profile() {  # threads, model name, script and its arguments...
-    local t="$1" name="$2"; shift 2
-    "$bin/drun" -q --device cpu --threads "$t" --timeline "$out/trace-$name-$t.json" "$@" | tail -n 1 &&
-      python3 tools/bench/layer_profile.py "$out/trace-$name-$t.json" --title "$name, $t threads"
-  }
-  cpu_profile() {
-    local t
-    [[ -f build/bench/cifar10-noise/data_batch_5.bin ]] ||
-      python3 tests/data/make_cifar10.py build/bench/cifar10-noise --train 2560 --test 0
-    for t in 1 16; do
-      profile "$t" "seed CNN b64" tools/bench/seed_cnn_bench.lua --steps 100 --warmup 10
-      profile "$t" "seed CNN b256" tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 40 --warmup 5
-      profile "$t" "ResNet-20 b128" tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --n 3 --steps 10 --warmup 2
-    done
-    # The AVX2 path (what a Zen 3 or any AVX2-only CPU runs) on this CPU.
-    DRUN_ISA=avx2 profile 1 "seed CNN b64, DRUN_ISA=avx2" tools/bench/seed_cnn_bench.lua --steps 100 --warmup 10
-    DRUN_ISA=avx2 profile 1 "ResNet-20 b128, DRUN_ISA=avx2" tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --n 3 --steps 10 --warmup 2
-  }
-  step cpu_profile cpu_profile
-  cp "$out/cpu_profile.log" "$out/cpu_profile.md"
-  rm -f "$out"/trace-*.json
-  snapshot
-fi
-if [[ " $* " != *" --no-gpu-profile "* ]]; then
+if ((gpu_profile)); then
   ncu="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
   gpu_profile() {
     [[ -x "$ncu" ]] || { echo "no ncu on this machine"; return 1; }
@@ -144,6 +127,36 @@ if [[ " $* " != *" --no-gpu-profile "* ]]; then
       --variants amp_bf16
   }
   step gpu_profile_mixed gpu_profile_mixed
+fi
+if ((cpu_bench)); then
+  step cpu_bench env DRUN="$bin/drun" TORCH2_PY=/opt/torch/.venv/bin/python DEBIAN_TORCH=0 \
+    bash tools/bench/cpu.sh --threads "1 16" --repeats 3 --short --models "seed_cnn seed_cnn256 resnet20"
+  cp build/bench/cpu.md build/bench/cpu.jsonl "$out/" 2>/dev/null
+  snapshot
+fi
+if ((cpu_profile)); then
+  profile() {  # threads, model name, script and its arguments...
+    local t="$1" name="$2"; shift 2
+    "$bin/drun" -q --device cpu --threads "$t" --timeline "$out/trace-$name-$t.json" "$@" | tail -n 1 &&
+      python3 tools/bench/layer_profile.py "$out/trace-$name-$t.json" --title "$name, $t threads"
+  }
+  cpu_profile() {
+    local t
+    [[ -f build/bench/cifar10-noise/data_batch_5.bin ]] ||
+      python3 tests/data/make_cifar10.py build/bench/cifar10-noise --train 2560 --test 0
+    for t in 1 16; do
+      profile "$t" "seed CNN b64" tools/bench/seed_cnn_bench.lua --steps 100 --warmup 10
+      profile "$t" "seed CNN b256" tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 40 --warmup 5
+      profile "$t" "ResNet-20 b128" tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --n 3 --steps 10 --warmup 2
+    done
+    # The AVX2 path (what a Zen 3 or any AVX2-only CPU runs) on this CPU.
+    DRUN_ISA=avx2 profile 1 "seed CNN b64, DRUN_ISA=avx2" tools/bench/seed_cnn_bench.lua --steps 100 --warmup 10
+    DRUN_ISA=avx2 profile 1 "ResNet-20 b128, DRUN_ISA=avx2" tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --n 3 --steps 10 --warmup 2
+  }
+  step cpu_profile cpu_profile
+  cp "$out/cpu_profile.log" "$out/cpu_profile.md"
+  rm -f "$out"/trace-*.json
+  snapshot
 fi
 snapshot
 exit $status
