@@ -3,7 +3,8 @@
 # node (issue 14: 16 threads reached only 3.5-4x one thread on the seed CNN):
 #   1. a --timeline of the seed CNN (batch 64 and 256) and ResNet-20 (batch
 #      128) at 1 and at all threads, summed per layer kind (layer_profile.py;
-#      ResNet-20 per layer too: which convolutions scale worst);
+#      ResNet-20 per layer too: which convolutions scale worst), and the
+#      AVX2 path's at 1 thread;
 #   2. the seed CNN's images/s at all threads under changes that test one
 #      cause each, interleaved, 3 repeats: as it runs; no prefetch thread
 #      (the input made on the training thread: does the 17th thread cost?);
@@ -12,7 +13,8 @@
 #      OMP_PROC_BIND=close (each worker on its own core).
 # Runs from the bundle of tools/device/pack.sh (carry .device); the report
 # goes to $OUT/cpu_threads.md, written after every part.
-#   device run: bash tools/device/cpu_threads.sh   (carry: [".device"])
+#   device run: bash tools/device/cpu_threads.sh   (carry: [".device"]; also the
+#   last step of gpu_checks.sh --cpu / --cpu-only)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -50,6 +52,9 @@ done
 for t in "$all" 1; do
   profile "$t" "ResNet-20 b128" tools/bench/resnet20_bench.lua --dir "$cifar" --n 3 --steps 8 --warmup 2
 done
+# The AVX2 path (what a Zen 3 or any AVX2-only CPU runs) on this CPU.
+DRUN_ISA=avx2 profile 1 "seed CNN b64, DRUN_ISA=avx2" tools/bench/seed_cnn_bench.lua --steps 200 --warmup 10
+DRUN_ISA=avx2 profile 1 "ResNet-20 b128, DRUN_ISA=avx2" tools/bench/resnet20_bench.lua --dir "$cifar" --n 3 --steps 8 --warmup 2
 
 noprefetch=tools/bench/seed_cnn_noprefetch.lua  # beside the original: the same require path
 sed 's/:prefetch(2)/:prefetch(0)/' tools/bench/seed_cnn_bench.lua > "$noprefetch"

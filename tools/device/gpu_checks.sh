@@ -16,9 +16,9 @@
 # and with --cpu (or --cpu-only, without 1-5):
 #   6. tools/bench/cpu.sh on the node's CPU (issue 14): drun vs the machine's
 #      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20;
-#   7. where drun's CPU time goes on this node: a --timeline of the seed CNN and
-#      ResNet-20 at 1 and 16 threads, summed per layer kind (tools/bench/layer_profile.py).
-# The benchmark tables (gpu.md, gpu_b1024.md, cpu.md, cpu_profile.md) and every
+#   7. where drun's CPU time goes on this node (tools/device/cpu_threads.sh:
+#      timelines at 1 and 16 threads, the AVX2 path, runtime settings).
+# The benchmark tables (gpu.md, gpu_b1024.md, cpu.md, cpu_threads.md) and every
 # log, packed in gpu_checks.tar.gz, go to $OUT after every step, so that a run
 # cut off at its time limit still brings back what it did (the device tool
 # brings back at most 8 files).
@@ -26,9 +26,8 @@
 #               [--no-gpu-profile] [--no-cpu-bench] [--no-cpu-profile] [--compile]   (carry: [".device"])
 # Time on a lent machine (2026-11-27, an H100 that started in 30 s): 1-4 took
 # 225 s; 5 (four Nsight Compute runs) is not yet timed; the CPU part took
-# over 5 minutes (cpu.sh alone 300 s), so it runs as a second call
-# (--cpu-only) within the 30 s the machine stays warm, and
-# tools/device/cpu_threads.sh (45 s) as a third.
+# about 6 minutes (cpu.sh 300 s, cpu_threads.sh 45 s), so it runs as a second
+# call (--cpu-only) within the 30 s the machine stays warm.
 set -uo pipefail
 gpu_tests=1 bench=1 gpu_profile=1 cpu_bench=0 cpu_profile=0 compile=0
 for a in "$@"; do
@@ -135,28 +134,9 @@ if ((cpu_bench)); then
   snapshot
 fi
 if ((cpu_profile)); then
-  profile() {  # threads, model name, script and its arguments...
-    local t="$1" name="$2"; shift 2
-    "$bin/drun" -q --device cpu --threads "$t" --timeline "$out/trace-$name-$t.json" "$@" | tail -n 1 &&
-      python3 tools/bench/layer_profile.py "$out/trace-$name-$t.json" --title "$name, $t threads"
-  }
-  cpu_profile() {
-    local t
-    [[ -f build/bench/cifar10-noise/data_batch_5.bin ]] ||
-      python3 tests/data/make_cifar10.py build/bench/cifar10-noise --train 2560 --test 0
-    for t in 1 16; do
-      profile "$t" "seed CNN b64" tools/bench/seed_cnn_bench.lua --steps 100 --warmup 10
-      profile "$t" "seed CNN b256" tools/bench/seed_cnn_bench.lua --batch-size 256 --steps 40 --warmup 5
-      profile "$t" "ResNet-20 b128" tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --n 3 --steps 10 --warmup 2
-    done
-    # The AVX2 path (what a Zen 3 or any AVX2-only CPU runs) on this CPU.
-    DRUN_ISA=avx2 profile 1 "seed CNN b64, DRUN_ISA=avx2" tools/bench/seed_cnn_bench.lua --steps 100 --warmup 10
-    DRUN_ISA=avx2 profile 1 "ResNet-20 b128, DRUN_ISA=avx2" tools/bench/resnet20_bench.lua --dir build/bench/cifar10-noise --n 3 --steps 10 --warmup 2
-  }
-  step cpu_profile cpu_profile
-  cp "$out/cpu_profile.log" "$out/cpu_profile.md"
-  rm -f "$out"/trace-*.json
-  snapshot
+  # Where the CPU step's time goes at 1 and 16 threads (its own report,
+  # cpu_threads.md, beside this script's).
+  step cpu_threads env OUT="$out" bash tools/device/cpu_threads.sh
 fi
 snapshot
 exit $status
