@@ -49,11 +49,12 @@ class LuaHook final : public train::Hook {
     lua_createtable(L_, 0, 6);
     set("step", static_cast<double>(s.global_step));
     set("epoch", static_cast<double>(s.epoch));
-    set("loss", s.loss);
+    set("loss", s.loss());
     set("learning_rate", s.learning_rate);
     set("batch_size", static_cast<double>(s.batch_size));
-    lua_createtable(L_, 0, static_cast<int>(s.running.size()));
-    for (const auto& [k, v] : s.running) set(k.c_str(), v);
+    const train::MetricValues running = s.running();
+    lua_createtable(L_, 0, static_cast<int>(running.size()));
+    for (const auto& [k, v] : running) set(k.c_str(), v);
     lua_setfield(L_, -2, "metrics");
     call(2, 1);
     const bool stop = lua_toboolean(L_, -1) != 0;

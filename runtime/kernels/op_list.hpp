@@ -90,9 +90,6 @@ DRUN_OP(void, mul, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y)
 DRUN_OP(void, cast, (const Exec& ex, const Tensor& x, Tensor& y), (ex, x, y), ex,
         check_cast(op, x, y))
 
-// Whether every value of x is finite (no NaN, no infinity). Waits for the answer.
-DRUN_OP(bool, all_finite, (const Exec& ex, const Tensor& x), (ex, x), ex, none())
-
 // flag (one float32) = 1 where x has a value that is not finite; otherwise
 // flag is left as it is. Does not wait: checks of many tensors into one flag
 // cost one wait, when the flag is read (the loss scale's check of every
@@ -196,17 +193,21 @@ DRUN_OP(void, batchnorm_backward,
         (ex, x, dy, relu_y, gamma, beta, mean, inv_std, batch_statistics, dx, dgamma, dbeta), ex,
         none())
 
-// The mean loss over the batch; grad = d(mean)/d(pred) (kernels/loss.hpp).
-// For sparse kinds, a label outside [0, classes) sets *bad_row to its row
-// (else -1).
-DRUN_OP(double, loss_forward_backward,
+// loss (one float32) = the mean loss over the batch; grad = d(mean)/d(pred)
+// (kernels/loss.hpp). Does not wait: the loss stays on ex's device until read.
+// Sparse labels must lie in [0, classes) (nn::Loss checks them on the host);
+// one outside gives a zero gradient row and a NaN loss.
+DRUN_OP(void, loss_forward_backward,
         (const Exec& ex, LossKind kind, const Tensor& pred, const Tensor& target, Tensor& grad,
-         int64_t* bad_row),
-        (ex, kind, pred, target, grad, bad_row), ex,
-        check_loss(op, kind, pred, target, grad, bad_row))
+         Tensor& loss),
+        (ex, kind, pred, target, grad, loss), ex, check_loss(op, kind, pred, target, grad, loss))
 
-// out (int32, rows) = the column of each row's maximum, the first one.
-DRUN_OP(void, argmax_rows, (const Exec& ex, const Tensor& x, Tensor& out), (ex, x, out), ex, none())
+// sum (one float32) = the batch's sum of a metric (kernels/metric.hpp): hits
+// for the accuracies (integer labels, one per row, for label_accuracy),
+// errors for the others. Does not wait, as the loss.
+DRUN_OP(void, metric_sum,
+        (const Exec& ex, MetricKind kind, const Tensor& pred, const Tensor& target, Tensor& sum),
+        (ex, kind, pred, target, sum), ex, check_metric(op, kind, pred, target, sum))
 
 // Optimizer updates (kernels/optimizer_update.hpp gives each rule), on the
 // device where w lives (the optimizer's Exec says so). Optional slots

@@ -21,6 +21,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/metric.hpp"
 #include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
 
@@ -81,9 +82,23 @@ void check_activation_backward(const char* op, ActivationFn a, const Tensor& x, 
                            "'s backward needs the forward's input");
 }
 
+// One float32 value: a flag, a loss, a metric's sum.
+void check_scalar(const char* op, const char* what, const Tensor& t) {
+  if (t.numel() != 1 || t.dtype() != DType::f32)
+    throw std::invalid_argument(std::string(op) + ": the " + what + " must be one float32 value");
+}
+
 void check_flag(const char* op, const Tensor& flag) {
-  if (flag.numel() != 1 || flag.dtype() != DType::f32)
-    throw std::invalid_argument(std::string(op) + ": the flag must be one float32 value");
+  check_scalar(op, "flag", flag);
+}
+
+// Sparse labels: one int32 per row of pred; dense targets: pred's size.
+void check_targets(const char* op, bool sparse, const Tensor& pred, const Tensor& target) {
+  if (!sparse) return same_size(op, pred, target);
+  if (target.dtype() != DType::i32 || pred.rank() == 0 || target.numel() != pred.dim(0))
+    throw std::logic_error(std::string(op) + ": wants one int32 label per row of " +
+                           pred.shape().str() + ", got " + target.shape().str() + " " +
+                           dtype_name(target.dtype()));
 }
 
 void check_cast(const char* op, const Tensor& x, const Tensor& y) {
@@ -95,11 +110,17 @@ void check_cast(const char* op, const Tensor& x, const Tensor& y) {
 }
 
 void check_loss(const char* op, LossKind kind, const Tensor& pred, const Tensor& target,
-                const Tensor& grad, int64_t* bad_row) {
+                const Tensor& grad, const Tensor& loss) {
   same_size(op, pred, grad);
-  *bad_row = -1;
-  if (kind != LossKind::softmax_xent_sparse && kind != LossKind::xent_sparse)
-    same_size(op, pred, target);
+  check_targets(op, kind == LossKind::softmax_xent_sparse || kind == LossKind::xent_sparse, pred,
+                target);
+  check_scalar(op, "loss", loss);
+}
+
+void check_metric(const char* op, MetricKind kind, const Tensor& pred, const Tensor& target,
+                  const Tensor& sum) {
+  check_targets(op, kind == MetricKind::label_accuracy, pred, target);
+  check_scalar(op, "sum", sum);
 }
 
 int64_t last_dim(const Tensor& t) {
@@ -229,10 +250,6 @@ void on_cpu::cast(const Exec& ex, const Tensor& x, Tensor& y) {
   });
 }
 
-bool on_cpu::all_finite(const Exec&, const Tensor& x) {
-  return cpu::all_finite(x.f32(), x.numel());
-}
-
 void on_cpu::mark_nonfinite(const Exec&, const Tensor& x, Tensor& flag) {
   cpu::mark_nonfinite(x.f32(), x.numel(), flag.f32());
 }
@@ -350,31 +367,46 @@ void on_cpu::batchnorm_backward(const Exec& ex, const Tensor& x, const Tensor& d
                           dgamma.f32(), dbeta.f32(), ex.threads);
 }
 
-double on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred,
-                                     const Tensor& target, Tensor& grad, int64_t* bad_row) {
-  const int64_t rows = pred.dim(0), cols = pred.numel() / rows;
+void on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred,
+                                   const Tensor& target, Tensor& grad, Tensor& loss) {
+  const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+  float* out = loss.f32();
   switch (kind) {
     case LossKind::softmax_xent_sparse:
-      return cpu::softmax_xent_sparse(pred.f32(), target.i32(), rows, cols, grad.f32(), bad_row);
+      return cpu::softmax_xent_sparse(pred.f32(), target.i32(), rows, cols, grad.f32(), out);
     case LossKind::xent_sparse:
-      return cpu::xent_sparse_probs(pred.f32(), target.i32(), rows, cols, grad.f32(), bad_row);
+      return cpu::xent_sparse_probs(pred.f32(), target.i32(), rows, cols, grad.f32(), out);
     case LossKind::softmax_xent:
-      return cpu::softmax_xent_dense(pred.f32(), target.f32(), rows, cols, grad.f32());
+      return cpu::softmax_xent_dense(pred.f32(), target.f32(), rows, cols, grad.f32(), out);
     case LossKind::xent:
-      return cpu::xent_dense_probs(pred.f32(), target.f32(), rows, cols, grad.f32());
+      return cpu::xent_dense_probs(pred.f32(), target.f32(), rows, cols, grad.f32(), out);
     case LossKind::sigmoid_bce:
-      return cpu::sigmoid_bce(pred.f32(), target.f32(), pred.numel(), grad.f32());
+      return cpu::sigmoid_bce(pred.f32(), target.f32(), pred.numel(), grad.f32(), out);
     case LossKind::bce:
-      return cpu::bce_probs(pred.f32(), target.f32(), pred.numel(), grad.f32());
+      return cpu::bce_probs(pred.f32(), target.f32(), pred.numel(), grad.f32(), out);
     case LossKind::mse:
-      return cpu::mse(pred.f32(), target.f32(), pred.numel(), grad.f32());
+      return cpu::mse(pred.f32(), target.f32(), pred.numel(), grad.f32(), out);
   }
-  return 0.0;
 }
 
-void on_cpu::argmax_rows(const Exec&, const Tensor& x, Tensor& out) {
-  const int64_t rows = x.dim(0);
-  cpu::argmax_rows(x.f32(), rows, x.numel() / rows, out.i32());
+void on_cpu::metric_sum(const Exec&, MetricKind kind, const Tensor& pred, const Tensor& target,
+                        Tensor& sum) {
+  const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+  float* out = sum.f32();
+  switch (kind) {
+    case MetricKind::label_accuracy:
+      return cpu::label_hits(pred.f32(), target.i32(), rows, cols, out);
+    case MetricKind::onehot_accuracy:
+      return cpu::argmax_hits(pred.f32(), target.f32(), rows, cols, out);
+    case MetricKind::binary_accuracy_logits:
+      return cpu::threshold_hits(pred.f32(), target.f32(), pred.numel(), 0.0f, out);
+    case MetricKind::binary_accuracy_probs:
+      return cpu::threshold_hits(pred.f32(), target.f32(), pred.numel(), 0.5f, out);
+    case MetricKind::squared_error:
+      return cpu::error_sum(pred.f32(), target.f32(), pred.numel(), true, out);
+    case MetricKind::absolute_error:
+      return cpu::error_sum(pred.f32(), target.f32(), pred.numel(), false, out);
+  }
 }
 
 namespace {

@@ -131,6 +131,18 @@ PoolGeometry pool_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t p
 
 enum class LossKind { softmax_xent_sparse, xent_sparse, softmax_xent, xent, sigmoid_bce, bce, mse };
 
+// Metrics (kernels/metric.hpp), as metric_sum takes them: accuracy against
+// integer labels, one-hot targets, or binary targets from logits (threshold
+// 0) or probabilities (0.5); the sum of squared or absolute errors.
+enum class MetricKind {
+  label_accuracy,
+  onehot_accuracy,
+  binary_accuracy_logits,
+  binary_accuracy_probs,
+  squared_error,
+  absolute_error
+};
+
 }  // namespace drun::kernels
 
 // Declares the same functions in namespace cpu (on host pointers, defined in

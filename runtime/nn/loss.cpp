@@ -57,28 +57,32 @@ json Loss::config() const {
   return {{"class_name", class_name_}, {"config", c}};
 }
 
-double Loss::compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& target,
-                     Tensor& grad) {
-  const int64_t rows = pred.dim(0);
-  if (sparse()) {
-    if (target.dtype() != DType::i32 || target.numel() != rows)
-      throw UsageError(class_name_ + ": expects one integer class label per example (" +
-                       std::to_string(rows) + "), got targets of shape " + target.shape().str() +
-                       " " + dtype_name(target.dtype()));
-  } else if (target.dtype() != DType::f32 || target.numel() != pred.numel()) {
-    throw UsageError(class_name_ + ": targets of shape " + target.shape().str() + " " +
-                     dtype_name(target.dtype()) + " do not match predictions " +
-                     pred.shape().str() + " (sparse labels need SparseCategoricalCrossentropy)");
+void Loss::check(const Tensor& pred, const Tensor& host_target) const {
+  const int64_t rows = pred.rank() ? pred.dim(0) : 0;
+  const Tensor& target = host_target;
+  if (!sparse()) {
+    if (target.dtype() != DType::f32 || target.numel() != pred.numel())
+      throw UsageError(class_name_ + ": targets of shape " + target.shape().str() + " " +
+                       dtype_name(target.dtype()) + " do not match predictions " +
+                       pred.shape().str() + " (sparse labels need SparseCategoricalCrossentropy)");
+    return;
   }
+  if (target.dtype() != DType::i32 || target.numel() != rows)
+    throw UsageError(class_name_ + ": expects one integer class label per example (" +
+                     std::to_string(rows) + "), got targets of shape " + target.shape().str() +
+                     " " + dtype_name(target.dtype()));
+  const int64_t classes = rows ? pred.numel() / rows : 0;
+  const int32_t* labels = target.i32();
+  for (int64_t r = 0; r < rows; ++r)
+    if (labels[r] < 0 || labels[r] >= classes)
+      throw UsageError(class_name_ + ": label " + std::to_string(labels[r]) + " of example " +
+                       std::to_string(r) + " is outside [0, " + std::to_string(classes) + ")");
+}
+
+void Loss::compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& target, Tensor& grad,
+                   Tensor& loss) {
   grad.ensure(pred.shape(), DType::f32, pred.device());
-  int64_t bad = -1;
-  const double loss = kernels::loss_forward_backward(ex, kind_, pred, target, grad, &bad);
-  if (bad >= 0)
-    throw UsageError(class_name_ + ": label " +
-                     std::to_string(target.rows(bad, bad + 1).to(Device::cpu).i32()[0]) +
-                     " of example " + std::to_string(bad) + " is outside [0, " +
-                     std::to_string(pred.numel() / rows) + ")");
-  return loss;
+  kernels::loss_forward_backward(ex, kind_, pred, target, grad, loss);
 }
 
 }  // namespace drun::nn

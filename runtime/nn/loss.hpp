@@ -13,8 +13,14 @@ class Loss {
   // spec: "sparse_categorical_crossentropy" or
   // {"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}}.
   explicit Loss(const json& spec);
-  // Mean loss of the batch; grad (shaped like pred) receives d(loss)/d(pred).
-  double compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& target, Tensor& grad);
+  // Throws a UsageError naming what is wrong where the targets (on the host)
+  // do not fit the predictions: their shape or type, or a label outside the
+  // classes (with its example). Call it before compute, which checks nothing.
+  void check(const Tensor& pred, const Tensor& host_target) const;
+  // loss (one float32 on pred's device) = the batch's mean loss; grad (shaped
+  // like pred) = d(loss)/d(pred). On a GPU nothing waits for the loss here.
+  void compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& target, Tensor& grad,
+               Tensor& loss);
   const std::string& class_name() const { return class_name_; }
   bool from_logits() const { return from_logits_; }
   bool sparse() const;

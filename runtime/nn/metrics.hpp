@@ -1,4 +1,6 @@
-// Metrics accumulated over the batches of an epoch: accuracy, mse, mae.
+// Metrics as Keras names them: accuracy, mse, mae. A metric measures one
+// batch as a sum (on the device the model runs on) and says how many values
+// that sum counts; train/running_values adds them up over an epoch.
 #pragma once
 #include <string>
 #include <vector>
@@ -12,24 +14,18 @@ class Metric {
   // name: "accuracy" (or "acc"), "mse", "mae". from_logits tells binary
   // accuracy where its threshold is (0 for logits, 0.5 for probabilities).
   Metric(const std::string& name, bool from_logits);
-  void reset();
-  void update(const kernels::Exec& ex, const Tensor& pred, const Tensor& target);
-  double result() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
   const std::string& name() const { return name_; }
-  // Raw sums, so that workers can add theirs before dividing.
-  double sum() const { return sum_; }
-  int64_t count() const { return count_; }
-  void set(double sum, int64_t count) {
-    sum_ = sum;
-    count_ = count;
-  }
+  // sum (one float32 on pred's device) = the batch's hits or errors; throws a
+  // UsageError where the targets do not fit the predictions.
+  void measure(const kernels::Exec& ex, const Tensor& pred, const Tensor& target,
+               Tensor& sum) const;
+  // What the sum of a batch counts: its examples (accuracy) or values (mse, mae).
+  int64_t count(const Tensor& pred) const;
 
  private:
+  kernels::MetricKind kind(const Tensor& pred, const Tensor& target) const;
   std::string name_;
   bool from_logits_;
-  double sum_ = 0.0;
-  int64_t count_ = 0;
-  Tensor argmax_, target_argmax_, host_pred_, host_target_;
 };
 
 std::vector<Metric> make_metrics(const std::vector<std::string>& names, bool from_logits);

@@ -19,16 +19,20 @@
 namespace drun::train {
 
 class Trainer;
+class RunningValues;
 
 struct StepResult {
   int64_t global_step = 0;  // after the step
   int64_t epoch = 0;
   int64_t batch = 0;  // batches of the epoch done, this one included
-  double loss = 0.0;  // this step's batch mean loss
   double learning_rate = 0.0;
   int64_t batch_size = 0;
-  // Running averages of the epoch so far, by name ("loss", "accuracy", ...).
-  std::vector<std::pair<std::string, double>> running;
+  // This step's batch mean loss, and the running averages of the epoch so far
+  // by name ("loss", "accuracy", ...). On a GPU each read waits for the step
+  // to finish (train/running_values), so a hook reads them only when it uses them.
+  double loss() const;
+  MetricValues running() const;
+  RunningValues* values = nullptr;  // the trainer's
 };
 
 // An epoch's end, once its training metrics are summed over the workers.

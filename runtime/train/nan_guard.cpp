@@ -7,7 +7,7 @@
 namespace drun::train {
 
 bool NanGuard::after_step(const StepResult& step) {
-  if (std::isfinite(step.loss)) return false;
+  if (std::isfinite(step.loss())) return false;
   std::string where = "no layer output is non-finite (the loss itself overflowed)";
   for (const auto& node : trainer_->model().nodes()) {
     const Tensor& out = node.layer->output();
@@ -23,7 +23,7 @@ bool NanGuard::after_step(const StepResult& step) {
       break;
     }
   }
-  throw UsageError("NanGuard: the loss is " + std::to_string(step.loss) + " at step " +
+  throw UsageError("NanGuard: the loss is " + std::to_string(step.loss()) + " at step " +
                    std::to_string(step.global_step) + "; " + where + " (lower the learning rate?)");
 }
 

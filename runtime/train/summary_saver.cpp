@@ -22,10 +22,11 @@ bool SummarySaver::after_step(const StepResult& step) {
   if (step.global_step % every_steps_ != 0) return false;
   const int64_t at = step.global_step;
   const double secs = std::chrono::duration<double>(Clock::now() - since_).count();
-  events_.scalar("loss", at, step.loss);
+  events_.scalar("loss", at, step.loss());
   // running[0] is the running loss; the metrics follow.
-  for (size_t i = 1; i < step.running.size(); ++i)
-    events_.scalar(step.running[i].first, at, step.running[i].second);
+  const MetricValues running = step.running();
+  for (size_t i = 1; i < running.size(); ++i)
+    events_.scalar(running[i].first, at, running[i].second);
   events_.scalar("learning_rate", at, step.learning_rate);
   events_.scalar("global_step/sec", at, static_cast<double>(at - since_step_) / secs);
   events_.scalar("images/sec", at, static_cast<double>(images_) / secs);

@@ -40,11 +40,12 @@ Trainer::Trainer(nn::Model& model, const CompileOptions& compiled, const kernels
       compiled_(compiled),
       loss_(compiled.loss),
       optimizer_(optim::make_optimizer(compiled.optimizer)),
-      metrics_(nn::make_metrics(compiled.metrics, loss_.from_logits())),
       params_(model.params()),
       exec_(exec),
       stage_x_(exec),
-      stage_y_(exec) {
+      stage_y_(exec),
+      values_(nn::make_metrics(compiled.metrics, loss_.from_logits()), exec.device),
+      eval_values_(nn::make_metrics(compiled.metrics, loss_.from_logits()), exec.device) {
   model_.set_exec(exec);
   optimizer_->set_cpu_threads(exec.threads);
   set_precision(compiled.precision);
@@ -94,15 +95,16 @@ void Trainer::set_timeline(timeline::Timeline* tl) {
   model_.set_timeline(tl);
 }
 
-double Trainer::train_step(const data::Batch& batch) {
+void Trainer::train_step(const data::Batch& batch) {
   using timeline::Span, timeline::Lane, timeline::kMain;
   Span step(timeline_, Lane::main, kMain, "step", "step", "step", global_step_);
   const Tensor& y = stage_y_.stage(batch.y);
   const Tensor& out = model_.forward(stage_x_.stage(batch.x), true);
-  double loss = 0;
   {
     Span span(timeline_, Lane::main, kMain, "loss", "loss");
-    loss = loss_.compute(exec_, out, y, dlogits_);
+    loss_.check(out, batch.y);
+    loss_.compute(exec_, out, y, dlogits_, values_.loss_slot());
+    values_.add_step(exec_, out, y, batch.size);
     // The strategy's factor (e.g. 1/workers) and the loss scale (a power of two) in one pass.
     const float factor =
         (strategy_ ? strategy_->gradient_scale() : 1.0f) * optimizer_->loss_scale();
@@ -116,63 +118,30 @@ double Trainer::train_step(const data::Batch& batch) {
     Span span(timeline_, Lane::main, kMain, "optimizer", "optimizer");
     optimizer_->apply(params_);
   }
-  for (auto& m : metrics_) m.update(exec_, out, batch.y);
-  loss_sum_ += loss * static_cast<double>(batch.size);
-  loss_count_ += batch.size;
   ++global_step_;
-  return loss;
-}
-
-void Trainer::reset_metrics() {
-  for (auto& m : metrics_) m.reset();
-  loss_sum_ = 0.0;
-  loss_count_ = 0;
 }
 
 void Trainer::sum_over_workers() {
   if (!strategy_ || strategy_->workers() == 1) return;
-  // One call: [loss sum, loss count, (metric sum, metric count)...].
-  std::vector<double> v{loss_sum_, static_cast<double>(loss_count_)};
-  for (const auto& m : metrics_) {
-    v.push_back(m.sum());
-    v.push_back(static_cast<double>(m.count()));
-  }
+  // One call: [loss sum, examples, (metric sum, metric count)...].
+  std::vector<double> v = values_.sums();
   strategy_->sum(v.data(), static_cast<int64_t>(v.size()));
-  loss_sum_ = v[0];
-  loss_count_ = static_cast<int64_t>(v[1]);
-  for (size_t i = 0; i < metrics_.size(); ++i)
-    metrics_[i].set(v[2 + 2 * i], static_cast<int64_t>(v[3 + 2 * i]));
-}
-
-MetricValues Trainer::metric_values() const {
-  MetricValues v;
-  for (const auto& m : metrics_) v.emplace_back(m.name(), m.result());
-  return v;
+  values_.set_sums(v);
 }
 
 Evaluation Trainer::evaluate(data::Pipeline& input, int64_t max_steps) {
-  // An evaluation within an epoch leaves the epoch's running training sums as they were.
-  const double train_loss_sum = loss_sum_;
-  const int64_t train_loss_count = loss_count_;
-  std::vector<std::pair<double, int64_t>> train_metrics;
-  for (const auto& m : metrics_) train_metrics.emplace_back(m.sum(), m.count());
-  reset_metrics();
+  // Its own running values: the epoch's training values stay as they are.
+  eval_values_.reset();
   data::Batch batch;
   input.start_epoch(0);
   for (int64_t step = 0; (max_steps < 0 || step < max_steps) && input.next(batch); ++step) {
+    const Tensor& y = stage_y_.stage(batch.y);
     const Tensor& out = model_.forward(stage_x_.stage(batch.x), false);
-    const double loss = loss_.compute(exec_, out, stage_y_.stage(batch.y), dlogits_);
-    for (auto& m : metrics_) m.update(exec_, out, batch.y);
-    loss_sum_ += loss * static_cast<double>(batch.size);
-    loss_count_ += batch.size;
+    loss_.check(out, batch.y);
+    loss_.compute(exec_, out, y, dlogits_, eval_values_.loss_slot());
+    eval_values_.add_step(exec_, out, y, batch.size);
   }
-  Evaluation e{loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0, metric_values(),
-               loss_count_};
-  loss_sum_ = train_loss_sum;
-  loss_count_ = train_loss_count;
-  for (size_t i = 0; i < metrics_.size(); ++i)
-    metrics_[i].set(train_metrics[i].first, train_metrics[i].second);
-  return e;
+  return {eval_values_.mean_loss(), eval_values_.metrics(), eval_values_.examples()};
 }
 
 Tensor Trainer::predict(data::Pipeline& input) {
@@ -216,27 +185,14 @@ void Trainer::save_checkpoint(Checkpoints& checkpoints, const TrainingState& sta
   checkpoints.save(model_, *optimizer_, state);
 }
 
-double Trainer::running_loss() const {
-  return loss_count_ ? loss_sum_ / static_cast<double>(loss_count_) : 0.0;
-}
-
-const StepResult& Trainer::step_result(int64_t epoch, int64_t batch, double loss,
-                                       int64_t batch_size) {
-  // Filled in place: after the first step the names reuse their storage.
+const StepResult& Trainer::step_result(int64_t epoch, int64_t batch, int64_t batch_size) {
   StepResult& r = step_result_;
   r.global_step = global_step_;
   r.epoch = epoch;
   r.batch = batch;
-  r.loss = loss;
   r.learning_rate = optimizer_->current_lr();
   r.batch_size = batch_size;
-  r.running.resize(1 + metrics_.size());
-  r.running[0].first = "loss";
-  r.running[0].second = running_loss();
-  for (size_t i = 0; i < metrics_.size(); ++i) {
-    r.running[i + 1].first = metrics_[i].name();
-    r.running[i + 1].second = metrics_[i].result();
-  }
+  r.values = &values_;
   return r;
 }
 
@@ -266,7 +222,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   bool stop = config.max_steps >= 0 && global_step_ >= config.max_steps;
   result.already_done = resumed && (stop || from.epoch >= config.epochs);
   for (int64_t epoch = from.epoch; epoch < config.epochs && !stop; ++epoch) {
-    reset_metrics();
+    values_.reset();
     train.seek(epoch, epoch == from.epoch ? from.batch : 0);
     progress.begin_epoch(epoch, train.batches_per_epoch(), global_step_);
     const auto epoch_start = Clock::now();
@@ -279,15 +235,15 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     while (next_batch()) {
       for (Hook* h : hooks) h->before_step(global_step_);
       distributed::activity::set_step(global_step_);  // for the stall inspector
-      const double loss = train_step(batch);
+      train_step(batch);
       epoch_images += batch.size;
       const int64_t step = train.position();  // batches of the epoch done
       if (progress.due(step))
-        progress.update(step, running_loss(), metric_values(),
+        progress.update(step, values_.mean_loss(), values_.metrics(),
                         static_cast<double>(epoch_images) / seconds_since(epoch_start));
       bool hook_stop = false;
       if (!hooks.empty()) {
-        const StepResult& r = step_result(epoch, step, loss, batch.size);
+        const StepResult& r = step_result(epoch, step, batch.size);
         for (Hook* h : hooks) hook_stop = h->after_step(r) || hook_stop;
       }
       if (preemption_agreed()) {
@@ -338,7 +294,7 @@ void Trainer::end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult
     result.strategy = strategy_->epoch_stats();
     if (!result.strategy.empty()) progress.line(strategy_->name() + " " + result.strategy.dump());
   }
-  result.train = {running_loss(), metric_values(), loss_count_};
+  result.train = {values_.mean_loss(), values_.metrics(), values_.examples()};
   if (const optim::DynamicLossScale* s = optimizer_->dynamic_loss_scale()) {
     const int64_t skipped = s->skipped() - result.loss_scale.value("skipped_steps", int64_t{0});
     result.loss_scale = {{"scale", s->scale()}, {"skipped_steps", s->skipped()}};

@@ -24,6 +24,7 @@
 #include "train/fit_result.hpp"
 #include "train/hooks.hpp"
 #include "train/progress.hpp"
+#include "train/running_values.hpp"
 
 namespace drun::train {
 
@@ -43,8 +44,11 @@ class Trainer {
   std::optional<TrainingState> restore(const std::string& model_dir,
                                        const std::function<void(const std::string&)>& warn);
 
-  // One training step on a batch; returns the batch's mean loss.
-  double train_step(const data::Batch& batch);
+  // One training step on a batch. On a GPU it returns once the step's
+  // kernels are queued; last_loss() waits for them.
+  void train_step(const data::Batch& batch);
+  // The mean loss of the last step's batch.
+  double last_loss() { return values_.last_loss(); }
   Evaluation evaluate(data::Pipeline& input, int64_t max_steps = -1);
   FitResult fit(data::Pipeline& train, data::Pipeline* eval, const FitConfig& config,
                 Progress& progress);
@@ -66,16 +70,13 @@ class Trainer {
   int64_t global_step() const { return global_step_; }
 
  private:
-  MetricValues metric_values() const;
-  double running_loss() const;
-  void reset_metrics();
   // Adds every worker's loss and metric sums into this one's.
   void sum_over_workers();
   // Whether to stop for preemption; workers in lockstep agree every
   // kAgreeEvery steps, so all stop at the same step.
   bool preemption_agreed();
   // What hooks see after a step, filled in place (no allocation once warm).
-  const StepResult& step_result(int64_t epoch, int64_t batch, double loss, int64_t batch_size);
+  const StepResult& step_result(int64_t epoch, int64_t batch, int64_t batch_size);
   // After an epoch: metrics summed over workers into `result`, the hooks'
   // end_epoch, the epoch's progress line.
   void end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult& result,
@@ -91,7 +92,6 @@ class Trainer {
   CompileOptions compiled_;
   nn::Loss loss_;
   std::unique_ptr<optim::Optimizer> optimizer_;
-  std::vector<nn::Metric> metrics_;
   std::vector<Param*> params_;
   kernels::Exec exec_;
   // Batches to the device the model runs on (nothing to do on the CPU).
@@ -100,8 +100,7 @@ class Trainer {
   distributed::Strategy* strategy_ = nullptr;
   timeline::Timeline* timeline_ = nullptr;
   Tensor dlogits_;
-  double loss_sum_ = 0.0;
-  int64_t loss_count_ = 0;
+  RunningValues values_, eval_values_;  // the epoch's, an evaluation's
   int64_t global_step_ = 0;
   std::optional<TrainingState> resume_;
   StepResult step_result_;  // what hooks see after each step

@@ -2,25 +2,28 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace drun::kernels::cpu {
 
 namespace {
 // Keras clips probabilities to [eps, 1 - eps] before taking logs.
 constexpr float kEps = 1e-7f;
+// The loss of a batch with a label outside [0, cols).
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
-double softmax_xent_sparse(const float* logits, const int32_t* labels, int64_t rows, int64_t cols,
-                           float* grad, int64_t* bad_row) {
+void softmax_xent_sparse(const float* logits, const int32_t* labels, int64_t rows, int64_t cols,
+                         float* grad, float* loss) {
   double total = 0.0;
-  *bad_row = -1;
   const float inv_rows = 1.0f / static_cast<float>(rows);
   for (int64_t r = 0; r < rows; ++r) {
     const float* z = logits + r * cols;
     float* g = grad + r * cols;
     const int32_t label = labels[r];
     if (label < 0 || label >= cols) {
-      if (*bad_row < 0) *bad_row = r;
+      std::fill(g, g + cols, 0.0f);
+      total = kNaN;
       continue;
     }
     const float m = *std::max_element(z, z + cols);
@@ -31,13 +34,12 @@ double softmax_xent_sparse(const float* logits, const int32_t* labels, int64_t r
     g[label] -= inv_rows;
     total += static_cast<double>(std::log(sum) + m - z[label]);
   }
-  return total / static_cast<double>(rows);
+  *loss = static_cast<float>(total / static_cast<double>(rows));
 }
 
-double xent_sparse_probs(const float* probs, const int32_t* labels, int64_t rows, int64_t cols,
-                         float* grad, int64_t* bad_row) {
+void xent_sparse_probs(const float* probs, const int32_t* labels, int64_t rows, int64_t cols,
+                       float* grad, float* loss) {
   double total = 0.0;
-  *bad_row = -1;
   const float inv_rows = 1.0f / static_cast<float>(rows);
   for (int64_t r = 0; r < rows; ++r) {
     const float* p = probs + r * cols;
@@ -45,7 +47,7 @@ double xent_sparse_probs(const float* probs, const int32_t* labels, int64_t rows
     for (int64_t j = 0; j < cols; ++j) g[j] = 0.0f;
     const int32_t label = labels[r];
     if (label < 0 || label >= cols) {
-      if (*bad_row < 0) *bad_row = r;
+      total = kNaN;
       continue;
     }
     const float pl = p[label];
@@ -53,11 +55,11 @@ double xent_sparse_probs(const float* probs, const int32_t* labels, int64_t rows
     total -= std::log(static_cast<double>(clipped));
     g[label] = (pl > kEps && pl < 1.0f - kEps) ? -inv_rows / pl : 0.0f;
   }
-  return total / static_cast<double>(rows);
+  *loss = static_cast<float>(total / static_cast<double>(rows));
 }
 
-double softmax_xent_dense(const float* logits, const float* targets, int64_t rows, int64_t cols,
-                          float* grad) {
+void softmax_xent_dense(const float* logits, const float* targets, int64_t rows, int64_t cols,
+                        float* grad, float* loss) {
   double total = 0.0;
   const float inv_rows = 1.0f / static_cast<float>(rows);
   for (int64_t r = 0; r < rows; ++r) {
@@ -77,11 +79,11 @@ double softmax_xent_dense(const float* logits, const float* targets, int64_t row
       g[j] = (g[j] * inv * tsum - t[j]) * inv_rows;
     }
   }
-  return total / static_cast<double>(rows);
+  *loss = static_cast<float>(total / static_cast<double>(rows));
 }
 
-double xent_dense_probs(const float* probs, const float* targets, int64_t rows, int64_t cols,
-                        float* grad) {
+void xent_dense_probs(const float* probs, const float* targets, int64_t rows, int64_t cols,
+                      float* grad, float* loss) {
   double total = 0.0;
   const float inv_rows = 1.0f / static_cast<float>(rows);
   for (int64_t i = 0; i < rows * cols; ++i) {
@@ -90,10 +92,10 @@ double xent_dense_probs(const float* probs, const float* targets, int64_t rows, 
     total -= static_cast<double>(targets[i]) * std::log(static_cast<double>(clipped));
     grad[i] = (p > kEps && p < 1.0f - kEps) ? -targets[i] / p * inv_rows : 0.0f;
   }
-  return total / static_cast<double>(rows);
+  *loss = static_cast<float>(total / static_cast<double>(rows));
 }
 
-double sigmoid_bce(const float* logits, const float* targets, int64_t n, float* grad) {
+void sigmoid_bce(const float* logits, const float* targets, int64_t n, float* grad, float* loss) {
   double total = 0.0;
   const float inv_n = 1.0f / static_cast<float>(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -102,10 +104,10 @@ double sigmoid_bce(const float* logits, const float* targets, int64_t n, float* 
     total += static_cast<double>(std::max(z, 0.0f) - z * t + std::log1p(std::exp(-std::fabs(z))));
     grad[i] = (1.0f / (1.0f + std::exp(-z)) - t) * inv_n;
   }
-  return total / static_cast<double>(n);
+  *loss = static_cast<float>(total / static_cast<double>(n));
 }
 
-double bce_probs(const float* probs, const float* targets, int64_t n, float* grad) {
+void bce_probs(const float* probs, const float* targets, int64_t n, float* grad, float* loss) {
   double total = 0.0;
   const float inv_n = 1.0f / static_cast<float>(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -114,10 +116,10 @@ double bce_probs(const float* probs, const float* targets, int64_t n, float* gra
     const bool inside = probs[i] > kEps && probs[i] < 1.0f - kEps;
     grad[i] = inside ? (p - t) / (p * (1.0f - p)) * inv_n : 0.0f;
   }
-  return total / static_cast<double>(n);
+  *loss = static_cast<float>(total / static_cast<double>(n));
 }
 
-double mse(const float* pred, const float* targets, int64_t n, float* grad) {
+void mse(const float* pred, const float* targets, int64_t n, float* grad, float* loss) {
   double total = 0.0;
   const float scale = 2.0f / static_cast<float>(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -125,7 +127,7 @@ double mse(const float* pred, const float* targets, int64_t n, float* grad) {
     total += static_cast<double>(d) * d;
     grad[i] = d * scale;
   }
-  return total / static_cast<double>(n);
+  *loss = static_cast<float>(total / static_cast<double>(n));
 }
 
 }  // namespace drun::kernels::cpu

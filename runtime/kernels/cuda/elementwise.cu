@@ -84,25 +84,8 @@ __global__ void argmax_rows_kernel(const float* x, int64_t rows, int64_t cols, i
   const int lane = threadIdx.x % 32;
   const int64_t warps = grid_stride() / 32;
   for (int64_t r = first_index() / 32; r < rows; r += warps) {
-    const float* xr = x + r * cols;
-    float best = 0.f;
-    int64_t at = -1;  // none yet
-    for (int64_t j = lane; j < cols; j += 32) {
-      const float v = xr[j];
-      if (!isnan(v) && (at < 0 || v > best)) {
-        best = v;
-        at = j;
-      }
-    }
-    for (int offset = 16; offset > 0; offset /= 2) {
-      const float other = __shfl_down_sync(kAllLanes, best, offset);
-      const int64_t other_at = __shfl_down_sync(kAllLanes, at, offset);
-      if (other_at >= 0 && (at < 0 || other > best || (other == best && other_at < at))) {
-        best = other;
-        at = other_at;
-      }
-    }
-    if (lane == 0) out[r] = (cols == 0 || at < 0 || isnan(xr[0])) ? 0 : static_cast<int32_t>(at);
+    const int32_t at = warp_argmax(x + r * cols, cols, lane);
+    if (lane == 0) out[r] = at;
   }
 }
 
@@ -152,18 +135,6 @@ void column_sums(const float* x, int64_t rows, int64_t cols, float* s) {
 void mul(const float* a, const float* b, float* y, int64_t n) {
   mul_kernel<<<blocks_for(n), kThreads>>>(a, b, y, n);
   check_launch("mul");
-}
-
-bool all_finite(const float* x, int64_t n) {
-  if (n <= 0) return true;
-  Scratch flag(sizeof(float));
-  float* bad = static_cast<float*>(flag.get());
-  check(cudaMemsetAsync(bad, 0, sizeof(float), 0), "all_finite");
-  mark_nonfinite_kernel<<<blocks_for(n), kThreads>>>(x, n, bad);
-  check_launch("all_finite");
-  float host = 0.0f;
-  copy_to_host(&host, bad, sizeof(float));
-  return host == 0.0f;
 }
 
 void mark_nonfinite(const float* x, int64_t n, float* flag) {

@@ -1,10 +1,10 @@
 // The launch helpers of the CUDA kernel files (only the .cu files of this
 // folder include it): the block size, the capped grid of a grid-stride
 // launch, the error checks that name the failed call, the grid-stride loop's
-// indices and the butterfly warp reductions. Every kernel file needs the same
-// ones, so they are written once here rather than once per file. All are
-// inline (`__device__ inline` on the device), so each translation unit may
-// include this header and the objects still link into one library.
+// indices, the butterfly warp reductions, a row's argmax and a block's sum. Every kernel file needs
+// the same ones, so they are written once here rather than once per file. All are inline
+// (`__device__ inline` on the device), so each translation unit may include this header and the
+// objects still link into one library.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -76,6 +76,43 @@ __device__ inline RowExp warp_exp_row(const float* x, float* y, int64_t cols, in
     sum += e;
   }
   return {m, warp_sum(sum)};
+}
+
+// The row's argmax as kernels::cpu::argmax_rows finds it (the first of equal
+// maxima; 0 where the first value is NaN or there are no columns), for one
+// warp; every lane gets the answer.
+__device__ inline int32_t warp_argmax(const float* row, int64_t cols, int lane) {
+  float best = 0.f;
+  int64_t at = -1;  // none yet
+  for (int64_t j = lane; j < cols; j += 32) {
+    const float v = row[j];
+    if (!isnan(v) && (at < 0 || v > best)) {
+      best = v;
+      at = j;
+    }
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const float other = __shfl_xor_sync(kAllLanes, best, offset);
+    const int64_t other_at = __shfl_xor_sync(kAllLanes, at, offset);
+    if (other_at >= 0 && (at < 0 || other > best || (other == best && other_at < at))) {
+      best = other;
+      at = other_at;
+    }
+  }
+  return (cols == 0 || at < 0 || isnan(row[0])) ? 0 : static_cast<int32_t>(at);
+}
+
+// The block's total of v in thread 0 (call it at most once per kernel: its
+// shared memory is not reset between calls).
+__device__ inline double block_sum(double v) {
+  __shared__ double part[kThreads / 32];
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kAllLanes, v, offset);
+  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = threadIdx.x < kThreads / 32 ? part[threadIdx.x] : 0.0;
+  if (threadIdx.x < 32)
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kAllLanes, v, offset);
+  return v;
 }
 
 }  // namespace drun::kernels::cuda::launch

@@ -2,7 +2,7 @@
 // elementwise losses are grid-stride maps. Every thread adds its terms in
 // double, as the CPU does; each block sums its threads into one partial, and
 // one more block adds the partials in order, so the loss is the same on every
-// run. The total (and the first bad row) then come back with one copy.
+// run, and writes the mean into device memory: nothing waits for it here.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -37,18 +37,6 @@ __device__ bool inside_eps(float p) {
   return p > kEps && p < 1.0f - kEps;
 }
 
-// The block's total in thread 0 (each is called at most once per kernel).
-__device__ double block_sum(double v) {
-  __shared__ double part[kWarps];
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kAllLanes, v, offset);
-  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
-  __syncthreads();
-  v = threadIdx.x < kWarps ? part[threadIdx.x] : 0.0;
-  if (threadIdx.x < 32)
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kAllLanes, v, offset);
-  return v;
-}
-
 __device__ long long block_min(long long v) {
   __shared__ long long part[kWarps];
   for (int offset = 16; offset > 0; offset /= 2) v = min(v, __shfl_down_sync(kAllLanes, v, offset));
@@ -61,18 +49,15 @@ __device__ long long block_min(long long v) {
   return v;
 }
 
-struct Total {
-  double sum;
-  long long bad_row;  // kNoRow: none
-};
-
-// Partial sums (and first bad rows, where the loss has labels) of the blocks.
+// Partial sums (and whether a label was bad, where the loss has labels) of the blocks.
 struct Partials {
   double* sums;
   long long* bad_rows;
 };
 
-__global__ void finish_kernel(Partials p, int blocks, bool has_labels, Total* out) {
+// *loss = the partials' total / divisor; NaN where a row had a bad label.
+__global__ void finish_kernel(Partials p, int blocks, bool has_labels, double divisor,
+                              float* loss) {
   double s = 0.0;
   long long bad = kNoRow;
   for (int i = threadIdx.x; i < blocks; i += blockDim.x) {
@@ -81,24 +66,30 @@ __global__ void finish_kernel(Partials p, int blocks, bool has_labels, Total* ou
   }
   s = block_sum(s);
   bad = block_min(bad);
-  if (threadIdx.x == 0) *out = Total{s, bad};
+  if (threadIdx.x == 0) *loss = bad != kNoRow ? NAN : static_cast<float>(s / divisor);
 }
 
-// Runs launch(blocks, partials), then finish_kernel, and copies the total back.
+// The loss of an empty batch, as the CPU's: 0 / 0.
+__global__ void nan_kernel(float* loss) {
+  *loss = NAN;
+}
+
+// Runs launch(blocks, partials), then finish_kernel into *loss; returns at once.
 template <class Launch>
-Total reduce(int blocks, bool has_labels, const char* what, Launch launch) {
-  Scratch scratch(sizeof(Total) +
-                  static_cast<size_t>(blocks) * (sizeof(double) + sizeof(long long)));
-  auto* out = static_cast<Total*>(scratch.get());
-  auto* sums = reinterpret_cast<double*>(out + 1);
+void reduce(int blocks, bool has_labels, int64_t divisor, float* loss, const char* what,
+            Launch launch) {
+  if (divisor <= 0) {
+    nan_kernel<<<1, 1>>>(loss);
+    check_launch(what);
+    return;
+  }
+  Scratch scratch(static_cast<size_t>(blocks) * (sizeof(double) + sizeof(long long)));
+  auto* sums = static_cast<double*>(scratch.get());
   const Partials p{sums, reinterpret_cast<long long*>(sums + blocks)};
   launch(blocks, p);
   check_launch(what);
-  finish_kernel<<<1, kThreads>>>(p, blocks, has_labels, out);
+  finish_kernel<<<1, kThreads>>>(p, blocks, has_labels, static_cast<double>(divisor), loss);
   check_launch(what);
-  Total total{};
-  copy_to_host(&total, out, sizeof(Total));
-  return total;
 }
 
 // One warp per row, rows visited in increasing order, so each warp's first
@@ -113,6 +104,7 @@ __global__ void softmax_xent_sparse_kernel(const float* logits, const int32_t* l
     const int32_t label = labels[r];
     if (label < 0 || label >= cols) {
       if (bad == kNoRow) bad = r;
+      for (int64_t j = lane; j < cols; j += 32) grad[r * cols + j] = 0.0f;
       continue;
     }
     const float* z = logits + r * cols;
@@ -247,84 +239,67 @@ __global__ void mse_kernel(const float* pred, const float* targets, int64_t n, f
 
 }  // namespace
 
-// Empty inputs launch nothing and return what the CPU returns: 0 / 0.
+// Each launches its kernel and finish_kernel; an empty input writes NaN, as the CPU's 0 / 0.
 
-double softmax_xent_sparse(const float* logits, const int32_t* labels, int64_t rows, int64_t cols,
-                           float* grad, int64_t* bad_row) {
-  *bad_row = -1;
-  if (rows <= 0) return 0.0 / static_cast<double>(rows);
+void softmax_xent_sparse(const float* logits, const int32_t* labels, int64_t rows, int64_t cols,
+                         float* grad, float* loss) {
   const float inv_rows = 1.0f / static_cast<float>(rows);
-  const Total t =
-      reduce(reduce_blocks(rows * 32), true, "softmax_xent_sparse", [&](int blocks, Partials p) {
-        softmax_xent_sparse_kernel<<<blocks, kThreads>>>(logits, labels, rows, cols, inv_rows, grad,
-                                                         p);
-      });
-  if (t.bad_row != kNoRow) *bad_row = t.bad_row;
-  return t.sum / static_cast<double>(rows);
+  reduce(reduce_blocks(rows * 32), true, rows, loss, "softmax_xent_sparse",
+         [&](int blocks, Partials p) {
+           softmax_xent_sparse_kernel<<<blocks, kThreads>>>(logits, labels, rows, cols, inv_rows,
+                                                            grad, p);
+         });
 }
 
-double xent_sparse_probs(const float* probs, const int32_t* labels, int64_t rows, int64_t cols,
-                         float* grad, int64_t* bad_row) {
-  *bad_row = -1;
-  if (rows <= 0) return 0.0 / static_cast<double>(rows);
+void xent_sparse_probs(const float* probs, const int32_t* labels, int64_t rows, int64_t cols,
+                       float* grad, float* loss) {
   const float inv_rows = 1.0f / static_cast<float>(rows);
-  const Total t =
-      reduce(reduce_blocks(rows * 32), true, "xent_sparse_probs", [&](int blocks, Partials p) {
-        xent_sparse_probs_kernel<<<blocks, kThreads>>>(probs, labels, rows, cols, inv_rows, grad,
-                                                       p);
-      });
-  if (t.bad_row != kNoRow) *bad_row = t.bad_row;
-  return t.sum / static_cast<double>(rows);
+  reduce(reduce_blocks(rows * 32), true, rows, loss, "xent_sparse_probs",
+         [&](int blocks, Partials p) {
+           xent_sparse_probs_kernel<<<blocks, kThreads>>>(probs, labels, rows, cols, inv_rows, grad,
+                                                          p);
+         });
 }
 
-double softmax_xent_dense(const float* logits, const float* targets, int64_t rows, int64_t cols,
-                          float* grad) {
-  if (rows <= 0) return 0.0 / static_cast<double>(rows);
+void softmax_xent_dense(const float* logits, const float* targets, int64_t rows, int64_t cols,
+                        float* grad, float* loss) {
   const float inv_rows = 1.0f / static_cast<float>(rows);
-  const Total t =
-      reduce(reduce_blocks(rows * 32), false, "softmax_xent_dense", [&](int blocks, Partials p) {
-        softmax_xent_dense_kernel<<<blocks, kThreads>>>(logits, targets, rows, cols, inv_rows, grad,
-                                                        p);
-      });
-  return t.sum / static_cast<double>(rows);
+  reduce(reduce_blocks(rows * 32), false, rows, loss, "softmax_xent_dense",
+         [&](int blocks, Partials p) {
+           softmax_xent_dense_kernel<<<blocks, kThreads>>>(logits, targets, rows, cols, inv_rows,
+                                                           grad, p);
+         });
 }
 
-double xent_dense_probs(const float* probs, const float* targets, int64_t rows, int64_t cols,
-                        float* grad) {
+void xent_dense_probs(const float* probs, const float* targets, int64_t rows, int64_t cols,
+                      float* grad, float* loss) {
   const int64_t n = rows * cols;
-  if (n <= 0) return 0.0 / static_cast<double>(rows);
   const float inv_rows = 1.0f / static_cast<float>(rows);
-  const Total t = reduce(reduce_blocks(n), false, "xent_dense_probs", [&](int blocks, Partials p) {
-    xent_dense_probs_kernel<<<blocks, kThreads>>>(probs, targets, n, inv_rows, grad, p);
-  });
-  return t.sum / static_cast<double>(rows);
+  reduce(reduce_blocks(n), false, n > 0 ? rows : 0, loss, "xent_dense_probs",
+         [&](int blocks, Partials p) {
+           xent_dense_probs_kernel<<<blocks, kThreads>>>(probs, targets, n, inv_rows, grad, p);
+         });
 }
 
-double sigmoid_bce(const float* logits, const float* targets, int64_t n, float* grad) {
-  if (n <= 0) return 0.0 / static_cast<double>(n);
+void sigmoid_bce(const float* logits, const float* targets, int64_t n, float* grad, float* loss) {
   const float inv_n = 1.0f / static_cast<float>(n);
-  const Total t = reduce(reduce_blocks(n), false, "sigmoid_bce", [&](int blocks, Partials p) {
+  reduce(reduce_blocks(n), false, n, loss, "sigmoid_bce", [&](int blocks, Partials p) {
     sigmoid_bce_kernel<<<blocks, kThreads>>>(logits, targets, n, inv_n, grad, p);
   });
-  return t.sum / static_cast<double>(n);
 }
 
-double bce_probs(const float* probs, const float* targets, int64_t n, float* grad) {
-  if (n <= 0) return 0.0 / static_cast<double>(n);
+void bce_probs(const float* probs, const float* targets, int64_t n, float* grad, float* loss) {
   const float inv_n = 1.0f / static_cast<float>(n);
-  const Total t = reduce(reduce_blocks(n), false, "bce_probs", [&](int blocks, Partials p) {
+  reduce(reduce_blocks(n), false, n, loss, "bce_probs", [&](int blocks, Partials p) {
     bce_probs_kernel<<<blocks, kThreads>>>(probs, targets, n, inv_n, grad, p);
   });
-  return t.sum / static_cast<double>(n);
 }
 
-double mse(const float* pred, const float* targets, int64_t n, float* grad) {
-  if (n <= 0) return 0.0 / static_cast<double>(n);
+void mse(const float* pred, const float* targets, int64_t n, float* grad, float* loss) {
   const float scale = 2.0f / static_cast<float>(n);
-  const Total t = reduce(reduce_blocks(n), false, "mse", [&](int blocks, Partials p) {
+  reduce(reduce_blocks(n), false, n, loss, "mse", [&](int blocks, Partials p) {
     mse_kernel<<<blocks, kThreads>>>(pred, targets, n, scale, grad, p);
   });
-  return t.sum / static_cast<double>(n);
 }
 
 }  // namespace drun::kernels::cuda

@@ -19,6 +19,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/metric.hpp"
 #include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
 
@@ -179,9 +180,6 @@ class CudaBackend final : public GpuBackend {
   }
   void cast(const Exec&, const Tensor& x, Tensor& y) override {
     cuda::cast(x.raw(), x.dtype(), y.raw(), y.dtype(), x.numel());
-  }
-  bool all_finite(const Exec&, const Tensor& x) override {
-    return cuda::all_finite(x.f32(), x.numel());
   }
   void mark_nonfinite(const Exec&, const Tensor& x, Tensor& flag) override {
     cuda::mark_nonfinite(x.f32(), x.numel(), flag.f32());
@@ -347,30 +345,45 @@ class CudaBackend final : public GpuBackend {
                              batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32());
   }
 
-  double loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred, const Tensor& target,
-                               Tensor& grad, int64_t* bad_row) override {
-    const int64_t rows = pred.dim(0), cols = pred.numel() / rows;
+  void loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred, const Tensor& target,
+                             Tensor& grad, Tensor& loss) override {
+    const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+    float* out = loss.f32();
     switch (kind) {
       case LossKind::softmax_xent_sparse:
-        return cuda::softmax_xent_sparse(pred.f32(), target.i32(), rows, cols, grad.f32(), bad_row);
+        return cuda::softmax_xent_sparse(pred.f32(), target.i32(), rows, cols, grad.f32(), out);
       case LossKind::xent_sparse:
-        return cuda::xent_sparse_probs(pred.f32(), target.i32(), rows, cols, grad.f32(), bad_row);
+        return cuda::xent_sparse_probs(pred.f32(), target.i32(), rows, cols, grad.f32(), out);
       case LossKind::softmax_xent:
-        return cuda::softmax_xent_dense(pred.f32(), target.f32(), rows, cols, grad.f32());
+        return cuda::softmax_xent_dense(pred.f32(), target.f32(), rows, cols, grad.f32(), out);
       case LossKind::xent:
-        return cuda::xent_dense_probs(pred.f32(), target.f32(), rows, cols, grad.f32());
+        return cuda::xent_dense_probs(pred.f32(), target.f32(), rows, cols, grad.f32(), out);
       case LossKind::sigmoid_bce:
-        return cuda::sigmoid_bce(pred.f32(), target.f32(), pred.numel(), grad.f32());
+        return cuda::sigmoid_bce(pred.f32(), target.f32(), pred.numel(), grad.f32(), out);
       case LossKind::bce:
-        return cuda::bce_probs(pred.f32(), target.f32(), pred.numel(), grad.f32());
+        return cuda::bce_probs(pred.f32(), target.f32(), pred.numel(), grad.f32(), out);
       case LossKind::mse:
-        return cuda::mse(pred.f32(), target.f32(), pred.numel(), grad.f32());
+        return cuda::mse(pred.f32(), target.f32(), pred.numel(), grad.f32(), out);
     }
-    return 0.0;
   }
-  void argmax_rows(const Exec&, const Tensor& x, Tensor& out) override {
-    const int64_t rows = x.dim(0);
-    cuda::argmax_rows(x.f32(), rows, x.numel() / rows, out.i32());
+  void metric_sum(const Exec&, MetricKind kind, const Tensor& pred, const Tensor& target,
+                  Tensor& sum) override {
+    const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+    float* out = sum.f32();
+    switch (kind) {
+      case MetricKind::label_accuracy:
+        return cuda::label_hits(pred.f32(), target.i32(), rows, cols, out);
+      case MetricKind::onehot_accuracy:
+        return cuda::argmax_hits(pred.f32(), target.f32(), rows, cols, out);
+      case MetricKind::binary_accuracy_logits:
+        return cuda::threshold_hits(pred.f32(), target.f32(), pred.numel(), 0.0f, out);
+      case MetricKind::binary_accuracy_probs:
+        return cuda::threshold_hits(pred.f32(), target.f32(), pred.numel(), 0.5f, out);
+      case MetricKind::squared_error:
+        return cuda::error_sum(pred.f32(), target.f32(), pred.numel(), true, out);
+      case MetricKind::absolute_error:
+        return cuda::error_sum(pred.f32(), target.f32(), pred.numel(), false, out);
+    }
   }
 
   void sgd_update(const Exec&, const Tensor& g, Tensor& w, float lr, float wd) override {

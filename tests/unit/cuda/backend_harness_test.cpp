@@ -200,16 +200,6 @@ std::string index_str(const Shape& shape, int64_t flat) {
   return ::testing::AssertionFailure() << out.str();
 }
 
-// The same for a scalar result (a loss).
-::testing::AssertionResult matches(const std::string& what, const PerBackend<double>& v, Tol tol) {
-  const double diff = std::fabs(v.gpu - v.cpu);
-  if (diff <= (tol.rel + tol.abs) * std::fabs(v.cpu)) return ::testing::AssertionSuccess();
-  std::ostringstream out;
-  out << what << ": cpu " << std::setprecision(12) << v.cpu << ", gpu " << v.gpu << " (diff "
-      << std::setprecision(3) << diff << ", allowed " << tol.rel + tol.abs << " |cpu|)";
-  return ::testing::AssertionFailure() << out.str();
-}
-
 const char* name(Activation a) {
   return activation_name(a);
 }
@@ -269,7 +259,8 @@ TEST(BackendHarness, MatmulEveryTransposeAndScaling) {
         });
         EXPECT_TRUE(matches(label.str() + ": y", y, kSum));
         // NaN matches NaN above; the reference itself must not have read y.
-        EXPECT_TRUE(all_finite(cpu_exec(), y.cpu)) << label.str() << " (cpu)";
+        EXPECT_TRUE(std::ranges::all_of(y.cpu.span_f32(), [](float v) { return std::isfinite(v); }))
+            << label.str() << " (cpu)";
       }
 }
 
@@ -409,7 +400,7 @@ TEST(BackendHarness, ElementwiseOps) {
   }
 }
 
-TEST(BackendHarness, AllFinite) {
+TEST(BackendHarness, MarkNonfinite) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   struct Case {
@@ -437,14 +428,10 @@ TEST(BackendHarness, AllFinite) {
     Tensor host = uniform(rng, Shape{c.n}, -1e30f, 1e30f);  // large but finite
     if (c.at >= 0) host.f32()[c.at] = c.value;
     const Both x = both(host);
-    PerBackend<bool> finite;
-    on_both([&](const Exec& ex) { finite.on(ex) = all_finite(ex, x.on(ex)); });
     const bool want = c.at < 0;
     std::ostringstream label;
-    label << "all_finite n=" << c.n;
+    label << "mark_nonfinite n=" << c.n;
     if (c.at >= 0) label << " with " << c.value << " at " << c.at;
-    EXPECT_EQ(finite.cpu, want) << label.str() << " (cpu)";
-    EXPECT_EQ(finite.gpu, want) << label.str() << " (gpu)";
     // mark_nonfinite sets a flag without waiting, and leaves a set flag set.
     for (const float preset : {0.0f, 1.0f}) {
       Tensor start(Shape{1});
@@ -977,23 +964,20 @@ TEST(BackendHarness, LossesForwardAndBackward) {
       const LossInputs in = loss_inputs(rng, kind, sz.rows, sz.cols);
       const Both pred = both(in.pred), target = both(in.target);
       Both grad = output(rng, in.pred.shape());
-      PerBackend<double> loss;
-      PerBackend<int64_t> bad_row{-7, -7};
+      Both loss = output(rng, Shape{1});
       on_both([&](const Exec& ex) {
-        loss.on(ex) = loss_forward_backward(ex, kind, pred.on(ex), target.on(ex), grad.on(ex),
-                                            &bad_row.on(ex));
+        loss_forward_backward(ex, kind, pred.on(ex), target.on(ex), grad.on(ex), loss.on(ex));
       });
-      EXPECT_TRUE(std::isfinite(loss.cpu)) << label;
+      EXPECT_TRUE(std::isfinite(loss.cpu.f32()[0])) << label;
       EXPECT_TRUE(matches(label + ": loss", loss, kMath));
       EXPECT_TRUE(matches(label + ": grad", grad, kMath));
-      EXPECT_EQ(bad_row.cpu, -1) << label << " (cpu)";
-      EXPECT_EQ(bad_row.gpu, -1) << label << " (gpu)";
     }
 }
 
-// A label outside [0, classes) must come back as its row, not be read out of
-// bounds: one too large, and one negative in the last row.
-TEST(BackendHarness, SparseLossReportsABadLabel) {
+// A label outside [0, classes) must not be read out of bounds: its gradient
+// row is zeros and the loss NaN, on both sides; one too large, and one
+// negative in the last row.
+TEST(BackendHarness, SparseLossWithABadLabelIsNaN) {
   struct Case {
     LossKind kind;
     int64_t row;
@@ -1010,51 +994,70 @@ TEST(BackendHarness, SparseLossReportsABadLabel) {
     LossInputs in = loss_inputs(rng, c.kind, rows, classes);
     in.target.i32()[c.row] = c.label;
     const Both pred = both(in.pred), target = both(in.target);
-    Both grad = output(rng, in.pred.shape());
-    PerBackend<int64_t> bad_row{-7, -7};
+    Both grad = output(rng, in.pred.shape()), loss = output(rng, Shape{1});
     on_both([&](const Exec& ex) {
-      loss_forward_backward(ex, c.kind, pred.on(ex), target.on(ex), grad.on(ex), &bad_row.on(ex));
+      loss_forward_backward(ex, c.kind, pred.on(ex), target.on(ex), grad.on(ex), loss.on(ex));
     });
     const std::string label = std::string("loss ") + name(c.kind) + " label " +
                               std::to_string(c.label) + " in row " + std::to_string(c.row);
-    EXPECT_EQ(bad_row.cpu, c.row) << label << " (cpu)";
-    EXPECT_EQ(bad_row.gpu, c.row) << label << " (gpu)";
+    EXPECT_TRUE(std::isnan(loss.cpu.f32()[0])) << label << " (cpu)";
+    EXPECT_TRUE(std::isnan(loss.gpu.to(Device::cpu).f32()[0])) << label << " (gpu)";
+    EXPECT_TRUE(matches(label + ": grad", grad, kMath));
+    for (int64_t j = 0; j < classes; ++j)
+      EXPECT_EQ(grad.cpu.f32()[c.row * classes + j], 0.0f) << label << " column " << j;
   }
 }
 
-TEST(BackendHarness, ArgmaxRows) {
+// Every metric's batch sum; hits exactly. Ties go to the first maximum (as
+// NumPy and Keras' accuracy): an all-zero row (a dead ReLU layer's logits)
+// and a row with its maximum twice.
+TEST(BackendHarness, MetricSums) {
   struct Size {
     int64_t rows, cols;
   };
-  const Size sizes[] = {{8, 10}, {3, 1000}, {64, 1}, {1, 7}};
+  const Size sizes[] = {{8, 10}, {3, 1000}, {64, 1}, {1, 7}, {3000, 3}};
+  const std::pair<MetricKind, const char*> kinds[] = {
+      {MetricKind::label_accuracy, "label_accuracy"},
+      {MetricKind::onehot_accuracy, "onehot_accuracy"},
+      {MetricKind::binary_accuracy_logits, "binary_accuracy_logits"},
+      {MetricKind::binary_accuracy_probs, "binary_accuracy_probs"},
+      {MetricKind::squared_error, "squared_error"},
+      {MetricKind::absolute_error, "absolute_error"}};
   int seed = 1200;
-  for (const Size sz : sizes) {
-    Rng rng(static_cast<uint64_t>(++seed));
-    const Both x = both(uniform(rng, Shape{sz.rows, sz.cols}));
-    Both out = output(rng, Shape{sz.rows}, DType::i32);
-    on_both([&](const Exec& ex) { argmax_rows(ex, x.on(ex), out.on(ex)); });
-    EXPECT_TRUE(
-        matches("argmax_rows (" + std::to_string(sz.rows) + ", " + std::to_string(sz.cols) + ")",
-                out, kExact));
-  }
+  for (const Size sz : sizes)
+    for (const auto& [metric, kind_name] : kinds) {
+      const MetricKind kind = metric;  // a lambda below captures it
+      Rng rng(static_cast<uint64_t>(++seed));
+      const Shape shape{sz.rows, sz.cols};
+      const Both pred = both(uniform(rng, shape));
+      const Both target =
+          both(kind == MetricKind::label_accuracy    ? labels(rng, sz.rows, sz.cols)
+               : kind == MetricKind::onehot_accuracy ? probabilities(rng, sz.rows, sz.cols)
+                                                     : uniform(rng, shape, 0.0f, 1.0f));
+      Both sum = output(rng, Shape{1});
+      on_both(
+          [&](const Exec& ex) { metric_sum(ex, kind, pred.on(ex), target.on(ex), sum.on(ex)); });
+      const bool hits = kind != MetricKind::squared_error && kind != MetricKind::absolute_error;
+      EXPECT_TRUE(matches(std::string(kind_name) + " (" + std::to_string(sz.rows) + ", " +
+                              std::to_string(sz.cols) + ")",
+                          sum, hits ? kExact : kSum));
+    }
 
-  // Ties go to the first maximum (as NumPy and Keras' accuracy): an all-zero
-  // row (a dead ReLU layer's logits) and a row with its maximum twice.
   Tensor ties = Tensor::zeros(Shape{3, 6});
   const float row1[] = {0.1f, 0.5f, 0.9f, 0.2f, 0.9f, -1.0f};
   const float row2[] = {-3.0f, -2.0f, -1.0f, -1.0f, -2.0f, -1.0f};
   for (int j = 0; j < 6; ++j) ties.f32()[6 + j] = row1[j], ties.f32()[12 + j] = row2[j];
-  const Both x = both(ties);
+  Tensor tie_labels(Shape{3}, DType::i32);
+  const int32_t want[] = {0, 2, 2};  // each row's first maximum
+  for (int r = 0; r < 3; ++r) tie_labels.i32()[r] = want[r];
+  const Both x = both(ties), y = both(tie_labels);
   Rng rng(1299);
-  Both out = output(rng, Shape{3}, DType::i32);
-  on_both([&](const Exec& ex) { argmax_rows(ex, x.on(ex), out.on(ex)); });
-  EXPECT_TRUE(matches("argmax_rows ties", out, kExact));
-  const Tensor gpu_out = out.gpu.to(Device::cpu);
-  const int32_t want[] = {0, 2, 2};
-  for (int r = 0; r < 3; ++r) {
-    EXPECT_EQ(out.cpu.i32()[r], want[r]) << "argmax_rows ties, row " << r << " (cpu)";
-    EXPECT_EQ(gpu_out.i32()[r], want[r]) << "argmax_rows ties, row " << r << " (gpu)";
-  }
+  Both sum = output(rng, Shape{1});
+  on_both([&](const Exec& ex) {
+    metric_sum(ex, MetricKind::label_accuracy, x.on(ex), y.on(ex), sum.on(ex));
+  });
+  EXPECT_EQ(sum.cpu.f32()[0], 3.0f) << "ties (cpu)";
+  EXPECT_EQ(sum.gpu.to(Device::cpu).f32()[0], 3.0f) << "ties (gpu)";
 }
 
 // ---------------------------------------------------------------------------

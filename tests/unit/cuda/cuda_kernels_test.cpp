@@ -21,6 +21,7 @@
 #include "kernels/cuda/device.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/metric.hpp"
 #include "kernels/optimizer_update.hpp"
 
 // Calls are qualified (cuda:: or cpu::): the two backends' functions share
@@ -150,14 +151,17 @@ TEST(CudaKernels, ColumnSumsMatchTheCpu) {
   }
 }
 
-TEST(CudaKernels, AllFinite) {
+// The flag is set where a value is not finite and left alone otherwise.
+TEST(CudaKernels, MarkNonfiniteMatchesTheCpu) {
   DevicePool pool;
   const size_t n = 300001;
   auto x = random(n, 10);
-  EXPECT_TRUE(cuda::all_finite(nullptr, 0));
+  const std::vector<float> zero{0.0f};
   {
-    DeviceVector dx(pool, x);
-    EXPECT_TRUE(cuda::all_finite(dx.get(), static_cast<int64_t>(n)));
+    DeviceVector dx(pool, x), flag(pool, zero);
+    cuda::mark_nonfinite(dx.get(), static_cast<int64_t>(n), flag.get());
+    cuda::mark_nonfinite(nullptr, 0, flag.get());
+    EXPECT_EQ(flag.host(), zero);
   }
   for (const float bad :
        {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
@@ -165,11 +169,12 @@ TEST(CudaKernels, AllFinite) {
     for (const size_t at : {size_t{0}, size_t{77777}, n - 1}) {
       auto y = x;
       y[at] = bad;
-      DeviceVector dy(pool, y);
-      EXPECT_EQ(cuda::all_finite(dy.get(), static_cast<int64_t>(n)),
-                cpu::all_finite(y.data(), static_cast<int64_t>(n)))
-          << bad << " at " << at;
-      EXPECT_FALSE(cuda::all_finite(dy.get(), static_cast<int64_t>(n)));
+      DeviceVector dy(pool, y), flag(pool, zero);
+      cuda::mark_nonfinite(dy.get(), static_cast<int64_t>(n), flag.get());
+      float want = 0.0f;
+      cpu::mark_nonfinite(y.data(), static_cast<int64_t>(n), &want);
+      EXPECT_EQ(flag.host(), std::vector<float>{want}) << bad << " at " << at;
+      EXPECT_EQ(want, 1.0f);
     }
 }
 
@@ -237,7 +242,8 @@ TEST(CudaKernels, ActivationsMatchTheCpu) {
 }
 
 // Each loss's value and gradient against the CPU. The gradient buffers start
-// from the same noise, so rows a loss must leave alone (bad labels) are checked too.
+// from the same noise, so that every row a loss must write (zeros for a bad
+// label) is checked too; a bad label makes both losses NaN.
 TEST(CudaKernels, LossesMatchTheCpu) {
   DevicePool pool;
   for (const Shape t : {Shape{7, 10}, Shape{1000, 10}, Shape{20000, 3}, Shape{64, 100}}) {
@@ -261,66 +267,114 @@ TEST(CudaKernels, LossesMatchTheCpu) {
     DeviceVector dlabels(pool, labels), dbad(pool, bad_labels);
     const auto check = [&](const char* what, const auto& on_cpu, const auto& on_gpu) {
       std::vector<float> grad = noise;
-      DeviceVector dgrad(pool, noise);
-      const double want = on_cpu(grad.data());
-      const double got = on_gpu(dgrad.get());
-      EXPECT_NEAR(got, want, 1e-5 * (std::fabs(want) + 1e-3)) << what << " rows " << rows;
+      DeviceVector dgrad(pool, noise), dloss(pool, std::vector<float>{-7.0f});
+      float want = -7.0f;
+      on_cpu(grad.data(), &want);
+      on_gpu(dgrad.get(), dloss.get());
+      const float got = dloss.host()[0];
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(got)) << what << " rows " << rows << ": " << got;
+      else
+        EXPECT_NEAR(got, want, 1e-5 * (std::fabs(want) + 1e-3)) << what << " rows " << rows;
       expect_near(dgrad.host(), grad, 1e-5f, what);
+      return want;
     };
     for (const bool with_bad : {false, true}) {
       const std::vector<int32_t>& lab = with_bad ? bad_labels : labels;
       const int32_t* dlab = with_bad ? dbad.get() : dlabels.get();
-      const int64_t first_bad = with_bad ? rows / 2 : -1;
-      int64_t cpu_bad = -2, gpu_bad = -2;
-      check(
+      const float a = check(
           "softmax_xent_sparse",
-          [&](float* g) {
-            return cpu::softmax_xent_sparse(logits.data(), lab.data(), rows, cols, g, &cpu_bad);
+          [&](float* g, float* l) {
+            cpu::softmax_xent_sparse(logits.data(), lab.data(), rows, cols, g, l);
           },
-          [&](float* g) {
-            return cuda::softmax_xent_sparse(dlogits.get(), dlab, rows, cols, g, &gpu_bad);
+          [&](float* g, float* l) {
+            cuda::softmax_xent_sparse(dlogits.get(), dlab, rows, cols, g, l);
           });
-      EXPECT_EQ(cpu_bad, first_bad);
-      EXPECT_EQ(gpu_bad, cpu_bad) << "softmax_xent_sparse";
-      cpu_bad = gpu_bad = -2;
-      check(
+      const float b = check(
           "xent_sparse_probs",
-          [&](float* g) {
-            return cpu::xent_sparse_probs(probs.data(), lab.data(), rows, cols, g, &cpu_bad);
+          [&](float* g, float* l) {
+            cpu::xent_sparse_probs(probs.data(), lab.data(), rows, cols, g, l);
           },
-          [&](float* g) {
-            return cuda::xent_sparse_probs(dprobs.get(), dlab, rows, cols, g, &gpu_bad);
+          [&](float* g, float* l) {
+            cuda::xent_sparse_probs(dprobs.get(), dlab, rows, cols, g, l);
           });
-      EXPECT_EQ(gpu_bad, cpu_bad) << "xent_sparse_probs";
+      EXPECT_EQ(std::isnan(a), with_bad);
+      EXPECT_EQ(std::isnan(b), with_bad);
     }
     check(
         "softmax_xent_dense",
-        [&](float* g) {
-          return cpu::softmax_xent_dense(logits.data(), targets.data(), rows, cols, g);
+        [&](float* g, float* l) {
+          cpu::softmax_xent_dense(logits.data(), targets.data(), rows, cols, g, l);
         },
-        [&](float* g) {
-          return cuda::softmax_xent_dense(dlogits.get(), dtargets.get(), rows, cols, g);
+        [&](float* g, float* l) {
+          cuda::softmax_xent_dense(dlogits.get(), dtargets.get(), rows, cols, g, l);
         });
     check(
         "xent_dense_probs",
-        [&](float* g) {
-          return cpu::xent_dense_probs(probs.data(), targets.data(), rows, cols, g);
+        [&](float* g, float* l) {
+          cpu::xent_dense_probs(probs.data(), targets.data(), rows, cols, g, l);
         },
-        [&](float* g) {
-          return cuda::xent_dense_probs(dprobs.get(), dtargets.get(), rows, cols, g);
+        [&](float* g, float* l) {
+          cuda::xent_dense_probs(dprobs.get(), dtargets.get(), rows, cols, g, l);
         });
     const auto count = static_cast<int64_t>(n);
     check(
         "sigmoid_bce",
-        [&](float* g) { return cpu::sigmoid_bce(logits.data(), targets.data(), count, g); },
-        [&](float* g) { return cuda::sigmoid_bce(dlogits.get(), dtargets.get(), count, g); });
+        [&](float* g, float* l) { cpu::sigmoid_bce(logits.data(), targets.data(), count, g, l); },
+        [&](float* g, float* l) { cuda::sigmoid_bce(dlogits.get(), dtargets.get(), count, g, l); });
     check(
         "bce_probs",
-        [&](float* g) { return cpu::bce_probs(probs.data(), targets.data(), count, g); },
-        [&](float* g) { return cuda::bce_probs(dprobs.get(), dtargets.get(), count, g); });
+        [&](float* g, float* l) { cpu::bce_probs(probs.data(), targets.data(), count, g, l); },
+        [&](float* g, float* l) { cuda::bce_probs(dprobs.get(), dtargets.get(), count, g, l); });
     check(
-        "mse", [&](float* g) { return cpu::mse(logits.data(), targets.data(), count, g); },
-        [&](float* g) { return cuda::mse(dlogits.get(), dtargets.get(), count, g); });
+        "mse", [&](float* g, float* l) { cpu::mse(logits.data(), targets.data(), count, g, l); },
+        [&](float* g, float* l) { cuda::mse(dlogits.get(), dtargets.get(), count, g, l); });
+  }
+}
+
+// Every metric's batch sum against the CPU's: hits exactly, error sums to
+// float rounding. Four levels make argmax ties common.
+TEST(CudaKernels, MetricSumsMatchTheCpu) {
+  DevicePool pool;
+  for (const Shape t : {Shape{7, 10}, Shape{1000, 10}, Shape{20000, 3}, Shape{64, 1}}) {
+    const int64_t rows = t.rows, cols = t.cols;
+    const size_t n = static_cast<size_t>(rows * cols);
+    auto pred = random(n, 25, 0.f, 4.f), targets = random(n, 26, 0.f, 4.f);
+    for (float& v : pred) v = std::floor(v);
+    for (float& v : targets) v = std::floor(v) / 3.0f;
+    std::vector<int32_t> labels(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 7) % cols);
+    DeviceVector dpred(pool, pred), dtargets(pool, targets);
+    DeviceVector dlabels(pool, labels);
+    const auto count = static_cast<int64_t>(n);
+    const auto check = [&](const char* what, float tolerance, const auto& on_cpu,
+                           const auto& on_gpu) {
+      DeviceVector dsum(pool, std::vector<float>{-7.0f});
+      float want = -7.0f;
+      on_cpu(&want);
+      on_gpu(dsum.get());
+      EXPECT_NEAR(dsum.host()[0], want, tolerance * std::fabs(want)) << what << " rows " << rows;
+    };
+    check(
+        "label_hits", 0.0f,
+        [&](float* s) { cpu::label_hits(pred.data(), labels.data(), rows, cols, s); },
+        [&](float* s) { cuda::label_hits(dpred.get(), dlabels.get(), rows, cols, s); });
+    check(
+        "argmax_hits", 0.0f,
+        [&](float* s) { cpu::argmax_hits(pred.data(), targets.data(), rows, cols, s); },
+        [&](float* s) { cuda::argmax_hits(dpred.get(), dtargets.get(), rows, cols, s); });
+    for (const float threshold : {0.0f, 0.5f, 2.0f})
+      check(
+          "threshold_hits", 0.0f,
+          [&](float* s) { cpu::threshold_hits(pred.data(), targets.data(), count, threshold, s); },
+          [&](float* s) {
+            cuda::threshold_hits(dpred.get(), dtargets.get(), count, threshold, s);
+          });
+    for (const bool squared : {true, false})
+      check(
+          "error_sum", 1e-6f,
+          [&](float* s) { cpu::error_sum(pred.data(), targets.data(), count, squared, s); },
+          [&](float* s) { cuda::error_sum(dpred.get(), dtargets.get(), count, squared, s); });
   }
 }
 

@@ -6,6 +6,9 @@
 // host-side readers, HostStaged, AllReduce's device buckets) through the
 // dispatcher's check that each op's tensors are all on its device; only the
 // CUDA kernels themselves are left to the GPU suites.
+#include "emulated_gpu.hpp"
+
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -13,6 +16,15 @@
 
 #include "kernels/gpu_backend.hpp"
 #include "tensor/device_memory.hpp"
+
+namespace drun::testing {
+namespace {
+std::atomic<int64_t> copies{0};
+}
+int64_t emulated_copies() {
+  return copies.load();
+}
+}  // namespace drun::testing
 
 namespace drun::device_memory {
 
@@ -23,6 +35,7 @@ void release(Device, void* p, size_t) {
   ::operator delete (p, std::align_val_t{Storage::kAlign});
 }
 void copy(void* dst, const void* src, size_t bytes) {
+  ++testing::copies;
   std::memcpy(dst, src, bytes);
 }
 void zero(Device, void* p, size_t bytes) {

@@ -26,6 +26,7 @@
 #include "kernels/cpu/pool.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/metric.hpp"
 
 namespace drun::kernels::cpu {
 namespace {
@@ -898,25 +899,50 @@ TEST(Loss, SoftmaxXentSparse) {
   }
   loss_ref /= rows;
   std::vector<float> g(rows * cols, 9.0f);
-  int64_t bad = 123;
-  const double loss = softmax_xent_sparse(z.data(), labels.data(), rows, cols, g.data(), &bad);
-  EXPECT_EQ(bad, -1);
+  float loss = -1.0f;
+  softmax_xent_sparse(z.data(), labels.data(), rows, cols, g.data(), &loss);
   EXPECT_NEAR(loss, loss_ref, 1e-4 * std::max(1.0, loss_ref));
   expect_close(g, g_ref, 1e-5, "grad");
 
-  // Bad labels: the first bad row is reported.
+  // Bad labels: the loss is NaN, their gradient rows are zeros, the others as before.
   for (int32_t wrong : {-1, static_cast<int32_t>(cols), 1000}) {
     std::vector<int32_t> bad_labels = labels;
     bad_labels[4] = wrong;
     bad_labels[7] = -5;
-    bad = 123;
-    softmax_xent_sparse(z.data(), bad_labels.data(), rows, cols, g.data(), &bad);
-    EXPECT_EQ(bad, 4) << wrong;
+    std::fill(g.begin(), g.end(), 9.0f);
+    softmax_xent_sparse(z.data(), bad_labels.data(), rows, cols, g.data(), &loss);
+    EXPECT_TRUE(std::isnan(loss)) << wrong;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j) {
+        const double want = r == 4 || r == 7 ? 0.0 : g_ref[r * cols + j];
+        EXPECT_NEAR(g[r * cols + j], want, 1e-5) << "row " << r << " col " << j << " " << wrong;
+      }
   }
-  std::vector<int32_t> last_bad = labels;
-  last_bad[rows - 1] = static_cast<int32_t>(cols);
-  softmax_xent_sparse(z.data(), last_bad.data(), rows, cols, g.data(), &bad);
-  EXPECT_EQ(bad, rows - 1);
+}
+
+// Batch sums of the metrics, counted by hand on a small batch (ties go to the first maximum).
+TEST(Metric, BatchSums) {
+  const std::vector<float> pred{0.1f, 0.7f, 0.2f,   // argmax 1
+                                0.5f, 0.5f, 0.0f,   // tie: 0
+                                0.0f, 0.0f, 0.9f,   // 2
+                                0.3f, 0.3f, 0.3f};  // tie: 0
+  const std::vector<int32_t> labels{1, 1, 2, 0};
+  const std::vector<float> onehot{0, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0};
+  float sum = -1.0f;
+  label_hits(pred.data(), labels.data(), 4, 3, &sum);
+  EXPECT_EQ(sum, 3.0f);
+  argmax_hits(pred.data(), onehot.data(), 4, 3, &sum);
+  EXPECT_EQ(sum, 3.0f);
+  const std::vector<float> scores{-0.5f, 0.2f, 0.7f, 0.0f}, binary{0.0f, 1.0f, 0.0f, 1.0f};
+  threshold_hits(scores.data(), binary.data(), 4, 0.0f,
+                 &sum);  // logits: right, right, wrong, wrong
+  EXPECT_EQ(sum, 2.0f);
+  threshold_hits(scores.data(), binary.data(), 4, 0.5f, &sum);  // probabilities: r, w, w, w
+  EXPECT_EQ(sum, 1.0f);
+  error_sum(scores.data(), binary.data(), 4, true, &sum);  // 0.25 + 0.64 + 0.49 + 1
+  EXPECT_NEAR(sum, 2.38f, 1e-6f);
+  error_sum(scores.data(), binary.data(), 4, false, &sum);  // 0.5 + 0.8 + 0.7 + 1
+  EXPECT_NEAR(sum, 3.0f, 1e-6f);
 }
 
 }  // namespace

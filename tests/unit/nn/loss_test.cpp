@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gradient_checker.hpp"
+#include "loss_value.hpp"
 #include "nn/metrics.hpp"
 
 namespace drun::nn {
@@ -26,7 +27,7 @@ TEST(Loss, SparseSoftmaxCrossEntropyMatchesFormula) {
   Tensor y = labels({1, 3, 0});
   Loss loss(json::parse(
       R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})"));
-  const double got = loss.compute(ex, z, y, g);
+  const double got = testing::loss_value(loss, ex, z, y, g);
   double want = 0.0;
   for (int r = 0; r < 3; ++r) {
     double sum = 0.0;
@@ -65,15 +66,15 @@ TEST(Loss, GradientsMatchFiniteDifferences) {
     Tensor target =
         loss.sparse() ? labels({0, 2, 1, 2}) : testing::random_tensor(Shape{4, 3}, rng, 0.0f, 1.0f);
     Tensor g;
-    loss.compute(ex, pred, target, g);
+    testing::loss_value(loss, ex, pred, target, g);
     Tensor analytic = g.clone();
     const float h = 1e-3f;
     for (int64_t i = 0; i < pred.numel(); ++i) {
       const float saved = pred.f32()[i];
       pred.f32()[i] = saved + h;
-      const double up = loss.compute(ex, pred, target, g);
+      const double up = testing::loss_value(loss, ex, pred, target, g);
       pred.f32()[i] = saved - h;
-      const double down = loss.compute(ex, pred, target, g);
+      const double down = testing::loss_value(loss, ex, pred, target, g);
       pred.f32()[i] = saved;
       EXPECT_NEAR(analytic.f32()[i], (up - down) / (2 * h), 2e-3) << i;
     }
@@ -85,16 +86,25 @@ TEST(Loss, BadLabelsAndUnknownLossAreNamed) {
   Tensor p(Shape{2, 3}), g;
   p.fill(0.3f);
   try {
-    loss.compute(ex, p, labels({1, 7}), g);
+    loss.check(p, labels({1, 7}));
     FAIL();
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("label 7 of example 1"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(loss.compute(ex, p, labels({1, 2, 0}), g), UsageError);
+  EXPECT_THROW(loss.check(p, labels({1, 2, 0})), UsageError);
+  EXPECT_THROW(loss.check(p, labels({1, -1})), UsageError);
+  loss.check(p, labels({1, 2}));
   EXPECT_THROW(Loss(json("hinge")), UsageError);
   EXPECT_THROW(
       Loss(json::parse(R"({"class_name": "MeanSquaredError", "config": {"from_logits": true}})")),
       UsageError);
+}
+
+// A metric's batch sum and what it counts.
+double measured(const Metric& m, const Tensor& pred, const Tensor& target) {
+  Tensor sum(Shape{1});
+  m.measure(ex, pred, target, sum);
+  return sum.f32()[0] / static_cast<double>(m.count(pred));
 }
 
 TEST(Metrics, AccuracyMseMae) {
@@ -102,18 +112,26 @@ TEST(Metrics, AccuracyMseMae) {
   const float v[] = {0.1f, 0.9f, 0.8f, 0.2f, 0.3f, 0.7f};
   std::copy(v, v + 6, z.f32());
   Metric acc("accuracy", true);
-  acc.update(ex, z, labels({1, 1, 1}));
-  EXPECT_DOUBLE_EQ(acc.result(), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(measured(acc, z, labels({1, 1, 1})), 2.0 / 3.0);
   Tensor t(Shape{3, 2});
   t.fill(0.5f);
   Metric mse("mse", false), mae("mae", false);
-  mse.update(ex, z, t);
-  mae.update(ex, z, t);
   double se = 0, ae = 0;
   for (float x : v) se += (x - 0.5) * (x - 0.5), ae += std::fabs(x - 0.5);
-  EXPECT_NEAR(mse.result(), se / 6, 1e-7);
-  EXPECT_NEAR(mae.result(), ae / 6, 1e-7);
+  EXPECT_NEAR(measured(mse, z, t), se / 6, 1e-7);
+  EXPECT_NEAR(measured(mae, z, t), ae / 6, 1e-7);
+  // One-hot targets, and binary ones on one column (logits: threshold 0).
+  Tensor onehot = Tensor::zeros(Shape{3, 2});
+  onehot.f32()[1] = onehot.f32()[3] = onehot.f32()[4] = 1.0f;  // classes 1, 1, 0
+  EXPECT_DOUBLE_EQ(measured(acc, z, onehot), 1.0 / 3.0);
+  Tensor scores(Shape{3, 1}), truth(Shape{3, 1});
+  const float sv[] = {-1.0f, 2.0f, 0.5f}, tv[] = {0.0f, 1.0f, 0.0f};
+  std::copy(sv, sv + 3, scores.f32());
+  std::copy(tv, tv + 3, truth.f32());
+  EXPECT_DOUBLE_EQ(measured(acc, scores, truth), 2.0 / 3.0);
   EXPECT_THROW(Metric("f1", false), UsageError);
+  EXPECT_THROW(measured(acc, z, labels({1, 1})), UsageError);
+  EXPECT_THROW(measured(mse, z, labels({1, 1, 1})), UsageError);
 }
 
 }  // namespace
