@@ -85,6 +85,13 @@ DRUN_OP(void, scale, (const Exec& ex, float alpha, Tensor& y), (ex, alpha, y), e
 DRUN_OP(void, mul, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y), (ex, a, b, y), ex,
         same_size(op, a, b, y))
 
+// Dropout's forward (kernels/dropout.hpp): mask = 1 / keep or 0 for each
+// value, drawn from (key, its index), the same on every backend and split;
+// y = x * mask. x and y may alias.
+DRUN_OP(void, dropout_forward,
+        (const Exec& ex, uint64_t key, float keep, const Tensor& x, Tensor& mask, Tensor& y),
+        (ex, key, keep, x, mask, y), ex, same_size(op, x, mask, y))
+
 // y = x in y's element type (float32, float16 or bfloat16; kernels/cast.hpp),
 // rounded to nearest even where y's is narrower; a copy where the types agree.
 DRUN_OP(void, cast, (const Exec& ex, const Tensor& x, Tensor& y), (ex, x, y), ex,

@@ -18,6 +18,7 @@
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
 #include "kernels/cpu/split.hpp"
+#include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
 #include "kernels/loss.hpp"
@@ -239,6 +240,15 @@ void on_cpu::mul(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
   const float *ap = a.f32(), *bp = b.f32();
   float* yp = y.f32();
   by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) { cpu::mul(ap + i, bp + i, yp + i, n); });
+}
+
+void on_cpu::dropout_forward(const Exec& ex, uint64_t key, float keep, const Tensor& x,
+                             Tensor& mask, Tensor& y) {
+  const float* xp = x.f32();
+  float *mp = mask.f32(), *yp = y.f32();
+  by_rows(ex, x.numel(), 1, [&](int64_t i, int64_t n) {
+    cpu::dropout_forward(xp + i, mp + i, yp + i, n, dropout_key_from(key, i), keep);
+  });
 }
 
 void on_cpu::cast(const Exec& ex, const Tensor& x, Tensor& y) {

@@ -29,16 +29,9 @@ class Dropout final : public Layer {
     }
     ensure(out_, x.shape());
     ensure(mask_, x.shape());
-    // Drawn on the host from the layer's generator, so that a GPU run drops
-    // the same units as a CPU run with the same seed.
-    host_mask_.ensure(x.shape());
-    const float keep = 1.0f - rate_, scale = 1.0f / keep;
-    for (float& m : host_mask_.span_f32()) m = rng_.uniform() < keep ? scale : 0.0f;
-    if (mask_.device() == Device::cpu)
-      std::swap(mask_, host_mask_);
-    else
-      mask_.copy_from(host_mask_);
-    kernels::mul(ex_, x, mask_, out_);
+    // One key a step from the layer's generator; the mask is drawn from it
+    // where the layer runs, the same bits on a GPU as on the CPU.
+    kernels::dropout_forward(ex_, rng_.next(), 1.0f - rate_, x, mask_, out_);
   }
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool> need_dx) override {
@@ -62,7 +55,7 @@ class Dropout final : public Layer {
   uint64_t seed_ = 0;
   bool training_ = false;
   Rng rng_;
-  Tensor mask_, host_mask_;
+  Tensor mask_;
 };
 }  // namespace
 

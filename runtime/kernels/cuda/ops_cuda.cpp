@@ -16,6 +16,7 @@
 #include "kernels/cuda/context.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/pool.hpp"
+#include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
 #include "kernels/loss.hpp"
@@ -177,6 +178,10 @@ class CudaBackend final : public GpuBackend {
   }
   void mul(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) override {
     cuda::mul(a.f32(), b.f32(), y.f32(), a.numel());
+  }
+  void dropout_forward(const Exec&, uint64_t key, float keep, const Tensor& x, Tensor& mask,
+                       Tensor& y) override {
+    cuda::dropout_forward(x.f32(), mask.f32(), y.f32(), x.numel(), key, keep);
   }
   void cast(const Exec&, const Tensor& x, Tensor& y) override {
     cuda::cast(x.raw(), x.dtype(), y.raw(), y.dtype(), x.numel());

@@ -450,6 +450,30 @@ TEST(BackendHarness, MarkNonfinite) {
 // GPU's conversions against kernels/half.hpp. The inputs span every
 // exponent either type has (subnormals, overflow to infinity, ties) and the
 // special values; NaNs need only stay NaNs.
+// Dropout's forward draws the same mask on both sides, in place (x = y) too.
+TEST(BackendHarness, DropoutForward) {
+  int seed = 600;
+  for (const int64_t n : {int64_t{1}, int64_t{4097}, int64_t{100003}}) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const Both x = both(uniform(rng, Shape{n}));
+    Both mask = output(rng, Shape{n}), y = output(rng, Shape{n});
+    on_both([&](const Exec& ex) {
+      dropout_forward(ex, 0xD5u + static_cast<uint64_t>(n), 0.75f, x.on(ex), mask.on(ex), y.on(ex));
+    });
+    const std::string len = " n=" + std::to_string(n);
+    EXPECT_TRUE(matches("dropout_forward" + len + ": mask", mask, kExact));
+    EXPECT_TRUE(matches("dropout_forward" + len + ": y", y, kExact));
+    Both inplace = both(x.cpu);
+    on_both([&](const Exec& ex) {
+      dropout_forward(ex, 0xD5u + static_cast<uint64_t>(n), 0.75f, inplace.on(ex), mask.on(ex),
+                      inplace.on(ex));
+    });
+    EXPECT_TRUE(matches("dropout_forward in place" + len, inplace, kExact));
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(inplace.cpu.f32()[i], y.cpu.f32()[i]) << "in place differs at " << i;
+  }
+}
+
 TEST(BackendHarness, CastBetweenFloatTypes) {
   const DType types[] = {DType::f32, DType::f16, DType::bf16};
   const float specials[] = {0.0f,

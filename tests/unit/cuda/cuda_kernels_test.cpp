@@ -19,6 +19,7 @@
 #include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/device.hpp"
+#include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/metric.hpp"
@@ -329,6 +330,20 @@ TEST(CudaKernels, LossesMatchTheCpu) {
     check(
         "mse", [&](float* g, float* l) { cpu::mse(logits.data(), targets.data(), count, g, l); },
         [&](float* g, float* l) { cuda::mse(dlogits.get(), dtargets.get(), count, g, l); });
+  }
+}
+
+// Dropout's mask and output, bit for bit: the same hash of (key, index) on both.
+TEST(CudaKernels, DropoutMatchesTheCpu) {
+  DevicePool pool;
+  for (const int64_t n : {int64_t{1}, int64_t{1000}, int64_t{300001}}) {
+    const auto x = random(static_cast<size_t>(n), 27);
+    std::vector<float> mask(x.size()), y(x.size());
+    cpu::dropout_forward(x.data(), mask.data(), y.data(), n, 99, 0.6f);
+    DeviceVector dx(pool, x), dmask(pool, x), dy(pool, x);
+    cuda::dropout_forward(dx.get(), dmask.get(), dy.get(), n, 99, 0.6f);
+    EXPECT_EQ(dmask.host(), mask) << n;
+    EXPECT_EQ(dy.host(), y) << n;
   }
 }
 

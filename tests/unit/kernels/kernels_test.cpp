@@ -24,7 +24,9 @@
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
+#include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/ops.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/metric.hpp"
 
@@ -918,6 +920,42 @@ TEST(Loss, SoftmaxXentSparse) {
         EXPECT_NEAR(g[r * cols + j], want, 1e-5) << "row " << r << " col " << j << " " << wrong;
       }
   }
+}
+
+// Dropout's mask: about `keep` of the values kept, each kept one scaled by
+// 1 / keep; the same key draws the same mask whatever the split of the
+// array (dropout_key_from), another key another mask.
+TEST(Dropout, MaskFromKeyAndIndex) {
+  const int64_t n = 100000;
+  const float keep = 0.7f;
+  Rng rng(31);
+  const std::vector<float> x = random_vec(n, rng, -1.0f, 1.0f);
+  std::vector<float> mask(n), y(n), mask2(n), y2(n);
+  dropout_forward(x.data(), mask.data(), y.data(), n, 1234, keep);
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(mask[i] == 0.0f || mask[i] == 1.0f / keep) << i << ": " << mask[i];
+    ASSERT_EQ(y[i], x[i] * mask[i]) << i;
+    kept += mask[i] != 0.0f;
+  }
+  EXPECT_NEAR(static_cast<double>(kept) / n, keep, 0.01);
+  const int64_t cut = 31337;
+  dropout_forward(x.data(), mask2.data(), y2.data(), cut, 1234, keep);
+  dropout_forward(x.data() + cut, mask2.data() + cut, y2.data() + cut, n - cut,
+                  dropout_key_from(1234, cut), keep);
+  EXPECT_EQ(mask2, mask);
+  EXPECT_EQ(y2, y);
+  dropout_forward(x.data(), mask2.data(), y2.data(), n, 1235, keep);
+  int64_t same = 0;
+  for (int64_t i = 0; i < n; ++i) same += mask2[i] == mask[i];
+  EXPECT_LT(same, n * 2 / 3) << "key 1235 repeats key 1234's mask";  // ~0.58 by chance
+
+  // The op splits the array over its threads: the same bits as the whole.
+  Tensor xt(Shape{n}), mt(Shape{n}), yt(Shape{n});
+  std::copy(x.begin(), x.end(), xt.f32());
+  kernels::dropout_forward(Exec{Device::cpu, 4}, 1234, keep, xt, mt, yt);
+  EXPECT_TRUE(std::equal(mask.begin(), mask.end(), mt.f32()));
+  EXPECT_TRUE(std::equal(y.begin(), y.end(), yt.f32()));
 }
 
 // Batch sums of the metrics, counted by hand on a small batch (ties go to the first maximum).
