@@ -11,7 +11,7 @@ RunningValues::RunningValues(std::vector<nn::Metric> metrics, Device device)
     : metrics_(std::move(metrics)),
       columns_(1 + static_cast<int64_t>(metrics_.size())),
       log_(Shape{kSteps * columns_}, DType::f32, device),
-      host_log_(Tensor::pinned(Shape{kSteps * columns_})),
+      host_log_(Shape{kSteps * columns_}),
       row_examples_(kSteps, 0),
       metric_sums_(metrics_.size(), 0.0),
       metric_counts_(metrics_.size(), 0) {

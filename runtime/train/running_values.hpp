@@ -47,7 +47,9 @@ class RunningValues {
   std::vector<nn::Metric> metrics_;
   int64_t columns_;                    // the loss, then one per metric
   Tensor log_;                         // (kSteps * columns_) on the device
-  Tensor host_log_;                    // its copy, in pinned host memory
+  // Its copy on the host, not pinned: pinning would open a CUDA context in a
+  // CPU run on a GPU machine, for a few kilobytes read now and then.
+  Tensor host_log_;
   Tensor loss_slot_, sum_slot_;        // views of the current row's loss and of a metric's cell
   int64_t rows_ = 0;                   // of the log, written and not yet read
   std::vector<int64_t> row_examples_;  // kSteps: each row's examples, for the loss' weight
