@@ -57,9 +57,8 @@ json Loss::config() const {
   return {{"class_name", class_name_}, {"config", c}};
 }
 
-void Loss::check(const Tensor& pred, const Tensor& host_target) const {
+void Loss::check(const Tensor& pred, const Tensor& target) const {
   const int64_t rows = pred.rank() ? pred.dim(0) : 0;
-  const Tensor& target = host_target;
   if (!sparse()) {
     if (target.dtype() != DType::f32 || target.numel() != pred.numel())
       throw UsageError(class_name_ + ": targets of shape " + target.shape().str() + " " +

@@ -27,8 +27,8 @@ void RunningValues::add_step(const kernels::Exec& ex, const Tensor& pred, const 
   const int64_t first = rows_ * columns_;
   for (size_t m = 0; m < metrics_.size(); ++m) {
     const int64_t at = first + 1 + static_cast<int64_t>(m);
-    sum_slot_ = log_.rows(at, at + 1);
-    metrics_[m].measure(ex, pred, target, sum_slot_);
+    Tensor cell = log_.rows(at, at + 1);
+    metrics_[m].measure(ex, pred, target, cell);
     metric_counts_[m] += metrics_[m].count(pred);
   }
   row_examples_[static_cast<size_t>(rows_)] = examples;

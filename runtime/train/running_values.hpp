@@ -45,12 +45,12 @@ class RunningValues {
 
   static constexpr int64_t kSteps = 256;  // rows of the log: one read per 256 steps at least
   std::vector<nn::Metric> metrics_;
-  int64_t columns_;                    // the loss, then one per metric
-  Tensor log_;                         // (kSteps * columns_) on the device
+  int64_t columns_;  // the loss, then one per metric
+  Tensor log_;       // (kSteps * columns_) on the device
   // Its copy on the host, not pinned: pinning would open a CUDA context in a
   // CPU run on a GPU machine, for a few kilobytes read now and then.
   Tensor host_log_;
-  Tensor loss_slot_, sum_slot_;        // views of the current row's loss and of a metric's cell
+  Tensor loss_slot_;                   // a view of the current row's loss
   int64_t rows_ = 0;                   // of the log, written and not yet read
   std::vector<int64_t> row_examples_;  // kSteps: each row's examples, for the loss' weight
   double loss_sum_ = 0.0, last_loss_ = 0.0;
