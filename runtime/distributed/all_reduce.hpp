@@ -37,6 +37,7 @@ class AllReduce final : public Strategy {
   bool lockstep() const override { return true; }
   bool device_aware() const override { return true; }
   float gradient_scale() const override { return 1.0f / static_cast<float>(comm_.size()); }
+  bool exchanges_gradients() const override { return comm_.size() > 1; }
   void gradients_ready(std::span<Param> params) override;
   void apply(optim::Optimizer& optimizer, std::span<Param* const> params) override;
   // Waits for every bucket's sum: gradients then hold the mean over workers.

@@ -28,8 +28,9 @@ class NcclCommunicator final : public DeviceCommunicator {
     std::string bytes(reinterpret_cast<const char*>(&id), sizeof(id));
     mpi.broadcast(bytes, 0);
     std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(&id));
-    // Non-blocking: the legacy default stream, where the kernels run, must
-    // not wait for the sums by itself, or they would not overlap backward.
+    // Non-blocking: the kernels' stream (this thread's default stream,
+    // kernels/cuda/device.hpp) must not wait for the sums by itself, or they
+    // would not overlap backward.
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreate");
     check(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "cudaEventCreate");
@@ -43,7 +44,7 @@ class NcclCommunicator final : public DeviceCommunicator {
   }
 
   void allreduce_sum_start(float* device_data, int64_t n) override {
-    check(cudaEventRecord(ready_, nullptr), "cudaEventRecord");
+    check(cudaEventRecord(ready_, cudaStreamPerThread), "cudaEventRecord");
     check(cudaStreamWaitEvent(stream_, ready_, 0), "cudaStreamWaitEvent");
     check(ncclAllReduce(device_data, device_data, static_cast<size_t>(n), ncclFloat, ncclSum, comm_,
                         stream_),
@@ -51,7 +52,7 @@ class NcclCommunicator final : public DeviceCommunicator {
   }
   void wait_all() override {
     check(cudaEventRecord(done_, stream_), "cudaEventRecord");
-    check(cudaStreamWaitEvent(nullptr, done_, 0), "cudaStreamWaitEvent");
+    check(cudaStreamWaitEvent(cudaStreamPerThread, done_, 0), "cudaStreamWaitEvent");
   }
   void allreduce_sum(float* device_data, int64_t n) override {
     allreduce_sum_start(device_data, n);

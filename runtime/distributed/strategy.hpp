@@ -37,6 +37,10 @@ class Strategy {
   // parameter gradient is linear in it, so AllReduce's 1/N turns the sum over
   // workers into their mean without a pass over the gradients.
   virtual float gradient_scale() const { return 1.0f; }
+  // Whether gradients leave this worker during a step; where they do not
+  // (AllReduce with one worker: nothing to sum) the trainer runs its steps
+  // as without a strategy, which a GPU can capture into a CUDA graph.
+  virtual bool exchanges_gradients() const { return true; }
   // During backward: these parameters' gradients are final for this step.
   virtual void gradients_ready(std::span<Param> params) { (void)params; }
   // After backward: bring this step's gradients to bear on the variables,

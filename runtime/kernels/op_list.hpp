@@ -81,6 +81,9 @@ DRUN_OP(void, axpy, (const Exec& ex, float alpha, const Tensor& x, Tensor& y), (
 // y *= alpha.
 DRUN_OP(void, scale, (const Exec& ex, float alpha, Tensor& y), (ex, alpha, y), ex, none())
 
+// y = value, every element (float32).
+DRUN_OP(void, fill, (const Exec& ex, float value, Tensor& y), (ex, value, y), ex, none())
+
 // y = a * b, elementwise.
 DRUN_OP(void, mul, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y), (ex, a, b, y), ex,
         same_size(op, a, b, y))
@@ -218,28 +221,31 @@ DRUN_OP(void, metric_sum,
 
 // Optimizer updates (kernels/optimizer_update.hpp gives each rule), on the
 // device where w lives (the optimizer's Exec says so). Optional slots
-// (AMSGrad's vhat, centered RMSprop's mg) are null when unused.
+// (AMSGrad's vhat, centered RMSprop's mg) are null when unused. The rate
+// (lr; Adam's bias-corrected lr_t) is a one-float tensor on w's device, read
+// where the update runs: a captured step reads each step's rate from there.
 DRUN_OP(void, sgd_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, float lr, float weight_decay),
-        (ex, g, w, lr, weight_decay), ex, same_size(op, g, w))
+        (const Exec& ex, const Tensor& g, Tensor& w, const Tensor& lr, float weight_decay),
+        (ex, g, w, lr, weight_decay), ex, check_update(op, g, w, lr))
 DRUN_OP(void, sgd_momentum_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& v, float lr, float momentum,
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& v, const Tensor& lr, float momentum,
          bool nesterov, float weight_decay),
-        (ex, g, w, v, lr, momentum, nesterov, weight_decay), ex, same_size(op, g, w))
+        (ex, g, w, v, lr, momentum, nesterov, weight_decay), ex, check_update(op, g, w, lr))
 DRUN_OP(void, adagrad_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon,
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& acc, const Tensor& lr, float epsilon,
          float weight_decay),
-        (ex, g, w, acc, lr, epsilon, weight_decay), ex, same_size(op, g, w))
+        (ex, g, w, acc, lr, epsilon, weight_decay), ex, check_update(op, g, w, lr))
 DRUN_OP(void, adam_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat, float lr_t,
-         float beta_1, float beta_2, float epsilon, float weight_decay),
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat,
+         const Tensor& lr_t, float beta_1, float beta_2, float epsilon, float weight_decay),
         (ex, g, w, m, v, vhat, lr_t, beta_1, beta_2, epsilon, weight_decay), ex,
-        same_size(op, g, w))
+        check_update(op, g, w, lr_t))
 DRUN_OP(void, rmsprop_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr, float rho,
-         float epsilon, float weight_decay),
-        (ex, g, w, rms, mg, lr, rho, epsilon, weight_decay), ex, same_size(op, g, w))
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, const Tensor& lr,
+         float rho, float epsilon, float weight_decay),
+        (ex, g, w, rms, mg, lr, rho, epsilon, weight_decay), ex, check_update(op, g, w, lr))
 DRUN_OP(void, rmsprop_momentum_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom, float lr,
-         float rho, float momentum, float epsilon, float weight_decay),
-        (ex, g, w, rms, mg, mom, lr, rho, momentum, epsilon, weight_decay), ex, same_size(op, g, w))
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom,
+         const Tensor& lr, float rho, float momentum, float epsilon, float weight_decay),
+        (ex, g, w, rms, mg, mom, lr, rho, momentum, epsilon, weight_decay), ex,
+        check_update(op, g, w, lr))

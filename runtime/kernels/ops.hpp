@@ -19,6 +19,7 @@ namespace cuda {
 class Context;
 }
 class GpuStager;
+class GpuGraph;
 
 // Where kernels run and with how many threads (the rank's share of its node).
 struct Exec {
@@ -54,6 +55,13 @@ class InputStager {
  private:
   std::unique_ptr<GpuStager> gpu_;  // null on the CPU
 };
+
+// Records the device work this thread launches on ex's GPU, from
+// begin_capture to end_capture, as a graph to launch again
+// (kernels/gpu_backend.hpp GpuGraph); end_capture returns null with the
+// reason in `why` where the capture failed. Both refuse a CPU Exec.
+void begin_capture(const Exec& ex);
+std::unique_ptr<GpuGraph> end_capture(const Exec& ex, std::string& why);
 
 // The ops, one per line of kernels/op_list.hpp (which documents each).
 #define DRUN_OP(ret, name, params, args, device, checks) ret name params;

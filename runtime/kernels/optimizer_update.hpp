@@ -8,6 +8,10 @@
 //
 // `weight_decay` is an L2 term added to the gradient before the rule sees it:
 // g' = g + weight_decay * w (0 leaves g unchanged). Arrays must not overlap.
+//
+// The learning rate lr (Adam's lr_t) is read from `rate`, one float in the
+// same memory as w: a step captured into a CUDA graph reads each step's
+// rate from there, where an argument would stay the one of the capture.
 #pragma once
 #include <cstdint>
 
@@ -17,36 +21,37 @@ namespace drun::kernels {
 
 DRUN_CPU_AND_CUDA(
     // w -= lr * g'
-    void sgd(float* w, const float* g, int64_t n, float lr, float weight_decay = 0.f);
+    void sgd(float* w, const float* g, int64_t n, const float* rate, float weight_decay = 0.f);
 
     // v = momentum * v - lr * g'; w += v, or with nesterov w += momentum * v - lr * g'.
-    void sgd_momentum(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-                      bool nesterov, float weight_decay = 0.f);
+    void sgd_momentum(float* w, const float* g, float* v, int64_t n, const float* rate,
+                      float momentum, bool nesterov, float weight_decay = 0.f);
 
     // acc += g'^2; w -= lr * g' / (sqrt(acc) + epsilon)
-    void adagrad(float* w, const float* g, float* acc, int64_t n, float lr, float epsilon,
+    void adagrad(float* w, const float* g, float* acc, int64_t n, const float* rate, float epsilon,
                  float weight_decay = 0.f);
 
     // m += (g' - m) * (1 - beta_1); v += (g'^2 - v) * (1 - beta_2);
     // w -= lr_t * m / (sqrt(v) + epsilon), where the caller folds the bias correction
     // into lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t).
     // With `vhat` non-null (AMSGrad): vhat = max(vhat, v) and vhat replaces v in the step.
-    void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n, float lr_t,
-              float beta_1, float beta_2, float epsilon, float weight_decay = 0.f);
+    void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n,
+              const float* rate, float beta_1, float beta_2, float epsilon,
+              float weight_decay = 0.f);
 
     // tf.keras RMSprop without momentum (epsilon outside the square root):
     // rms = rho * rms + (1 - rho) * g'^2; with `mg` non-null (centered)
     // mg = rho * mg + (1 - rho) * g' and denom = rms - mg^2, else denom = rms;
     // w -= lr * g' / (sqrt(denom) + epsilon)
-    void rmsprop(float* w, const float* g, float* rms, float* mg, int64_t n, float lr, float rho,
-                 float epsilon, float weight_decay = 0.f);
+    void rmsprop(float* w, const float* g, float* rms, float* mg, int64_t n, const float* rate,
+                 float rho, float epsilon, float weight_decay = 0.f);
 
     // tf.keras RMSprop with momentum (TensorFlow's ApplyRMSProp / ApplyCenteredRMSProp,
     // epsilon inside the square root): rms += (g'^2 - rms) * (1 - rho); centered:
     // mg += (g' - mg) * (1 - rho), denom = rms - mg^2 + epsilon, else denom = rms + epsilon;
     // mom = momentum * mom + lr * g' / sqrt(denom); w -= mom
     void rmsprop_momentum(float* w, const float* g, float* rms, float* mg, float* mom, int64_t n,
-                          float lr, float rho, float momentum, float epsilon,
+                          const float* rate, float rho, float momentum, float epsilon,
                           float weight_decay = 0.f);)
 
 }  // namespace drun::kernels

@@ -57,13 +57,13 @@ json Loss::config() const {
   return {{"class_name", class_name_}, {"config", c}};
 }
 
-void Loss::check(const Tensor& pred, const Tensor& target) const {
-  const int64_t rows = pred.rank() ? pred.dim(0) : 0;
+void Loss::check(const Shape& pred, const Tensor& target) const {
+  const int64_t rows = pred.rank() ? pred[0] : 0;
   if (!sparse()) {
     if (target.dtype() != DType::f32 || target.numel() != pred.numel())
       throw UsageError(class_name_ + ": targets of shape " + target.shape().str() + " " +
-                       dtype_name(target.dtype()) + " do not match predictions " +
-                       pred.shape().str() + " (sparse labels need SparseCategoricalCrossentropy)");
+                       dtype_name(target.dtype()) + " do not match predictions " + pred.str() +
+                       " (sparse labels need SparseCategoricalCrossentropy)");
     return;
   }
   if (target.dtype() != DType::i32 || target.numel() != rows)

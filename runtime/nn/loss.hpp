@@ -16,7 +16,7 @@ class Loss {
   // Throws a UsageError naming what is wrong where the targets (on the host)
   // do not fit the predictions: their shape or type, or a label outside the
   // classes (with its example). Call it before compute, which checks nothing.
-  void check(const Tensor& pred, const Tensor& target) const;
+  void check(const Shape& pred, const Tensor& target) const;
   // loss (one float32 on pred's device) = the batch's mean loss; grad (shaped
   // like pred) = d(loss)/d(pred). On a GPU nothing waits for the loss here.
   void compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& target, Tensor& grad,

@@ -34,9 +34,9 @@ void Metric::measure(const kernels::Exec& ex, const Tensor& pred, const Tensor& 
   kernels::metric_sum(ex, kind(pred, target), pred, target, sum);
 }
 
-int64_t Metric::count(const Tensor& pred) const {
+int64_t Metric::count(const Shape& pred) const {
   if (name_ != "accuracy") return pred.numel();
-  return pred.rank() ? pred.dim(0) : 0;
+  return pred.rank() ? pred[0] : 0;
 }
 
 std::vector<Metric> make_metrics(const std::vector<std::string>& names, bool from_logits) {

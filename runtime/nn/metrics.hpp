@@ -20,7 +20,7 @@ class Metric {
   void measure(const kernels::Exec& ex, const Tensor& pred, const Tensor& target,
                Tensor& sum) const;
   // What the sum of a batch counts: its examples (accuracy) or values (mse, mae).
-  int64_t count(const Tensor& pred) const;
+  int64_t count(const Shape& pred) const;
 
  private:
   kernels::MetricKind kind(const Tensor& pred, const Tensor& target) const;

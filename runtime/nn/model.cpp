@@ -177,6 +177,14 @@ void Model::share_moments() {
   }
 }
 
+std::string Model::capture_blocker() {
+  for (auto& n : nodes_)
+    if (n.layer->rng())
+      return std::string("layer '") + n.layer->name() + "' (" + n.layer->kind() +
+             ") draws its random numbers on the host each step";
+  return {};
+}
+
 const Shape& Model::output_shape() const {
   return nodes_[static_cast<size_t>(output_)].layer->output_shape();
 }

@@ -135,8 +135,7 @@ bool Optimizer::gradients_finite(std::span<Param* const> params) {
 }
 
 void Optimizer::apply(std::span<Param* const> params) {
-  build(params);
-  const float lr = current_lr();
+  begin_step(params);
   if (loss_scale_) {
     const bool finite = gradients_finite(params);
     const float unscale = 1.0f / loss_scale_->scale();  // exact: the scale is a power of two
@@ -146,6 +145,13 @@ void Optimizer::apply(std::span<Param* const> params) {
       if (p->trainable && p->grad.defined())
         kernels::scale(exec_for(p->grad, cpu_threads_), unscale, p->grad);
   }
+  launch_updates(params);
+  end_step();
+}
+
+void Optimizer::begin_step(std::span<Param* const> params) {
+  build(params);
+  bool used[2] = {false, false};
   for (size_t i = 0; i < params.size(); ++i) {
     Param& p = *params[i];
     if (!p.trainable || !p.grad.defined()) continue;
@@ -160,9 +166,26 @@ void Optimizer::apply(std::span<Param* const> params) {
       throw std::invalid_argument(class_name_ + ": gradient of '" + p.name + "' is " +
                                   dtype_name(p.grad.dtype()) + " " + p.grad.shape().str() +
                                   ", the variable is float32 " + p.value.shape().str());
-    update(exec_for(p.value, cpu_threads_), i, p.value, p.grad, lr);
+    const Device d = p.value.device();
+    used[d == Device::cpu ? 0 : 1] = true;
   }
-  ++iterations_;
+  const float rate = step_rate(current_lr());
+  for (int k = 0; k < 2; ++k) {
+    if (!used[k]) continue;
+    const Device d = k == 0 ? Device::cpu : Device::cuda;
+    Tensor& r = rate_[k];
+    if (!r.defined()) r = Tensor(Shape{1}, DType::f32, d);
+    kernels::fill(Exec{d, 1}, rate, r);
+  }
+}
+
+void Optimizer::launch_updates(std::span<Param* const> params) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    Param& p = *params[i];
+    if (!p.trainable || !p.grad.defined()) continue;
+    const Device d = p.value.device();
+    update(exec_for(p.value, cpu_threads_), i, p.value, p.grad, rate_[d == Device::cpu ? 0 : 1]);
+  }
 }
 
 std::vector<std::pair<std::string, Tensor*>> Optimizer::state() {

@@ -62,6 +62,14 @@ class Optimizer {
   // left alone. The same variables in the same order every call. Once built it
   // allocates nothing.
   void apply(std::span<Param* const> params);
+  // apply() without a loss scale, in three parts, for a trainer that records
+  // the middle one into a CUDA graph (train/step_graph.hpp): begin_step
+  // builds, moves slots to their variables' devices and writes the step's
+  // rate where each device reads it; launch_updates launches the updates and
+  // changes nothing on the host; end_step counts the step in iterations().
+  void begin_step(std::span<Param* const> params);
+  void launch_updates(std::span<Param* const> params);
+  void end_step() { ++iterations_; }
   bool built() const { return built_; }
 
   int64_t iterations() const { return iterations_; }
@@ -115,9 +123,13 @@ class Optimizer {
   virtual std::vector<SlotSpec> slot_specs() const = 0;
   // This class's own keys for config().
   virtual void add_config(json& config) const = 0;
+  // The rate the updates of this step use, given its learning rate (Adam
+  // folds its bias correction in).
+  virtual float step_rate(float lr) const { return lr; }
   // Updates variable `index` (its position in the span) given its gradient, at
-  // rate lr, on ex (where w lives).
-  virtual void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) = 0;
+  // the rate in `rate` (one float on w's device, step_rate's), on ex (where w lives).
+  virtual void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
+                      const Tensor& rate) = 0;
 
   Tensor& slot(size_t index, size_t k) { return vars_[index].slots[k]; }
   // weight_decay() for variables it applies to, 0 for the others.
@@ -145,6 +157,7 @@ class Optimizer {
   bool built_ = false;
   std::optional<DynamicLossScale> loss_scale_;
   Tensor nonfinite_[2], nonfinite_host_;  // gradients_finite's flags: on the CPU, on the GPU
+  Tensor rate_[2];                        // the step's rate: on the CPU, on the GPU
   std::vector<SlotSpec> specs_;
   std::vector<Var> vars_;
 };
@@ -159,7 +172,8 @@ class SGD final : public Optimizer {
  protected:
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
-  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) override;
+  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
+              const Tensor& rate) override;
 
  private:
   struct Parsed {};
@@ -177,7 +191,8 @@ class Adagrad final : public Optimizer {
  protected:
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
-  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) override;
+  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
+              const Tensor& rate) override;
 
  private:
   struct Parsed {};
@@ -198,11 +213,13 @@ class Adam final : public Optimizer {
  protected:
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
-  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) override;
+  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
+              const Tensor& rate) override;
 
  private:
   struct Parsed {};
   Adam(Options&& o, Parsed);
+  float step_rate(float lr) const override;
   float beta_1_;
   float beta_2_;
   float epsilon_;
@@ -222,7 +239,8 @@ class RMSprop final : public Optimizer {
  protected:
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
-  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g, float lr) override;
+  void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
+              const Tensor& rate) override;
 
  private:
   struct Parsed {};

@@ -46,7 +46,7 @@ void SGD::add_config(json& c) const {
   c["nesterov"] = nesterov_;
 }
 
-void SGD::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, float lr) {
+void SGD::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& lr) {
   if (momentum_ > 0.f)
     kernels::sgd_momentum_update(ex, g, w, slot(i, 0), lr, momentum_, nesterov_, decay_of(i));
   else
@@ -75,7 +75,7 @@ void Adagrad::add_config(json& c) const {
   c["epsilon"] = float_json(epsilon_);
 }
 
-void Adagrad::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, float lr) {
+void Adagrad::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& lr) {
   kernels::adagrad_update(ex, g, w, slot(i, 0), lr, epsilon_, decay_of(i));
 }
 
@@ -107,13 +107,16 @@ void Adam::add_config(json& c) const {
   c["amsgrad"] = amsgrad_;
 }
 
-void Adam::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, float lr) {
+float Adam::step_rate(float lr) const {
   // Bias correction folded into the rate, as tf.keras does (t counts from 1).
   const double t = static_cast<double>(iterations() + 1);
-  const double lr_t = lr * std::sqrt(1.0 - std::pow(static_cast<double>(beta_2_), t)) /
-                      (1.0 - std::pow(static_cast<double>(beta_1_), t));
-  kernels::adam_update(ex, g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr,
-                       static_cast<float>(lr_t), beta_1_, beta_2_, epsilon_, decay_of(i));
+  return static_cast<float>(lr * std::sqrt(1.0 - std::pow(static_cast<double>(beta_2_), t)) /
+                            (1.0 - std::pow(static_cast<double>(beta_1_), t)));
+}
+
+void Adam::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& lr_t) {
+  kernels::adam_update(ex, g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr, lr_t,
+                       beta_1_, beta_2_, epsilon_, decay_of(i));
 }
 
 // RMSprop -------------------------------------------------------------------
@@ -146,7 +149,7 @@ void RMSprop::add_config(json& c) const {
   c["centered"] = centered_;
 }
 
-void RMSprop::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, float lr) {
+void RMSprop::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& lr) {
   Tensor& rms = slot(i, 0);
   if (momentum_ > 0.f)
     kernels::rmsprop_momentum_update(ex, g, w, rms, centered_ ? &slot(i, 2) : nullptr, slot(i, 1),

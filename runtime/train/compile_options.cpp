@@ -9,6 +9,7 @@ CompileOptions parse_compile_options(const json& options) {
   c.optimizer = o.get<json>("optimizer", c.optimizer);
   c.metrics = o.get<std::vector<std::string>>("metrics", {});
   c.precision = o.get<std::string>("precision", c.precision);
+  c.cuda_graphs = o.get<bool>("cuda_graphs", c.cuda_graphs);
   o.finish();
   if (c.precision != "float32" && c.precision != "mixed_float16" && c.precision != "mixed_bfloat16")
     throw UsageError("compile: precision '" + c.precision +

@@ -17,9 +17,11 @@ struct CompileOptions {
   // (nn/layer.hpp set_compute_dtype; the trainer refuses the mixed ones on
   // the CPU and gives mixed_float16 a loss scale).
   std::string precision = "float32";
+  // On a GPU, whether steps run as CUDA graphs where they can (train/step_graph.hpp).
+  bool cuda_graphs = true;
 };
 
-// compile's options {loss, optimizer, metrics, precision}: loss required;
+// compile's options {loss, optimizer, metrics, precision, cuda_graphs}: loss required;
 // UsageError for a missing loss, an unknown key or precision. The loss, optimizer and metrics
 // themselves are checked where they are built.
 CompileOptions parse_compile_options(const json& options);

@@ -15,6 +15,7 @@ json FitResult::to_json() const {
   if (const auto mib = peak_resident_mib()) j["peak_rss_mib"] = *mib;
   if (!strategy.empty()) j["strategy"] = strategy;
   if (!loss_scale.empty()) j["loss_scale"] = loss_scale;
+  if (!cuda_graphs.empty()) j["cuda_graphs"] = cuda_graphs;
   if (preempted) j["preempted"] = true;
   if (stopped_by_hook) j["stopped_by_hook"] = true;
   if (eval) {

@@ -27,6 +27,9 @@ struct FitResult {
   // With a LossScaleOptimizer: {"scale": the scale at the end, "skipped_steps":
   // the steps whose gradients overflowed, this process}; empty otherwise.
   json loss_scale = json::object();
+  // On a GPU: {"captures": graphs captured, "graph_steps": steps launched as
+  // a graph, "off": why steps ran kernel by kernel, where they did}; empty on the CPU.
+  json cuda_graphs = json::object();
   json to_json() const;
 };
 

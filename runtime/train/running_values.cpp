@@ -12,29 +12,27 @@ RunningValues::RunningValues(std::vector<nn::Metric> metrics, Device device)
       columns_(1 + static_cast<int64_t>(metrics_.size())),
       log_(Shape{kSteps * columns_}, DType::f32, device),
       host_log_(Shape{kSteps * columns_}),
+      step_row_(Shape{columns_}, DType::f32, device),
+      loss_slot_(step_row_.rows(0, 1)),
       row_examples_(kSteps, 0),
       metric_sums_(metrics_.size(), 0.0),
-      metric_counts_(metrics_.size(), 0) {
-  point_loss_slot();
-}
+      metric_counts_(metrics_.size(), 0) {}
 
-void RunningValues::point_loss_slot() {
-  loss_slot_ = log_.rows(rows_ * columns_, rows_ * columns_ + 1);
-}
-
-void RunningValues::add_step(const kernels::Exec& ex, const Tensor& pred, const Tensor& target,
-                             int64_t examples) {
-  const int64_t first = rows_ * columns_;
+void RunningValues::measure(const kernels::Exec& ex, const Tensor& pred, const Tensor& target) {
   for (size_t m = 0; m < metrics_.size(); ++m) {
-    const int64_t at = first + 1 + static_cast<int64_t>(m);
-    Tensor cell = log_.rows(at, at + 1);
+    const int64_t at = 1 + static_cast<int64_t>(m);
+    Tensor cell = step_row_.rows(at, at + 1);
     metrics_[m].measure(ex, pred, target, cell);
-    metric_counts_[m] += metrics_[m].count(pred);
   }
+}
+
+void RunningValues::commit(const kernels::Exec& ex, const Shape& pred, int64_t examples) {
+  Tensor row = log_.rows(rows_ * columns_, (rows_ + 1) * columns_);
+  kernels::cast(ex, step_row_, row);  // a copy on the device
+  for (size_t m = 0; m < metrics_.size(); ++m) metric_counts_[m] += metrics_[m].count(pred);
   row_examples_[static_cast<size_t>(rows_)] = examples;
   examples_ += examples;
   if (++rows_ == kSteps) read();
-  point_loss_slot();
 }
 
 void RunningValues::read() {
@@ -50,7 +48,6 @@ void RunningValues::read() {
   }
   last_loss_ = v[(rows_ - 1) * columns_];
   rows_ = 0;
-  point_loss_slot();
 }
 
 double RunningValues::last_loss() {
@@ -102,7 +99,6 @@ void RunningValues::set_sums(const std::vector<double>& s) {
 
 void RunningValues::reset() {
   rows_ = 0;  // values of steps before the reset count nowhere
-  point_loss_slot();
   loss_sum_ = 0.0;
   examples_ = 0;
   std::fill(metric_sums_.begin(), metric_sums_.end(), 0.0);

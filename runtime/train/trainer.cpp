@@ -70,6 +70,7 @@ Trainer::~Trainer() = default;
 
 void Trainer::set_strategy(distributed::Strategy* strategy) {
   staged_.reset();
+  graphs_.reset();  // whether steps may be captured depends on the strategy
   if (strategy && exec_.device != Device::cpu && !strategy->device_aware()) {
     staged_ = std::make_unique<distributed::HostStaged>(*strategy);
     strategy = staged_.get();
@@ -82,12 +83,14 @@ void Trainer::set_strategy(distributed::Strategy* strategy) {
         ": only AllReduce applies this worker's optimizer, which knows the scale, "
         "to every step's gradients (mixed_bfloat16 needs no loss scale)");
   strategy_ = strategy;
-  if (!strategy_) {
-    model_.set_backward_listener(nullptr);
-    return;
-  }
+  step_strategy_ = nullptr;
+  model_.set_backward_listener(nullptr);
+  if (!strategy_) return;
   strategy_->setup(params_);
-  model_.set_backward_listener([this](nn::Layer& l) { strategy_->gradients_ready(l.params()); });
+  if (!strategy_->exchanges_gradients()) return;  // steps run as without one
+  step_strategy_ = strategy_;
+  model_.set_backward_listener(
+      [this](nn::Layer& l) { step_strategy_->gradients_ready(l.params()); });
 }
 
 void Trainer::set_timeline(timeline::Timeline* tl) {
@@ -95,25 +98,55 @@ void Trainer::set_timeline(timeline::Timeline* tl) {
   model_.set_timeline(tl);
 }
 
+std::string Trainer::why_not_graphs() {
+  if (!compiled_.cuda_graphs) return "compile{cuda_graphs = false}";
+  if (step_strategy_)
+    return "the strategy (" + step_strategy_->name() +
+           ") exchanges gradients in the middle of the step";
+  if (optimizer_->dynamic_loss_scale())
+    return "the loss scale (mixed_float16) checks every step's gradients on the host";
+  return model_.capture_blocker();
+}
+
 void Trainer::train_step(const data::Batch& batch) {
   using timeline::Span, timeline::Lane, timeline::kMain;
   Span step(timeline_, Lane::main, kMain, "step", "step", "step", global_step_);
   const Tensor& y = stage_y_.stage(batch.y);
-  const Tensor& out = model_.forward(stage_x_.stage(batch.x), true);
+  const Tensor& x = stage_x_.stage(batch.x);
+  const Shape out_shape = model_.output_shape().with_batch(batch.size);
+  loss_.check(out_shape, batch.y);
+  if (exec_.device == Device::cuda && !graphs_)
+    graphs_ = std::make_unique<StepGraphs>(exec_, why_not_graphs());
+  if (graphs_ && graphs_->off().empty()) {
+    // The step's device work, recorded once per input into a graph: what
+    // changes between steps is written to the device around it.
+    optimizer_->begin_step(params_);
+    graphs_->run({x.raw(), y.raw(), x.numel(), y.numel()}, [&] {
+      const Tensor& out = model_.forward(x, true);
+      loss_.compute(exec_, out, y, dlogits_, values_.loss_slot());
+      values_.measure(exec_, out, y);
+      model_.backward(dlogits_);
+      optimizer_->launch_updates(params_);
+    });
+    optimizer_->end_step();
+    values_.commit(exec_, out_shape, batch.size);
+    ++global_step_;
+    return;
+  }
+  const Tensor& out = model_.forward(x, true);
   {
     Span span(timeline_, Lane::main, kMain, "loss", "loss");
-    loss_.check(out, batch.y);
     loss_.compute(exec_, out, y, dlogits_, values_.loss_slot());
     values_.add_step(exec_, out, y, batch.size);
     // The strategy's factor (e.g. 1/workers) and the loss scale (a power of two) in one pass.
     const float factor =
-        (strategy_ ? strategy_->gradient_scale() : 1.0f) * optimizer_->loss_scale();
+        (step_strategy_ ? step_strategy_->gradient_scale() : 1.0f) * optimizer_->loss_scale();
     if (factor != 1.0f) kernels::scale(exec_, factor, dlogits_);
   }
   model_.backward(dlogits_);
-  if (strategy_) {
+  if (step_strategy_) {
     Span span(timeline_, Lane::main, kMain, "apply gradients", "apply");
-    strategy_->apply(*optimizer_, params_);
+    step_strategy_->apply(*optimizer_, params_);
   } else {
     Span span(timeline_, Lane::main, kMain, "optimizer", "optimizer");
     optimizer_->apply(params_);
@@ -137,7 +170,7 @@ Evaluation Trainer::evaluate(data::Pipeline& input, int64_t max_steps) {
   for (int64_t step = 0; (max_steps < 0 || step < max_steps) && input.next(batch); ++step) {
     const Tensor& y = stage_y_.stage(batch.y);
     const Tensor& out = model_.forward(stage_x_.stage(batch.x), false);
-    loss_.check(out, batch.y);
+    loss_.check(out.shape(), batch.y);
     loss_.compute(exec_, out, y, dlogits_, eval_values_.loss_slot());
     eval_values_.add_step(exec_, out, y, batch.size);
   }
@@ -236,6 +269,11 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       for (Hook* h : hooks) h->before_step(global_step_);
       distributed::activity::set_step(global_step_);  // for the stall inspector
       train_step(batch);
+      if (graphs_ && !graphs_->off().empty() && !graphs_said_) {
+        progress.line("CUDA graphs off: " + graphs_->off() +
+                      "; each step launches its kernels one by one");
+        graphs_said_ = true;
+      }
       epoch_images += batch.size;
       const int64_t step = train.position();  // batches of the epoch done
       if (progress.due(step))
@@ -313,6 +351,11 @@ void Trainer::finish_fit(const FitConfig& config, const std::vector<Hook*>& hook
   result.global_step = global_step_;
   result.workers = strategy_ ? strategy_->workers() : 1;
   result.device = device_name(exec_.device);
+  if (graphs_) {
+    result.cuda_graphs = {{"captures", graphs_->captures()},
+                          {"graph_steps", graphs_->graph_launches()}};
+    if (!graphs_->off().empty()) result.cuda_graphs["off"] = graphs_->off();
+  }
   json summary = result.to_json();
   for (Hook* h : hooks) h->end(*this, summary);
   // A fit with nothing left to do keeps the summary (and evaluation) of the run that did it.

@@ -25,6 +25,7 @@
 #include "train/hooks.hpp"
 #include "train/progress.hpp"
 #include "train/running_values.hpp"
+#include "train/step_graph.hpp"
 
 namespace drun::train {
 
@@ -68,6 +69,8 @@ class Trainer {
   const CompileOptions& compiled() const { return compiled_; }
   distributed::Strategy* strategy() { return strategy_; }
   int64_t global_step() const { return global_step_; }
+  // The steps' CUDA graphs on a GPU, once a step ran there; null otherwise.
+  const StepGraphs* step_graphs() const { return graphs_.get(); }
 
  private:
   // Adds every worker's loss and metric sums into this one's.
@@ -86,6 +89,8 @@ class Trainer {
                   bool chief);
   // compile's precision: the model's compute type, a loss scale for mixed_float16.
   void set_precision(const std::string& precision);
+  // Why this trainer's steps must not be captured into CUDA graphs; empty where they may.
+  std::string why_not_graphs();
   static constexpr int64_t kAgreeEvery = 20;
 
   nn::Model& model_;
@@ -98,12 +103,18 @@ class Trainer {
   kernels::InputStager stage_x_, stage_y_;
   std::unique_ptr<distributed::HostStaged> staged_;  // a host strategy's view of a GPU's variables
   distributed::Strategy* strategy_ = nullptr;
+  // strategy_ where it exchanges gradients during each step; null where
+  // steps run as without a strategy (AllReduce with one worker).
+  distributed::Strategy* step_strategy_ = nullptr;
   timeline::Timeline* timeline_ = nullptr;
   Tensor dlogits_;
   RunningValues values_, eval_values_;  // the epoch's, an evaluation's
   int64_t global_step_ = 0;
   std::optional<TrainingState> resume_;
   StepResult step_result_;  // what hooks see after each step
+  // On a GPU, from the first step: the steps' CUDA graphs (or why there are none).
+  std::unique_ptr<StepGraphs> graphs_;
+  bool graphs_said_ = false;  // fit printed why they are off
 };
 
 }  // namespace drun::train

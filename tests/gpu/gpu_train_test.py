@@ -158,19 +158,20 @@ def case_mixed_precision_3_epochs(tmp):
     7-bit mantissa gets 0.01), its loss scale in summary.json."""
     if FAKE:
         return "not run in the CPU self-check: mixed precision needs a GPU"
-    acc, speed, scale = {}, {}, None
+    acc, speed, graphs, scale = {}, {}, {}, None
     for policy in ("float32", "mixed_float16", "mixed_bfloat16"):
         s = train("cuda", os.path.join(tmp, policy), ["--epochs", "3", "--precision", policy])
         assert s["global_step"] == 3 * 938, f"{policy}: {s['global_step']} steps, not 3 x 938"
         acc[policy] = s["eval"]["accuracy"]
         speed[policy] = s["train"]["images_per_sec"]
+        graphs[policy] = s.get("cuda_graphs", {})
         if policy == "mixed_float16":
             assert "loss_scale" in s, f"mixed_float16 wrote no loss_scale: {s}"
             scale = s["loss_scale"]
     # The main job's speed (issue 18 asks 300,000 img/s at batch 64), reported, not asserted:
     # speed is for tools/bench, not for tests.
-    report = ", ".join(f"{p} {a:.4f} ({speed[p]:,.0f} img/s)" for p, a in acc.items()) + \
-        f"; float16 loss scale {scale}"
+    report = ", ".join(f"{p} {a:.4f} ({speed[p]:,.0f} img/s, CUDA graphs {graphs[p]})"
+                       for p, a in acc.items()) + f"; float16 loss scale {scale}"
     for policy, tol in MIXED_TOLERANCE.items():
         assert abs(acc[policy] - acc["float32"]) <= tol, f"{report}: {policy} more than {tol} off"
     return report

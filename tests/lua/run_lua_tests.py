@@ -390,7 +390,15 @@ def test_mixed_precision_policy():
     # the script's line.
     with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
         expect_success(["-q", "train_arrays.lua", "--model-dir", os.path.join(d, "f32")], cwd=HERE)
-        device = summary_of(os.path.join(d, "f32"))["device"]
+        f32 = summary_of(os.path.join(d, "f32"))
+        device = f32["device"]
+        # On a GPU the steps run as CUDA graphs (AllReduce with one worker
+        # leaves the step alone); mixed_float16's loss scale reads every
+        # step's overflow flag on the host, so its steps say why they do not.
+        assert ("cuda_graphs" in f32) == (device == "cuda"), f32
+        if device == "cuda":
+            assert f32["cuda_graphs"]["captures"] >= 1 and "off" not in f32["cuda_graphs"], f32
+            assert f32["cuda_graphs"]["graph_steps"] > 0, f32
         for policy in ("mixed_float16", "mixed_bfloat16"):
             args = ["-q", "train_arrays.lua", "--model-dir", os.path.join(d, policy),
                     "--precision", policy]
@@ -401,6 +409,10 @@ def test_mixed_precision_policy():
             s = summary_of(os.path.join(d, policy))
             assert s["eval"]["accuracy"] >= 0.9, s
             assert ("loss_scale" in s) == (policy == "mixed_float16"), s
+            if policy == "mixed_float16":
+                assert "loss scale" in s["cuda_graphs"]["off"], s
+            else:
+                assert s["cuda_graphs"]["graph_steps"] > 0, s
         expect_error(["-q", "train_arrays.lua", "--model-dir", os.path.join(d, "bad"),
                       "--precision", "float16"],
                      ["set_global_policy", "float16", "mixed_float16"], cwd=HERE)

@@ -3,7 +3,7 @@
 #
 #   tools/bench/gpu.sh [--repeats 3] [--steps 200] [--warmup 20] [--run-timeout 300]
 #                      [--compile 0|1] [--torch-variants fp32,channels_last,amp_bf16,amp_fp16]
-#                      [--drun-variants fp32,mixed_float16,mixed_bfloat16]
+#                      [--drun-variants fp32,fp32_no_graphs,mixed_float16,mixed_bfloat16]
 #                      [--models seed_cnn,resnet20,resnet56(,resnet56_b1024)]
 #
 # Models (SGD with momentum):
@@ -18,7 +18,9 @@
 #             PyTorch draws its own random pool.
 # drun:    $DRUN (default build/drun) --device cuda tools/bench/SCRIPT_bench.lua
 #          --batch-size B --steps S --warmup W [--dir D --n N] [--precision P]: fp32
-#          is full float32; mixed_float16 and mixed_bfloat16 are drun's mixed
+#          is full float32 with each step launched as a CUDA graph (drun's
+#          default), fp32_no_graphs the same with --cuda-graphs=false (each
+#          kernel launched by itself); mixed_float16 and mixed_bfloat16 are drun's mixed
 #          precision (Keras' policies: the convolutions and GEMMs on the tensor
 #          cores, a loss scale for float16), each variant a process of its own.
 # PyTorch: PY tools/bench/SCRIPT_torch.py --device cuda --batch B --steps S --warmup W
@@ -61,7 +63,7 @@ WARMUP=20
 RUN_TIMEOUT=300
 COMPILE=1
 TORCH_VARIANTS=fp32,channels_last,amp_bf16,amp_fp16
-DRUN_VARIANTS=fp32,mixed_float16,mixed_bfloat16
+DRUN_VARIANTS=fp32,fp32_no_graphs,mixed_float16,mixed_bfloat16
 MODEL_LIST=seed_cnn,resnet20,resnet56
 usage() {
   echo "usage: tools/bench/gpu.sh [--repeats $REPEATS] [--steps $STEPS] [--warmup $WARMUP] [--run-timeout $RUN_TIMEOUT] [--compile 0|1] [--torch-variants $TORCH_VARIANTS] [--drun-variants $DRUN_VARIANTS] [--models $MODEL_LIST(,resnet56_b1024)]" >&2
@@ -202,7 +204,11 @@ run_one() {
   if [[ "$which" == drun* ]]; then
     cmd=("$DRUN" --device cuda "tools/bench/${SCRIPT[$model]}_bench.lua" ${DRUN_EXTRA[$model]}
          --batch-size "$b" --steps "$STEPS" --warmup "$WARMUP")
-    [[ "$which" == drun ]] || cmd+=(--precision "${which#drun:}")
+    case "$which" in
+      drun) ;;
+      drun:no_graphs) cmd+=(--cuda-graphs=false) ;;
+      *) cmd+=(--precision "${which#drun:}") ;;
+    esac
   else
     cmd=("$TORCH_PY" "tools/bench/${SCRIPT[$model]}_torch.py" ${TORCH_EXTRA[$model]} --device cuda
          --batch "$b" --steps "$STEPS" --warmup "$WARMUP" --variants "$4")
@@ -249,8 +255,9 @@ DRUN_RUNS=""
 for v in ${DRUN_VARIANTS//,/ }; do
   case $v in
     fp32) DRUN_RUNS+=" drun" ;;
+    fp32_no_graphs) DRUN_RUNS+=" drun:no_graphs" ;;
     mixed_float16|mixed_bfloat16) DRUN_RUNS+=" drun:$v" ;;
-    *) echo "error: --drun-variants: unknown '$v' (fp32, mixed_float16, mixed_bfloat16)" >&2; exit 2 ;;
+    *) echo "error: --drun-variants: unknown '$v' (fp32, fp32_no_graphs, mixed_float16, mixed_bfloat16)" >&2; exit 2 ;;
   esac
 done
 START=$(date +%s)
@@ -313,8 +320,8 @@ cell() {  # $1 = values or empty, $2 = printf format, $3 = why missing
 VARIANT_COLS=(fp32 channels_last amp_bf16 amp_fp16 compile)
 declare -A VARIANT_TITLE=([fp32]="PyTorch fp32 NCHW" [channels_last]="PyTorch fp32 channels_last"
   [amp_bf16]="PyTorch AMP bf16" [amp_fp16]="PyTorch AMP fp16" [compile]="PyTorch compile (reduce-overhead)")
-TABLE="| model | batch | drun fp32 ms/step | drun img/s | drun mixed_float16 ms/step | drun mixed_bfloat16 ms/step"
-SEP="| --- | --- | --- | --- | --- | ---"
+TABLE="| model | batch | drun fp32 ms/step | drun img/s | drun fp32 without graphs ms/step | drun mixed_float16 ms/step | drun mixed_bfloat16 ms/step"
+SEP="| --- | --- | --- | --- | --- | --- | ---"
 for v in "${VARIANT_COLS[@]}"; do
   TABLE+=" | ${VARIANT_TITLE[$v]} ms/step"; SEP+=" | ---"
   [[ "$v" == channels_last ]] && { TABLE+=" | drun / PyTorch best eager fp32"; SEP+=" | ---"; }
@@ -327,7 +334,7 @@ for model in "${MODELS[@]}"; do
   dms="$(cell "${STEP_MS[$d]:-}" "%.3f" "$dmiss")"
   row="| ${TITLE[$model]} | ${BATCH[$model]} | $dms | $(cell "${IPS[$d]:-}" "%.0f" "$dmiss")"
   json_cols=""
-  for v in mixed_float16 mixed_bfloat16; do
+  for v in no_graphs mixed_float16 mixed_bfloat16; do
     k="drun:$v $model"
     miss="n/a"
     [[ -n "${DEAD[$k]:-}" && -z "${IPS[$k]:-}" ]] && miss="failed"
@@ -365,7 +372,7 @@ for model in "${MODELS[@]}"; do
   runs="${IPS[$d]:-none}"
   NOTES+=$'\n'"- $model: drun runs (img/s): ${runs% }"
   [[ -z "${DEAD[$d]:-}" ]] || NOTES+=" (drun failed: ${DEAD[$d]})"
-  for v in mixed_float16 mixed_bfloat16; do
+  for v in no_graphs mixed_float16 mixed_bfloat16; do
     k="drun:$v $model"
     [[ -n "${IPS[$k]:-}${DEAD[$k]:-}" ]] || continue
     runs="${IPS[$k]:-none}"
@@ -391,7 +398,7 @@ REPORT="GPU: ${GPU_NAME:-unknown}${DRIVER:+ (driver $DRIVER)}, $DATE, $(nproc) C
 
 $TABLE
 
-$STEPS timed steps after $WARMUP warm-up steps, $REPEATS interleaved repeats per framework (PyTorch's variants $TORCH_VARIANTS in one process each, torch.compile once per model after them), medians; ms/step = batch / images/s; ratio = drun ms/step / the faster of PyTorch's fp32 NCHW and channels_last (> 1: drun slower). drun: \`$DRUN --device cuda tools/bench/MODEL_bench.lua\`, cuDNN/cuBLAS in full float32 (the mixed columns: \`--precision\`, float16/bfloat16 tensor cores), input pipeline on the host. $PEER_LINE Wall time ${ELAPSED}s.$NOTES"
+$STEPS timed steps after $WARMUP warm-up steps, $REPEATS interleaved repeats per framework (PyTorch's variants $TORCH_VARIANTS in one process each, torch.compile once per model after them), medians; ms/step = batch / images/s; ratio = drun ms/step / the faster of PyTorch's fp32 NCHW and channels_last (> 1: drun slower). drun: \`$DRUN --device cuda tools/bench/MODEL_bench.lua\`, each step one CUDA graph launch (the \`without graphs\` column: \`--cuda-graphs=false\`, each kernel launched by itself), cuDNN/cuBLAS in full float32 (the mixed columns: \`--precision\`, float16/bfloat16 tensor cores), input pipeline on the host. $PEER_LINE Wall time ${ELAPSED}s.$NOTES"
 printf '%s\n' "$REPORT"
 printf '%s\n' "$REPORT" > "$OUTDIR/gpu.md"
 echo "# wrote $OUTDIR/gpu.md and $RAW" >&2

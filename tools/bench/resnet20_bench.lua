@@ -12,12 +12,14 @@ local drun = require 'drun'
 local resnet = require 'resnet_cifar'
 
 local opt = drun.args{steps = 50, warmup = 5, batch_size = 128, seed = 1, dir = '', n = 3,
-                     precision = 'float32'}  -- or mixed_float16, mixed_bfloat16 (a GPU's)
+                     precision = 'float32',  -- or mixed_float16, mixed_bfloat16 (a GPU's)
+                     cuda_graphs = true}  -- --cuda-graphs=false: a GPU's steps kernel by kernel
 
 local model = resnet{n = opt.n, seed = opt.seed}
 model:compile{optimizer = drun.optim.SGD{learning_rate = 0.1, momentum = 0.9, weight_decay = 2e-4},
               loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
-              metrics = {'accuracy'}, precision = opt.precision}
+              metrics = {'accuracy'}, precision = opt.precision,
+              cuda_graphs = opt.cuda_graphs}
 
 local images = drun.data.cifar10{split = 'train', dir = opt.dir ~= '' and opt.dir or nil}
 -- Enough passes over a small directory for warm-up and timed steps.
@@ -39,9 +41,9 @@ end
 local ctx = drun.context()
 print(string.format('{"framework": "drun", "model": "resnet%d", "precision": "' .. opt.precision .. '", "threads": %d, "batch": %d, "steps": %d, '
                     .. '"images_per_sec": %.1f, "step_ms": %.4f, "final_loss": %.4f, "params": %d, '
-                    .. '"device": %s, "gpu_name": %s}',
+                    .. '"graph_steps": %d, "device": %s, "gpu_name": %s}',
                     6 * opt.n + 2, ctx.threads, opt.batch_size, opt.steps,
                     r.train.images_per_sec,
                     r.train.images_per_sec > 0 and 1000 * opt.batch_size / r.train.images_per_sec or 0,
-                    r.train.loss, model:count_params(),
+                    r.train.loss, model:count_params(), r.cuda_graphs and r.cuda_graphs.graph_steps or 0,
                     json_string(ctx.device or 'cpu'), json_string(ctx.gpu_name)))

@@ -12,7 +12,8 @@ local seed_cnn = require 'seed_cnn'
 
 local opt = drun.args{steps = 300, warmup = 20, batch_size = 64, seed = 1, shared_memory = true,
                      bucket_kib = 4096, strategy = {'all_reduce', 'all_reduce or ps_sync'},
-                     precision = 'float32'}  -- or mixed_float16, mixed_bfloat16 (a GPU's)
+                     precision = 'float32',  -- or mixed_float16, mixed_bfloat16 (a GPU's)
+                     cuda_graphs = true}  -- --cuda-graphs=false: a GPU's steps kernel by kernel
 local strategy = opt.strategy == 'ps_sync' and drun.strategy.ParameterServer{mode = 'sync'}
                  or drun.strategy.AllReduce{shared_memory = opt.shared_memory,
                                             bucket_bytes = opt.bucket_kib * 1024}
@@ -20,7 +21,8 @@ local strategy = opt.strategy == 'ps_sync' and drun.strategy.ParameterServer{mod
 local model = seed_cnn{seed = opt.seed}
 model:compile{optimizer = drun.optim.SGD{learning_rate = 0.01, momentum = 0.9},
               loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
-              metrics = {'accuracy'}, precision = opt.precision}
+              metrics = {'accuracy'}, precision = opt.precision,
+              cuda_graphs = opt.cuda_graphs}
 
 local images = drun.data.fashion_mnist{split = 'train'}:shuffle{seed = opt.seed}
 -- More steps than one pass holds (60,000 images, split between the workers:
@@ -45,6 +47,7 @@ end
 local step_ms = r.train.images_per_sec > 0
   and 1000 * opt.batch_size * (r.workers or 1) / r.train.images_per_sec or 0
 print(string.format('{"framework": "drun", "precision": "' .. opt.precision .. '", "threads": %d, "batch": %d, "steps": %d, "images_per_sec": %.1f, '
-                    .. '"step_ms": %.4f, "final_loss": %.4f, "device": %s, "gpu_name": %s}',
+                    .. '"step_ms": %.4f, "final_loss": %.4f, "graph_steps": %d, "device": %s, "gpu_name": %s}',
                     ctx.threads, opt.batch_size, opt.steps, r.train.images_per_sec,
-                    step_ms, r.train.loss, json_string(ctx.device or 'cpu'), json_string(ctx.gpu_name)))
+                    step_ms, r.train.loss, r.cuda_graphs and r.cuda_graphs.graph_steps or 0,
+                    json_string(ctx.device or 'cpu'), json_string(ctx.gpu_name)))

@@ -3,6 +3,7 @@
 # by tools/device/pack.sh (carried as .device):
 #   1. the CUDA kernels against their CPU twins (test_cuda_kernels),
 #   2. the cross-backend harness: every op of kernels/ops.hpp (test_backend_harness),
+#      and steps captured as CUDA graphs against the same steps unrecorded (test_step_graphs),
 #   3. the seed CNN on GPU vs CPU: 20 AllReduce steps, then one epoch's accuracy,
 #      and three epochs of each mixed-precision policy against float32
 #      (tests/gpu/gpu_train_test.py),
@@ -75,6 +76,7 @@ if ((gpu_tests)); then
   step ldd ldd "$bin/drun"
   step cuda_kernels timeout 120 "$bin/test_cuda_kernels"
   step backend_harness timeout 120 "$bin/test_backend_harness"
+  step step_graphs timeout 120 "$bin/test_step_graphs"
   step gpu_train timeout 240 python3 tests/gpu/gpu_train_test.py "$bin/drun" "$bin/compare_checkpoints" "$root"
 fi
 if ((bench)); then

@@ -15,7 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 programs=(build/drun build/libdrun_cuda.so build/tests/unit/cuda/test_cuda_kernels build/tests/unit/cuda/test_backend_harness
-          build/tests/resume/compare_checkpoints build/tests/dist/nccl_allreduce)
+          build/tests/unit/cuda/test_step_graphs build/tests/resume/compare_checkpoints build/tests/dist/nccl_allreduce)
 for p in "${programs[@]}"; do
   [[ -x "$p" ]] || { echo "pack: $p is missing; build with CUDA first (ninja -C build)" >&2; exit 1; }
 done

@@ -24,9 +24,10 @@ function Model:output_shape() return self._core:output_shape() end
 function Model:input_shape() return self._core:input_shape() end
 
 -- model:compile{optimizer = optim.SGD{...} or 'sgd', loss = ..., metrics = {'accuracy'},
---               precision = 'mixed_float16'}; precision defaults to drun.mixed_precision's policy.
+--               precision = 'mixed_float16', cuda_graphs = false}; precision defaults to
+-- drun.mixed_precision's policy; on a GPU steps run as CUDA graphs unless cuda_graphs = false.
 function Model:compile(opts)
-  util.check_keys('compile', opts, {'optimizer', 'loss', 'metrics', 'precision'})
+  util.check_keys('compile', opts, {'optimizer', 'loss', 'metrics', 'precision', 'cuda_graphs'})
   if opts.loss == nil then util.fail('compile: loss is required') end
   local options = util.copy(opts)
   if options.precision == nil then options.precision = mixed_precision.global_policy() end

@@ -33,6 +33,10 @@ void axpy(float alpha, const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 
+void fill(float value, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = value;
+}
+
 void scale(float alpha, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] *= alpha;
 }

@@ -9,7 +9,9 @@
 
 namespace drun::kernels::cpu {
 
-void sgd(float* __restrict w, const float* __restrict g, int64_t n, float lr, float weight_decay) {
+void sgd(float* __restrict w, const float* __restrict g, int64_t n, const float* rate,
+         float weight_decay) {
+  const float lr = *rate;
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     const float gi = g[i] + weight_decay * w[i];
@@ -18,7 +20,8 @@ void sgd(float* __restrict w, const float* __restrict g, int64_t n, float lr, fl
 }
 
 void sgd_momentum(float* __restrict w, const float* __restrict g, float* __restrict v, int64_t n,
-                  float lr, float momentum, bool nesterov, float weight_decay) {
+                  const float* rate, float momentum, bool nesterov, float weight_decay) {
+  const float lr = *rate;
   if (nesterov) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
@@ -39,7 +42,8 @@ void sgd_momentum(float* __restrict w, const float* __restrict g, float* __restr
 }
 
 void adagrad(float* __restrict w, const float* __restrict g, float* __restrict acc, int64_t n,
-             float lr, float epsilon, float weight_decay) {
+             const float* rate, float epsilon, float weight_decay) {
+  const float lr = *rate;
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     const float gi = g[i] + weight_decay * w[i];
@@ -50,8 +54,9 @@ void adagrad(float* __restrict w, const float* __restrict g, float* __restrict a
 }
 
 void adam(float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v,
-          float* __restrict vhat, int64_t n, float lr_t, float beta_1, float beta_2, float epsilon,
-          float weight_decay) {
+          float* __restrict vhat, int64_t n, const float* rate, float beta_1, float beta_2,
+          float epsilon, float weight_decay) {
+  const float lr_t = *rate;
   const float one_minus_b1 = 1.f - beta_1;
   const float one_minus_b2 = 1.f - beta_2;
   if (vhat) {
@@ -80,8 +85,9 @@ void adam(float* __restrict w, const float* __restrict g, float* __restrict m, f
 }
 
 void rmsprop(float* __restrict w, const float* __restrict g, float* __restrict rms,
-             float* __restrict mg, int64_t n, float lr, float rho, float epsilon,
+             float* __restrict mg, int64_t n, const float* rate, float rho, float epsilon,
              float weight_decay) {
+  const float lr = *rate;
   const float one_minus_rho = 1.f - rho;
   if (mg) {
 #pragma omp simd
@@ -105,8 +111,9 @@ void rmsprop(float* __restrict w, const float* __restrict g, float* __restrict r
 }
 
 void rmsprop_momentum(float* __restrict w, const float* __restrict g, float* __restrict rms,
-                      float* __restrict mg, float* __restrict mom, int64_t n, float lr, float rho,
-                      float momentum, float epsilon, float weight_decay) {
+                      float* __restrict mg, float* __restrict mom, int64_t n, const float* rate,
+                      float rho, float momentum, float epsilon, float weight_decay) {
+  const float lr = *rate;
   const float one_minus_rho = 1.f - rho;
   if (mg) {
 #pragma omp simd

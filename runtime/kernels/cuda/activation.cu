@@ -69,7 +69,9 @@ void check_activation_launch(const char* op, Activation a) {
 
 void copy_if_distinct(const float* from, float* to, int64_t n, const char* what) {
   if (from != to && n > 0)
-    check(cudaMemcpyAsync(to, from, sizeof(float) * n, cudaMemcpyDeviceToDevice, 0), what);
+    check(
+        cudaMemcpyAsync(to, from, sizeof(float) * n, cudaMemcpyDeviceToDevice, cudaStreamPerThread),
+        what);
 }
 
 }  // namespace

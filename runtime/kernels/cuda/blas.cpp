@@ -20,6 +20,7 @@ void check(cublasStatus_t rc, const char* what) {
 
 Blas::Blas() : handle_(std::make_unique<Handle>()) {
   check(cublasCreate(&handle_->h), "cublasCreate");
+  check(cublasSetStream(handle_->h, cudaStreamPerThread), "cublasSetStream");  // device.hpp
 }
 
 Blas::~Blas() {

@@ -52,6 +52,7 @@ struct Dnn::Handle {
 
 Dnn::Dnn() : handle_(std::make_unique<Handle>()) {
   check(cudnnCreate(&handle_->h), "cudnnCreate");
+  check(cudnnSetStream(handle_->h, cudaStreamPerThread), "cudnnSetStream");  // device.hpp
 }
 Dnn::~Dnn() {
   if (handle_->h) cudnnDestroy(handle_->h);

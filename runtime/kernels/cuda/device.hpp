@@ -2,6 +2,15 @@
 // uses (placement gives each worker its GPU), and a caching pool of device
 // memory so that a warm training step never calls cudaMalloc. Plain C++: only
 // the .cpp/.cu files include the CUDA headers.
+//
+// Streams: every kernel, cuBLAS and cuDNN call and every asynchronous copy of
+// a step goes to the calling thread's default stream, cudaStreamPerThread
+// (nvcc compiles the kernels with --default-stream per-thread), never to the
+// legacy default stream: a stream of its own can be captured into a CUDA
+// graph (kernels/gpu_backend.hpp), the legacy one cannot, and nothing else
+// waits for it by accident. The blocking copies (copy_to_host, ...) run on
+// the legacy stream, which waits for it: they stay correct, and inside a
+// capture they fail it, as they should.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,11 +43,19 @@ class DevicePool {
   // Returns every cached block to the driver.
   void trim();
   int64_t driver_allocations() const { return driver_allocations_; }
+  // Device tensors' memory allocated or freed so far (device_memory.cpp
+  // counts; a kernel's Scratch does not, it is free again before the next
+  // op): a CUDA graph's buffers are where it left them while this stays the
+  // same. A Scratch block a graph used may serve other ops in between: they
+  // run in stream order, before or after the graph, never beside it.
+  int64_t tensor_changes() const { return tensor_changes_; }
+  void count_tensor_change() { ++tensor_changes_; }
   static size_t size_class(size_t bytes);
 
  private:
   std::map<size_t, std::vector<void*>> free_;
   int64_t driver_allocations_ = 0;
+  int64_t tensor_changes_ = 0;
 };
 
 // The process's pool for its current device (one GPU per rank): the

@@ -20,10 +20,12 @@ void check(cudaError_t rc, const char* what) {
 }  // namespace
 
 void* allocate(Device, size_t bytes) {
+  kernels::cuda::device_pool().count_tensor_change();
   return kernels::cuda::device_pool().allocate(bytes);
 }
 
 void release(Device, void* p, size_t bytes) {
+  kernels::cuda::device_pool().count_tensor_change();
   kernels::cuda::device_pool().release(p, bytes);
 }
 
@@ -32,7 +34,7 @@ void copy(void* dst, const void* src, size_t bytes) {
 }
 
 void zero(Device, void* p, size_t bytes) {
-  check(cudaMemsetAsync(p, 0, bytes, nullptr), "cudaMemsetAsync");
+  check(cudaMemsetAsync(p, 0, bytes, cudaStreamPerThread), "cudaMemsetAsync");
 }
 
 bool pin(void* p, size_t bytes) {

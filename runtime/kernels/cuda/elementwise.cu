@@ -22,6 +22,10 @@ __global__ void axpy_kernel(float alpha, const float* x, float* y, int64_t n) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] += alpha * x[i];
 }
 
+__global__ void fill_kernel(float value, float* y, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = value;
+}
+
 __global__ void scale_kernel(float alpha, float* y, int64_t n) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] *= alpha;
 }
@@ -99,6 +103,11 @@ void add(const float* a, const float* b, float* y, int64_t n) {
 void axpy(float alpha, const float* x, float* y, int64_t n) {
   axpy_kernel<<<blocks_for(n), kThreads>>>(alpha, x, y, n);
   check_launch("axpy");
+}
+
+void fill(float value, float* y, int64_t n) {
+  fill_kernel<<<blocks_for(n), kThreads>>>(value, y, n);
+  check_launch("fill");
 }
 
 void scale(float alpha, float* y, int64_t n) {

@@ -1,8 +1,9 @@
 // The CUDA backend behind ops.hpp: cuBLAS for GEMM, cuDNN for convolutions
 // (kernels kept in Keras' HWIO and turned into cuDNN's OHWI at this edge),
-// drun's own kernels for the rest. Everything runs on the legacy default
-// stream, so ops are ordered among themselves without events; only input
-// copies use a stream of their own (InputStager).
+// drun's own kernels for the rest. Everything runs on the training thread's
+// default stream (kernels/cuda/device.hpp), so ops are ordered among
+// themselves without events; only input copies use a stream of their own
+// (InputStager).
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -84,7 +85,7 @@ class CudaStager final : public GpuStager {
   const Tensor& stage(const Tensor& host) override {
     if (host.device() != Device::cpu) return host;
     // Every kernel of the previous batch's step is queued by now.
-    check(cudaEventRecord(slots_[current_].released, nullptr), "cudaEventRecord");
+    check(cudaEventRecord(slots_[current_].released, cudaStreamPerThread), "cudaEventRecord");
     current_ ^= 1;
     Slot& s = slots_[current_];
     const size_t bytes = host.bytes();
@@ -101,7 +102,7 @@ class CudaStager final : public GpuStager {
     check(cudaMemcpyAsync(s.device.raw(), s.pinned, bytes, cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync");
     check(cudaEventRecord(s.copied, stream_), "cudaEventRecord");
-    check(cudaStreamWaitEvent(nullptr, s.copied, 0), "cudaStreamWaitEvent");
+    check(cudaStreamWaitEvent(cudaStreamPerThread, s.copied, 0), "cudaStreamWaitEvent");
     return s.device;
   }
 
@@ -117,10 +118,55 @@ class CudaStager final : public GpuStager {
   int current_ = 0;
 };
 
+// A step captured from this thread's stream (cuda/device.hpp). Captured in
+// the thread-local mode: a call of this thread that cannot be recorded (a
+// blocking copy, cudaMalloc, a wait) fails the capture, and other threads
+// (the input pipeline's) are left alone.
+class CudaGraph final : public GpuGraph {
+ public:
+  explicit CudaGraph(cudaGraphExec_t exec)
+      : exec_(exec), tensor_changes_(cuda::device_pool().tensor_changes()) {}
+  ~CudaGraph() override { cudaGraphExecDestroy(exec_); }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+
+  bool current() const override { return cuda::device_pool().tensor_changes() == tensor_changes_; }
+  void launch() override { check(cudaGraphLaunch(exec_, cudaStreamPerThread), "cudaGraphLaunch"); }
+
+ private:
+  cudaGraphExec_t exec_;
+  int64_t tensor_changes_;
+};
+
 // One override per line of kernels/op_list.hpp: the op's CUDA side, on
 // device tensors after ops.cpp's checks.
 class CudaBackend final : public GpuBackend {
  public:
+  void begin_capture(const Exec&) override {
+    check(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal),
+          "cudaStreamBeginCapture");
+  }
+
+  std::unique_ptr<GpuGraph> end_capture(const Exec&, std::string& why) override {
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(cudaStreamPerThread, &graph);
+    if (ended != cudaSuccess || !graph) {
+      cudaGetLastError();  // a failed capture's error is not sticky: clear it
+      why = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(ended);
+      if (graph) cudaGraphDestroy(graph);
+      return nullptr;
+    }
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (made != cudaSuccess) {
+      cudaGetLastError();
+      why = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(made);
+      return nullptr;
+    }
+    return std::make_unique<CudaGraph>(exec);
+  }
+
   std::unique_ptr<GpuStager> make_stager(const Exec& ex) override {
     context(ex, "input staging");
     return std::make_unique<CudaStager>(ex);
@@ -173,6 +219,7 @@ class CudaBackend final : public GpuBackend {
   void axpy(const Exec&, float alpha, const Tensor& x, Tensor& y) override {
     cuda::axpy(alpha, x.f32(), y.f32(), x.numel());
   }
+  void fill(const Exec&, float value, Tensor& y) override { cuda::fill(value, y.f32(), y.numel()); }
   void scale(const Exec&, float alpha, Tensor& y) override {
     cuda::scale(alpha, y.f32(), y.numel());
   }
@@ -391,32 +438,33 @@ class CudaBackend final : public GpuBackend {
     }
   }
 
-  void sgd_update(const Exec&, const Tensor& g, Tensor& w, float lr, float wd) override {
-    cuda::sgd(w.f32(), g.f32(), w.numel(), lr, wd);
+  void sgd_update(const Exec&, const Tensor& g, Tensor& w, const Tensor& lr, float wd) override {
+    cuda::sgd(w.f32(), g.f32(), w.numel(), lr.f32(), wd);
   }
-  void sgd_momentum_update(const Exec&, const Tensor& g, Tensor& w, Tensor& v, float lr,
+  void sgd_momentum_update(const Exec&, const Tensor& g, Tensor& w, Tensor& v, const Tensor& lr,
                            float momentum, bool nesterov, float wd) override {
-    cuda::sgd_momentum(w.f32(), g.f32(), v.f32(), w.numel(), lr, momentum, nesterov, wd);
+    cuda::sgd_momentum(w.f32(), g.f32(), v.f32(), w.numel(), lr.f32(), momentum, nesterov, wd);
   }
-  void adagrad_update(const Exec&, const Tensor& g, Tensor& w, Tensor& acc, float lr, float epsilon,
-                      float wd) override {
-    cuda::adagrad(w.f32(), g.f32(), acc.f32(), w.numel(), lr, epsilon, wd);
+  void adagrad_update(const Exec&, const Tensor& g, Tensor& w, Tensor& acc, const Tensor& lr,
+                      float epsilon, float wd) override {
+    cuda::adagrad(w.f32(), g.f32(), acc.f32(), w.numel(), lr.f32(), epsilon, wd);
   }
   void adam_update(const Exec&, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat,
-                   float lr_t, float beta_1, float beta_2, float epsilon, float wd) override {
-    cuda::adam(w.f32(), g.f32(), m.f32(), v.f32(), vhat ? vhat->f32() : nullptr, w.numel(), lr_t,
-               beta_1, beta_2, epsilon, wd);
+                   const Tensor& lr_t, float beta_1, float beta_2, float epsilon,
+                   float wd) override {
+    cuda::adam(w.f32(), g.f32(), m.f32(), v.f32(), vhat ? vhat->f32() : nullptr, w.numel(),
+               lr_t.f32(), beta_1, beta_2, epsilon, wd);
   }
-  void rmsprop_update(const Exec&, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, float lr,
-                      float rho, float epsilon, float wd) override {
-    cuda::rmsprop(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, w.numel(), lr, rho,
+  void rmsprop_update(const Exec&, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg,
+                      const Tensor& lr, float rho, float epsilon, float wd) override {
+    cuda::rmsprop(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, w.numel(), lr.f32(), rho,
                   epsilon, wd);
   }
   void rmsprop_momentum_update(const Exec&, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg,
-                               Tensor& mom, float lr, float rho, float momentum, float epsilon,
-                               float wd) override {
+                               Tensor& mom, const Tensor& lr, float rho, float momentum,
+                               float epsilon, float wd) override {
     cuda::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(),
-                           w.numel(), lr, rho, momentum, epsilon, wd);
+                           w.numel(), lr.f32(), rho, momentum, epsilon, wd);
   }
 };
 

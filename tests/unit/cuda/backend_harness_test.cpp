@@ -394,6 +394,11 @@ TEST(BackendHarness, ElementwiseOps) {
     on_both([&](const Exec& ex) { scale(ex, 1.5f, scaled.on(ex)); });
     EXPECT_TRUE(matches("scale" + len + ": y", scaled, kElementwise));
 
+    Both filled = output(rng, Shape{n});
+    on_both([&](const Exec& ex) { fill(ex, -2.25f, filled.on(ex)); });
+    EXPECT_TRUE(matches("fill" + len + ": y", filled, kElementwise));
+    EXPECT_EQ(filled.cpu.f32()[n - 1], -2.25f);
+
     Both prod = output(rng, Shape{n});
     on_both([&](const Exec& ex) { mul(ex, a.on(ex), b.on(ex), prod.on(ex)); });
     EXPECT_TRUE(matches("mul" + len + ": y", prod, kElementwise));
@@ -1104,33 +1109,42 @@ struct OptimizerCase {
   std::function<void(const Exec&, const Tensor&, Tensor&, std::vector<Tensor>&, float)> step;
 };
 
+// The rate an update reads: one float on ex's device.
+Tensor rate_on(const Exec& ex, float lr) {
+  Tensor rate = Tensor::zeros(Shape{1});
+  rate.f32()[0] = lr;
+  return rate.to(ex.device);
+}
+
 std::vector<OptimizerCase> optimizer_cases() {
   using Slots = std::vector<Tensor>;
   const float lr = 0.05f, eps = 1e-7f;
   std::vector<OptimizerCase> cases;
   cases.push_back({"sgd", {}, [=](const Exec& ex, const Tensor& g, Tensor& w, Slots&, float wd) {
-                     sgd_update(ex, g, w, lr, wd);
+                     sgd_update(ex, g, w, rate_on(ex, lr), wd);
                    }});
   for (const bool nesterov : {false, true})
     cases.push_back({nesterov ? "sgd momentum nesterov" : "sgd momentum",
                      {{"v", -0.1f, 0.1f}},
                      [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                       sgd_momentum_update(ex, g, w, s[0], lr, 0.9f, nesterov, wd);
+                       sgd_momentum_update(ex, g, w, s[0], rate_on(ex, lr), 0.9f, nesterov, wd);
                      }});
   cases.push_back({"adagrad",
                    {{"acc", 0.1f, 1.0f}},
                    [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     adagrad_update(ex, g, w, s[0], lr, eps, wd);
+                     adagrad_update(ex, g, w, s[0], rate_on(ex, lr), eps, wd);
                    }});
   cases.push_back({"adam",
                    {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}},
                    [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     adam_update(ex, g, w, s[0], s[1], nullptr, lr, 0.9f, 0.999f, eps, wd);
+                     adam_update(ex, g, w, s[0], s[1], nullptr, rate_on(ex, lr), 0.9f, 0.999f, eps,
+                                 wd);
                    }});
   cases.push_back({"adam amsgrad",
                    {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}, {"vhat", 1e-4f, 1e-2f}},
                    [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     adam_update(ex, g, w, s[0], s[1], &s[2], lr, 0.9f, 0.999f, eps, wd);
+                     adam_update(ex, g, w, s[0], s[1], &s[2], rate_on(ex, lr), 0.9f, 0.999f, eps,
+                                 wd);
                    }});
   // Centered RMSprop divides by sqrt(rms - mg^2): the slots start with
   // rms >= mg^2 + 0.1 (fixed below), which each step keeps (rms - mg^2 is a
@@ -1138,23 +1152,24 @@ std::vector<OptimizerCase> optimizer_cases() {
   cases.push_back({"rmsprop",
                    {{"rms", 0.1f, 1.0f}},
                    [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_update(ex, g, w, s[0], nullptr, lr, 0.9f, eps, wd);
+                     rmsprop_update(ex, g, w, s[0], nullptr, rate_on(ex, lr), 0.9f, eps, wd);
                    }});
   cases.push_back({"rmsprop centered",
                    {{"rms", 0.1f, 1.0f}, {"mg", -0.5f, 0.5f}},
                    [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_update(ex, g, w, s[0], &s[1], lr, 0.9f, eps, wd);
+                     rmsprop_update(ex, g, w, s[0], &s[1], rate_on(ex, lr), 0.9f, eps, wd);
                    }});
   cases.push_back({"rmsprop momentum",
                    {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}},
                    [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_momentum_update(ex, g, w, s[0], nullptr, s[1], lr, 0.9f, 0.9f, eps,
-                                             wd);
+                     rmsprop_momentum_update(ex, g, w, s[0], nullptr, s[1], rate_on(ex, lr), 0.9f,
+                                             0.9f, eps, wd);
                    }});
   cases.push_back({"rmsprop momentum centered",
                    {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}, {"mg", -0.5f, 0.5f}},
                    [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_momentum_update(ex, g, w, s[0], &s[2], s[1], lr, 0.9f, 0.9f, eps, wd);
+                     rmsprop_momentum_update(ex, g, w, s[0], &s[2], s[1], rate_on(ex, lr), 0.9f,
+                                             0.9f, eps, wd);
                    }});
   return cases;
 }

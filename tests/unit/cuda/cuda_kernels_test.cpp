@@ -403,15 +403,18 @@ TEST(CudaKernels, OptimizerUpdatesMatchTheCpu) {
   const auto w0 = random(un, 17), a0 = random(un, 18, 1.f, 2.f), b0 = random(un, 19, -0.1f, 0.1f),
              c0 = random(un, 20, 0.f, 0.01f), d0 = random(un, 21);
   const std::vector<std::vector<float>> grads{random(un, 22), random(un, 23), random(un, 24)};
-  // Runs `step` on host copies (CPU) and device copies (GPU) of w and four
-  // slots, then compares all five.
-  const auto run = [&](const char* what, const auto& step) {
+  // Runs `step` at rate `lr` (read from memory on each side) on host copies
+  // (CPU) and device copies (GPU) of w and four slots, then compares all five.
+  const auto run = [&](const char* what, float lr, const auto& step) {
     std::vector<std::vector<float>> h{w0, a0, b0, c0, d0};
     DeviceVector dw(pool, w0), da(pool, a0), db(pool, b0), dc(pool, c0), dd(pool, d0);
+    const std::vector<float> rate{lr};
+    DeviceVector drate(pool, rate);
     for (const auto& g : grads) {
       DeviceVector dg(pool, g);
-      step(false, h[0].data(), g.data(), h[1].data(), h[2].data(), h[3].data(), h[4].data());
-      step(true, dw.get(), dg.get(), da.get(), db.get(), dc.get(), dd.get());
+      step(false, rate.data(), h[0].data(), g.data(), h[1].data(), h[2].data(), h[3].data(),
+           h[4].data());
+      step(true, drate.get(), dw.get(), dg.get(), da.get(), db.get(), dc.get(), dd.get());
     }
     expect_near(dw.host(), h[0], 1e-5f, what);
     expect_near(da.host(), h[1], 1e-5f, what);
@@ -420,37 +423,45 @@ TEST(CudaKernels, OptimizerUpdatesMatchTheCpu) {
     expect_near(dd.host(), h[4], 1e-5f, what);
   };
   for (const float wd : {0.f, 0.01f}) {
-    run("sgd", [&](bool gpu, float* w, const float* g, float*, float*, float*, float*) {
-      gpu ? cuda::sgd(w, g, n, 0.1f, wd) : cpu::sgd(w, g, n, 0.1f, wd);
-    });
+    run("sgd", 0.1f,
+        [&](bool gpu, const float* lr, float* w, const float* g, float*, float*, float*, float*) {
+          gpu ? cuda::sgd(w, g, n, lr, wd) : cpu::sgd(w, g, n, lr, wd);
+        });
     for (const bool nesterov : {false, true})
-      run("sgd_momentum",
-          [&](bool gpu, float* w, const float* g, float* v, float*, float*, float*) {
-            gpu ? cuda::sgd_momentum(w, g, v, n, 0.1f, 0.9f, nesterov, wd)
-                : cpu::sgd_momentum(w, g, v, n, 0.1f, 0.9f, nesterov, wd);
+      run("sgd_momentum", 0.1f,
+          [&](bool gpu, const float* lr, float* w, const float* g, float* v, float*, float*,
+              float*) {
+            gpu ? cuda::sgd_momentum(w, g, v, n, lr, 0.9f, nesterov, wd)
+                : cpu::sgd_momentum(w, g, v, n, lr, 0.9f, nesterov, wd);
           });
-    run("adagrad", [&](bool gpu, float* w, const float* g, float* acc, float*, float*, float*) {
-      gpu ? cuda::adagrad(w, g, acc, n, 0.1f, 1e-7f, wd)
-          : cpu::adagrad(w, g, acc, n, 0.1f, 1e-7f, wd);
-    });
+    run("adagrad", 0.1f,
+        [&](bool gpu, const float* lr, float* w, const float* g, float* acc, float*, float*,
+            float*) {
+          gpu ? cuda::adagrad(w, g, acc, n, lr, 1e-7f, wd)
+              : cpu::adagrad(w, g, acc, n, lr, 1e-7f, wd);
+        });
     for (const bool amsgrad : {false, true})
-      run("adam", [&](bool gpu, float* w, const float* g, float*, float* m, float* v, float* vhat) {
-        float* h = amsgrad ? vhat : nullptr;
-        gpu ? cuda::adam(w, g, m, v, h, n, 0.01f, 0.9f, 0.999f, 1e-7f, wd)
-            : cpu::adam(w, g, m, v, h, n, 0.01f, 0.9f, 0.999f, 1e-7f, wd);
-      });
-    for (const bool centered : {false, true}) {
-      run("rmsprop",
-          [&](bool gpu, float* w, const float* g, float* rms, float* mg, float*, float*) {
-            float* c = centered ? mg : nullptr;
-            gpu ? cuda::rmsprop(w, g, rms, c, n, 0.01f, 0.9f, 1e-7f, wd)
-                : cpu::rmsprop(w, g, rms, c, n, 0.01f, 0.9f, 1e-7f, wd);
+      run("adam", 0.01f,
+          [&](bool gpu, const float* lr, float* w, const float* g, float*, float* m, float* v,
+              float* vhat) {
+            float* h = amsgrad ? vhat : nullptr;
+            gpu ? cuda::adam(w, g, m, v, h, n, lr, 0.9f, 0.999f, 1e-7f, wd)
+                : cpu::adam(w, g, m, v, h, n, lr, 0.9f, 0.999f, 1e-7f, wd);
           });
-      run("rmsprop_momentum",
-          [&](bool gpu, float* w, const float* g, float* rms, float* mg, float*, float* mom) {
+    for (const bool centered : {false, true}) {
+      run("rmsprop", 0.01f,
+          [&](bool gpu, const float* lr, float* w, const float* g, float* rms, float* mg, float*,
+              float*) {
             float* c = centered ? mg : nullptr;
-            gpu ? cuda::rmsprop_momentum(w, g, rms, c, mom, n, 0.01f, 0.9f, 0.5f, 1e-7f, wd)
-                : cpu::rmsprop_momentum(w, g, rms, c, mom, n, 0.01f, 0.9f, 0.5f, 1e-7f, wd);
+            gpu ? cuda::rmsprop(w, g, rms, c, n, lr, 0.9f, 1e-7f, wd)
+                : cpu::rmsprop(w, g, rms, c, n, lr, 0.9f, 1e-7f, wd);
+          });
+      run("rmsprop_momentum", 0.01f,
+          [&](bool gpu, const float* lr, float* w, const float* g, float* rms, float* mg, float*,
+              float* mom) {
+            float* c = centered ? mg : nullptr;
+            gpu ? cuda::rmsprop_momentum(w, g, rms, c, mom, n, lr, 0.9f, 0.5f, 1e-7f, wd)
+                : cpu::rmsprop_momentum(w, g, rms, c, mom, n, lr, 0.9f, 0.5f, 1e-7f, wd);
           });
     }
   }

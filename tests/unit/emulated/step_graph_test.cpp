@@ -1,0 +1,162 @@
+// CUDA graphs (train/step_graph.hpp) on the emulated GPU: a captured step is
+// recorded op by op with its arguments and replayed as recorded, so a step
+// that passed anything changing from step to step as an argument (the
+// learning rate, Adam's bias correction, the row its loss goes to) would
+// train differently from the CPU here, as it would on a GPU.
+#include "train/step_graph.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "base/rng.hpp"
+#include "data/pipeline.hpp"
+#include "kernels/ops.hpp"
+#include "nn/model.hpp"
+#include "seed_cnn.hpp"
+#include "train/trainer.hpp"
+
+namespace drun::train {
+namespace {
+
+CompileOptions compiled(const std::string& optimizer, bool graphs = true) {
+  CompileOptions c;
+  c.loss = json::parse(
+      R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})");
+  c.optimizer = json::parse(optimizer);
+  c.metrics = {"accuracy"};
+  c.cuda_graphs = graphs;
+  return c;
+}
+
+std::shared_ptr<data::Dataset> random_images(int64_t n, int64_t side, uint64_t seed) {
+  auto ds = std::make_shared<data::Dataset>();
+  Rng rng(seed);
+  ds->x = Tensor(Shape{n, side, side, 1});
+  ds->y = Tensor(Shape{n}, DType::i32);
+  for (float& v : ds->x.span_f32()) v = rng.uniform(0.0f, 1.0f);
+  for (int64_t i = 0; i < n; ++i)
+    ds->y.i32()[i] = static_cast<int32_t>(rng.uniform(0.0f, 10.0f)) % 10;
+  return ds;
+}
+
+data::Batch rows(const data::Dataset& ds, int64_t from, int64_t to) {
+  data::Batch b;
+  b.x = ds.x.rows(from, to);
+  b.y = ds.y.rows(from, to);
+  b.size = to - from;
+  return b;
+}
+
+// Adam (its rate changes every step with the bias correction) on a schedule
+// that decays every step; full batches from both stager buffers, a smaller
+// last batch, and the model run at a larger batch in between (its buffers
+// grow: the graphs' memory moved, so they are captured again).
+TEST(StepGraphs, ReplayedStepsTrainAsTheCpuBitForBit) {
+  const std::string adam = R"({"class_name": "Adam", "config": {"learning_rate":
+      {"class_name": "ExponentialDecay", "config": {"initial_learning_rate": 0.01,
+       "decay_steps": 1, "decay_rate": 0.9}}}})";
+  nn::Model on_gpu(testing::seed_cnn_spec(), 3), on_cpu(testing::seed_cnn_spec(), 3);
+  const auto ctx = kernels::make_cuda_context(0);
+  Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
+  Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
+  const auto ds = random_images(128, 28, 11);
+  const auto both = [&](const data::Batch& b, const std::string& what) {
+    gpu.train_step(b);
+    cpu.train_step(b);
+    EXPECT_EQ(gpu.last_loss(), cpu.last_loss()) << what;
+  };
+  for (int step = 0; step < 8; ++step)
+    both(rows(*ds, step * 8, step * 8 + 8), "step " + std::to_string(step));
+  ASSERT_NE(gpu.step_graphs(), nullptr);
+  EXPECT_EQ(gpu.step_graphs()->off(), "");
+  // Each stager buffer warms up twice, is captured, and is launched from then on.
+  EXPECT_EQ(gpu.step_graphs()->captures(), 2);
+  EXPECT_EQ(gpu.step_graphs()->graph_launches(), 4);
+
+  both(rows(*ds, 64, 69), "a smaller batch");
+  const Tensor larger = ds->x.rows(0, 32).to(Device::cuda);
+  on_gpu.forward(larger, false);  // grows every layer's buffers
+  for (int step = 0; step < 6; ++step)
+    both(rows(*ds, 72 + step * 8, 80 + step * 8),
+         "after the larger batch, step " + std::to_string(step));
+  EXPECT_EQ(gpu.step_graphs()->captures(), 4) << "both buffers captured again";
+  EXPECT_EQ(gpu.optimizer().iterations(), cpu.optimizer().iterations());
+  for (size_t i = 0; i < on_gpu.params().size(); ++i) {
+    const Tensor g = on_gpu.params()[i]->value.to(Device::cpu);
+    const Tensor& c = on_cpu.params()[i]->value;
+    for (int64_t k = 0; k < g.numel(); ++k)
+      ASSERT_EQ(g.f32()[k], c.f32()[k]) << on_gpu.params()[i]->name << " element " << k;
+  }
+  EXPECT_EQ(cpu.step_graphs(), nullptr) << "no graphs on the CPU";
+}
+
+TEST(StepGraphs, OffWhereAStepCannotBeCapturedWithTheReason) {
+  const std::string sgd = R"({"class_name": "SGD", "config": {"learning_rate": 0.05}})";
+  const auto ctx = kernels::make_cuda_context(0);
+  const kernels::Exec ex{Device::cuda, 1, ctx.get()};
+  const auto ds = random_images(8, 12, 3);
+  {
+    nn::Model model(testing::seed_cnn_spec(), 3);
+    Trainer t(model, compiled(sgd, false), ex);
+    t.train_step(rows(*random_images(8, 28, 3), 0, 8));
+    EXPECT_EQ(t.step_graphs()->off(), "compile{cuda_graphs = false}");
+  }
+  {
+    const json spec = json::parse(R"({"name": "dropout", "input_shape": [12, 12, 1], "layers": [
+      {"class_name": "Flatten", "config": {}},
+      {"class_name": "Dropout", "config": {"rate": 0.5}},
+      {"class_name": "Dense", "config": {"units": 10}}]})");
+    nn::Model model(spec, 3);
+    Trainer t(model, compiled(sgd), ex);
+    for (int i = 0; i < 4; ++i) t.train_step(rows(*ds, 0, 8));
+    EXPECT_EQ(t.step_graphs()->off(),
+              "layer 'dropout' (Dropout) draws its random numbers on the host each step");
+    EXPECT_EQ(t.step_graphs()->captures(), 0);
+  }
+}
+
+// A step that reads a value back in its middle cannot be captured: the step
+// still runs once, kernel by kernel, and graphs stay off with the reason.
+TEST(StepGraphs, AFailedCaptureRunsTheStepAndSaysWhy) {
+  const auto ctx = kernels::make_cuda_context(0);
+  const kernels::Exec ex{Device::cuda, 1, ctx.get()};
+  Tensor t = Tensor::zeros(Shape{4}).to(Device::cuda);
+  kernels::fill(ex, 1.0f, t);
+  StepGraphs graphs(ex, "");
+  const StepGraphs::Input input{t.raw(), t.raw(), 4, 4};
+  float seen = 0.0f;
+  const auto step = [&] {
+    kernels::scale(ex, 2.0f, t);
+    seen = t.to(Device::cpu).f32()[0];
+  };
+  for (int i = 0; i < 4; ++i) graphs.run(input, step);
+  EXPECT_EQ(seen, 16.0f) << "four steps, each doubling once";
+  EXPECT_EQ(graphs.captures(), 0);
+  EXPECT_NE(graphs.off().find("the step could not be captured (a blocking copy"), std::string::npos)
+      << graphs.off();
+}
+
+// A graph is launched while its memory stays put; a tensor allocated or freed
+// since makes it warm up and be captured again.
+TEST(StepGraphs, AGraphWhoseMemoryMovedIsCapturedAgain) {
+  const auto ctx = kernels::make_cuda_context(0);
+  const kernels::Exec ex{Device::cuda, 1, ctx.get()};
+  Tensor t = Tensor::zeros(Shape{4}).to(Device::cuda);
+  kernels::fill(ex, 1.0f, t);
+  StepGraphs graphs(ex, "");
+  const StepGraphs::Input input{t.raw(), t.raw(), 4, 4};
+  const auto step = [&] { kernels::scale(ex, 2.0f, t); };
+  for (int i = 0; i < 4; ++i) graphs.run(input, step);  // 2 warm, captured, launched
+  EXPECT_EQ(graphs.captures(), 1);
+  EXPECT_EQ(graphs.graph_launches(), 2);
+  { const Tensor moved = Tensor::zeros(Shape{8}).to(Device::cuda); }
+  for (int i = 0; i < 4; ++i) graphs.run(input, step);  // 2 warm again, captured, launched
+  EXPECT_EQ(graphs.captures(), 2);
+  EXPECT_EQ(graphs.graph_launches(), 4);
+  EXPECT_EQ(t.to(Device::cpu).f32()[3], 256.0f) << "eight steps, each doubling once";
+}
+
+}  // namespace
+}  // namespace drun::train
