@@ -71,6 +71,7 @@ Trainer::~Trainer() = default;
 void Trainer::set_strategy(distributed::Strategy* strategy) {
   staged_.reset();
   graphs_.reset();  // whether steps may be captured depends on the strategy
+  graphs_said_ = false;
   if (strategy && exec_.device != Device::cpu && !strategy->device_aware()) {
     staged_ = std::make_unique<distributed::HostStaged>(*strategy);
     strategy = staged_.get();
