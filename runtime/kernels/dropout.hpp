@@ -3,7 +3,9 @@
 // generator's stream, so that the GPU draws the mask itself, in parallel,
 // with the CPU's bits: no mask comes from the host, nothing waits. The layer
 // draws one key per step from its generator (nn/dropout.cpp), which keeps
-// runs repeatable and resumable.
+// runs repeatable and resumable, and writes it to memory beside the data
+// before the step (dropout_set_key); the forward reads it from there where
+// it runs, so that a step captured into a CUDA graph draws each step's mask.
 // One declaration for both backends: kernels/cpu/dropout.cpp on host
 // pointers, kernels/cuda/dropout.cu on device pointers.
 #pragma once
@@ -25,16 +27,20 @@ DRUN_HOST_DEVICE inline float dropout_uniform(uint64_t key, int64_t i) {
   return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
 }
 
-// The key under which value `first` of an array is value 0 of its part (a
-// thread's share of the CPU's loop): the same draws, whatever the split.
-inline uint64_t dropout_key_from(uint64_t key, int64_t first) {
-  return key + static_cast<uint64_t>(first) * kDropoutGamma;
+// The key as dropout_set_key stores it: two 32-bit halves, the low one first.
+DRUN_HOST_DEVICE inline uint64_t dropout_key(const int32_t* stored) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(stored[0])) |
+         static_cast<uint64_t>(static_cast<uint32_t>(stored[1])) << 32;
 }
 
 DRUN_CPU_AND_CUDA(
-    // mask[i] = uniform(key, i) < keep ? 1 / keep : 0; y[i] = x[i] * mask[i]
-    // (x and y may alias).
-    void dropout_forward(const float* x, float* mask, float* y, int64_t n, uint64_t key,
-                         float keep);)
+    // stored[0..1] = key (dropout_key reads it back).
+    void dropout_set_key(uint64_t key, int32_t* stored);
+    // For the n values of an array from index `first` on (a thread's share of
+    // the CPU's loop; the same draws whatever the split): mask[i] =
+    // uniform(key, first + i) < keep ? 1 / keep : 0; y[i] = x[i] * mask[i]
+    // (x and y may alias), with the key read from `stored`.
+    void dropout_forward(const float* x, float* mask, float* y, int64_t n, const int32_t* stored,
+                         int64_t first, float keep);)
 
 }  // namespace drun::kernels

@@ -88,12 +88,16 @@ DRUN_OP(void, fill, (const Exec& ex, float value, Tensor& y), (ex, value, y), ex
 DRUN_OP(void, mul, (const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y), (ex, a, b, y), ex,
         same_size(op, a, b, y))
 
+// Dropout's key for the next forward: `stored` (two int32 on ex's device) = key.
+DRUN_OP(void, dropout_set_key, (const Exec& ex, uint64_t key, Tensor& stored), (ex, key, stored),
+        ex, check_key(op, stored))
 // Dropout's forward (kernels/dropout.hpp): mask = 1 / keep or 0 for each
-// value, drawn from (key, its index), the same on every backend and split;
-// y = x * mask. x and y may alias.
+// value, drawn from (the key in `stored`, its index), the same on every
+// backend and split; y = x * mask. x and y may alias.
 DRUN_OP(void, dropout_forward,
-        (const Exec& ex, uint64_t key, float keep, const Tensor& x, Tensor& mask, Tensor& y),
-        (ex, key, keep, x, mask, y), ex, same_size(op, x, mask, y))
+        (const Exec& ex, const Tensor& stored, float keep, const Tensor& x, Tensor& mask,
+         Tensor& y),
+        (ex, stored, keep, x, mask, y), ex, (check_key(op, stored), same_size(op, x, mask, y)))
 
 // y = x in y's element type (float32, float16 or bfloat16; kernels/cast.hpp),
 // rounded to nearest even where y's is narrower; a copy where the types agree.

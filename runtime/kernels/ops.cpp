@@ -75,6 +75,13 @@ void same_size(const char* op, const Tensor& first, const More&... more) {
   (check(more), ...);
 }
 
+// Dropout's key: two int32.
+void check_key(const char* op, const Tensor& stored) {
+  if (stored.numel() != 2 || stored.dtype() != DType::i32)
+    throw std::logic_error(std::string(op) + ": the key is two int32, got " +
+                           dtype_name(stored.dtype()) + " " + stored.shape().str());
+}
+
 // An optimizer update: the gradient fits the variable, the rate is one float32.
 void check_update(const char* op, const Tensor& g, const Tensor& w, const Tensor& rate) {
   same_size(op, g, w);
@@ -254,12 +261,16 @@ void on_cpu::mul(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
   by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) { cpu::mul(ap + i, bp + i, yp + i, n); });
 }
 
-void on_cpu::dropout_forward(const Exec& ex, uint64_t key, float keep, const Tensor& x,
+void on_cpu::dropout_set_key(const Exec&, uint64_t key, Tensor& stored) {
+  cpu::dropout_set_key(key, stored.i32());
+}
+
+void on_cpu::dropout_forward(const Exec& ex, const Tensor& stored, float keep, const Tensor& x,
                              Tensor& mask, Tensor& y) {
   const float* xp = x.f32();
   float *mp = mask.f32(), *yp = y.f32();
   by_rows(ex, x.numel(), 1, [&](int64_t i, int64_t n) {
-    cpu::dropout_forward(xp + i, mp + i, yp + i, n, dropout_key_from(key, i), keep);
+    cpu::dropout_forward(xp + i, mp + i, yp + i, n, stored.i32(), i, keep);
   });
 }
 

@@ -20,6 +20,13 @@ class Dropout final : public Layer {
     rng_ = Rng(seed_ ? seed_ : rng.next());
     return output_shape_ = in[0];
   }
+  // One key a step from the layer's generator, written where the layer runs
+  // before the step; the mask is drawn from it there, the same bits on a GPU
+  // as on the CPU, and a captured step reads each step's key.
+  void begin_training_step() override {
+    if (rate_ > 0.0f) draw_key();
+    keyed_ = rate_ > 0.0f;
+  }
   void forward(std::span<const Tensor* const> in, bool training) override {
     const Tensor& x = *in[0];
     training_ = training && rate_ > 0.0f;
@@ -29,9 +36,9 @@ class Dropout final : public Layer {
     }
     ensure(out_, x.shape());
     ensure(mask_, x.shape());
-    // One key a step from the layer's generator; the mask is drawn from it
-    // where the layer runs, the same bits on a GPU as on the CPU.
-    kernels::dropout_forward(ex_, rng_.next(), 1.0f - rate_, x, mask_, out_);
+    if (!keyed_) draw_key();  // no begin_training_step since the last forward
+    keyed_ = false;
+    kernels::dropout_forward(ex_, key_, 1.0f - rate_, x, mask_, out_);
   }
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool> need_dx) override {
@@ -51,10 +58,17 @@ class Dropout final : public Layer {
   }
 
  private:
+  void draw_key() {
+    ensure(key_, Shape{2}, DType::i32);
+    kernels::dropout_set_key(ex_, rng_.next(), key_);
+  }
+
   float rate_ = 0.5f;
   uint64_t seed_ = 0;
   bool training_ = false;
+  bool keyed_ = false;  // begin_training_step wrote the next forward's key
   Rng rng_;
+  Tensor key_;  // the step's key, two int32 on the layer's device
   Tensor mask_;
 };
 }  // namespace

@@ -36,6 +36,12 @@ class Layer {
   // layer when a shape does not fit.
   virtual Shape build(std::span<const Shape> inputs, Rng& rng) = 0;
   virtual void forward(std::span<const Tensor* const> inputs, bool training) = 0;
+  // Before a training step's forward, and outside it (the trainer calls it
+  // before a step it may launch as a CUDA graph): what the layer draws on the
+  // host each step goes to its device here (Dropout's key), so that the step
+  // itself reads it from memory. A training forward without this call before
+  // it draws for itself.
+  virtual void begin_training_step() {}
   // Writes input gradients for the inputs with need_dx[i] and every parameter
   // gradient. `inputs` are the tensors given to the last forward.
   virtual void backward(std::span<const Tensor* const> inputs, const Tensor& dy,

@@ -177,12 +177,8 @@ void Model::share_moments() {
   }
 }
 
-std::string Model::capture_blocker() {
-  for (auto& n : nodes_)
-    if (n.layer->rng())
-      return std::string("layer '") + n.layer->name() + "' (" + n.layer->kind() +
-             ") draws its random numbers on the host each step";
-  return {};
+void Model::begin_training_step() {
+  for (auto& n : nodes_) n.layer->begin_training_step();
 }
 
 const Shape& Model::output_shape() const {

@@ -44,10 +44,8 @@ class Model {
     listener_ = std::move(listener);
   }
   const Exec& exec() const { return ex_; }
-  // Why a training step of this model cannot be captured into a CUDA graph
-  // (train/step_graph.hpp): a layer that draws random numbers on the host
-  // each step (Dropout's mask key). Empty where it can.
-  std::string capture_blocker();
+  // Every layer's begin_training_step (nn/layer.hpp), before a training step.
+  void begin_training_step();
   // Forward and backward of each layer go on `timeline`'s main track (null: off).
   void set_timeline(timeline::Timeline* timeline);
 

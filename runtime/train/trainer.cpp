@@ -106,7 +106,7 @@ std::string Trainer::why_not_graphs() {
            ") exchanges gradients in the middle of the step";
   if (optimizer_->dynamic_loss_scale())
     return "the loss scale (mixed_float16) checks every step's gradients on the host";
-  return model_.capture_blocker();
+  return {};
 }
 
 void Trainer::train_step(const data::Batch& batch) {
@@ -116,6 +116,7 @@ void Trainer::train_step(const data::Batch& batch) {
   const Tensor& x = stage_x_.stage(batch.x);
   const Shape out_shape = model_.output_shape().with_batch(batch.size);
   loss_.check(out_shape, batch.y);
+  model_.begin_training_step();
   if (exec_.device == Device::cuda && !graphs_)
     graphs_ = std::make_unique<StepGraphs>(exec_, why_not_graphs());
   if (graphs_ && graphs_->off().empty()) {

@@ -2,10 +2,17 @@
 
 namespace drun::kernels::cpu {
 
-void dropout_forward(const float* x, float* mask, float* y, int64_t n, uint64_t key, float keep) {
+void dropout_set_key(uint64_t key, int32_t* stored) {
+  stored[0] = static_cast<int32_t>(static_cast<uint32_t>(key));
+  stored[1] = static_cast<int32_t>(static_cast<uint32_t>(key >> 32));
+}
+
+void dropout_forward(const float* x, float* mask, float* y, int64_t n, const int32_t* stored,
+                     int64_t first, float keep) {
+  const uint64_t key = dropout_key(stored);
   const float scale = 1.0f / keep;
   for (int64_t i = 0; i < n; ++i) {
-    const float m = dropout_uniform(key, i) < keep ? scale : 0.0f;
+    const float m = dropout_uniform(key, first + i) < keep ? scale : 0.0f;
     mask[i] = m;
     y[i] = x[i] * m;
   }

@@ -10,19 +10,33 @@ namespace drun::kernels::cuda {
 using namespace launch;
 
 namespace {
+__global__ void set_key_kernel(uint64_t key, int32_t* stored) {
+  stored[0] = static_cast<int32_t>(static_cast<uint32_t>(key));
+  stored[1] = static_cast<int32_t>(static_cast<uint32_t>(key >> 32));
+}
+
 __global__ void dropout_forward_kernel(const float* x, float* mask, float* y, int64_t n,
-                                       uint64_t key, float keep, float scale) {
+                                       const int32_t* stored, int64_t first, float keep,
+                                       float scale) {
+  const uint64_t key = dropout_key(stored);
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float m = dropout_uniform(key, i) < keep ? scale : 0.0f;
+    const float m = dropout_uniform(key, first + i) < keep ? scale : 0.0f;
     mask[i] = m;
     y[i] = x[i] * m;
   }
 }
 }  // namespace
 
-void dropout_forward(const float* x, float* mask, float* y, int64_t n, uint64_t key, float keep) {
+void dropout_set_key(uint64_t key, int32_t* stored) {
+  set_key_kernel<<<1, 1>>>(key, stored);
+  check_launch("dropout_set_key");
+}
+
+void dropout_forward(const float* x, float* mask, float* y, int64_t n, const int32_t* stored,
+                     int64_t first, float keep) {
   if (n <= 0) return;
-  dropout_forward_kernel<<<blocks_for(n), kThreads>>>(x, mask, y, n, key, keep, 1.0f / keep);
+  dropout_forward_kernel<<<blocks_for(n), kThreads>>>(x, mask, y, n, stored, first, keep,
+                                                      1.0f / keep);
   check_launch("dropout_forward");
 }
 

@@ -226,9 +226,12 @@ class CudaBackend final : public GpuBackend {
   void mul(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) override {
     cuda::mul(a.f32(), b.f32(), y.f32(), a.numel());
   }
-  void dropout_forward(const Exec&, uint64_t key, float keep, const Tensor& x, Tensor& mask,
+  void dropout_set_key(const Exec&, uint64_t key, Tensor& stored) override {
+    cuda::dropout_set_key(key, stored.i32());
+  }
+  void dropout_forward(const Exec&, const Tensor& stored, float keep, const Tensor& x, Tensor& mask,
                        Tensor& y) override {
-    cuda::dropout_forward(x.f32(), mask.f32(), y.f32(), x.numel(), key, keep);
+    cuda::dropout_forward(x.f32(), mask.f32(), y.f32(), x.numel(), stored.i32(), 0, keep);
   }
   void cast(const Exec&, const Tensor& x, Tensor& y) override {
     cuda::cast(x.raw(), x.dtype(), y.raw(), y.dtype(), x.numel());

@@ -462,16 +462,17 @@ TEST(BackendHarness, DropoutForward) {
     Rng rng(static_cast<uint64_t>(++seed));
     const Both x = both(uniform(rng, Shape{n}));
     Both mask = output(rng, Shape{n}), y = output(rng, Shape{n});
+    Both key = both(Tensor::zeros(Shape{2}, DType::i32));
     on_both([&](const Exec& ex) {
-      dropout_forward(ex, 0xD5u + static_cast<uint64_t>(n), 0.75f, x.on(ex), mask.on(ex), y.on(ex));
+      dropout_set_key(ex, 0xD5'0000'0000ull + static_cast<uint64_t>(n), key.on(ex));
+      dropout_forward(ex, key.on(ex), 0.75f, x.on(ex), mask.on(ex), y.on(ex));
     });
     const std::string len = " n=" + std::to_string(n);
     EXPECT_TRUE(matches("dropout_forward" + len + ": mask", mask, kExact));
     EXPECT_TRUE(matches("dropout_forward" + len + ": y", y, kExact));
     Both inplace = both(x.cpu);
     on_both([&](const Exec& ex) {
-      dropout_forward(ex, 0xD5u + static_cast<uint64_t>(n), 0.75f, inplace.on(ex), mask.on(ex),
-                      inplace.on(ex));
+      dropout_forward(ex, key.on(ex), 0.75f, inplace.on(ex), mask.on(ex), inplace.on(ex));
     });
     EXPECT_TRUE(matches("dropout_forward in place" + len, inplace, kExact));
     for (int64_t i = 0; i < n; ++i)

@@ -339,9 +339,14 @@ TEST(CudaKernels, DropoutMatchesTheCpu) {
   for (const int64_t n : {int64_t{1}, int64_t{1000}, int64_t{300001}}) {
     const auto x = random(static_cast<size_t>(n), 27);
     std::vector<float> mask(x.size()), y(x.size());
-    cpu::dropout_forward(x.data(), mask.data(), y.data(), n, 99, 0.6f);
+    int32_t key[2];
+    cpu::dropout_set_key(0xC0FFEE'0000'0099ull, key);
+    cpu::dropout_forward(x.data(), mask.data(), y.data(), n, key, 0, 0.6f);
     DeviceVector dx(pool, x), dmask(pool, x), dy(pool, x);
-    cuda::dropout_forward(dx.get(), dmask.get(), dy.get(), n, 99, 0.6f);
+    DeviceVector<int32_t> dkey(pool, std::vector<int32_t>(2, 0));
+    cuda::dropout_set_key(0xC0FFEE'0000'0099ull, dkey.get());
+    EXPECT_EQ(dkey.host(), std::vector<int32_t>(key, key + 2)) << "the key's halves";
+    cuda::dropout_forward(dx.get(), dmask.get(), dy.get(), n, dkey.get(), 0, 0.6f);
     EXPECT_EQ(dmask.host(), mask) << n;
     EXPECT_EQ(dy.host(), y) << n;
   }

@@ -96,24 +96,54 @@ TEST(StepGraphs, OffWhereAStepCannotBeCapturedWithTheReason) {
   const std::string sgd = R"({"class_name": "SGD", "config": {"learning_rate": 0.05}})";
   const auto ctx = kernels::make_cuda_context(0);
   const kernels::Exec ex{Device::cuda, 1, ctx.get()};
-  const auto ds = random_images(8, 12, 3);
+  const auto ds = random_images(8, 28, 3);
   {
     nn::Model model(testing::seed_cnn_spec(), 3);
     Trainer t(model, compiled(sgd, false), ex);
-    t.train_step(rows(*random_images(8, 28, 3), 0, 8));
+    t.train_step(rows(*ds, 0, 8));
     EXPECT_EQ(t.step_graphs()->off(), "compile{cuda_graphs = false}");
   }
   {
-    const json spec = json::parse(R"({"name": "dropout", "input_shape": [12, 12, 1], "layers": [
-      {"class_name": "Flatten", "config": {}},
-      {"class_name": "Dropout", "config": {"rate": 0.5}},
-      {"class_name": "Dense", "config": {"units": 10}}]})");
-    nn::Model model(spec, 3);
-    Trainer t(model, compiled(sgd), ex);
-    for (int i = 0; i < 4; ++i) t.train_step(rows(*ds, 0, 8));
+    const std::string scaled = R"({"class_name": "LossScaleOptimizer", "config": {
+        "inner_optimizer": )" + sgd +
+                               "}}";
+    nn::Model model(testing::seed_cnn_spec(), 3);
+    Trainer t(model, compiled(scaled), ex);
+    for (int i = 0; i < 6; ++i) t.train_step(rows(*ds, 0, 8));
     EXPECT_EQ(t.step_graphs()->off(),
-              "layer 'dropout' (Dropout) draws its random numbers on the host each step");
+              "the loss scale (mixed_float16) checks every step's gradients on the host");
     EXPECT_EQ(t.step_graphs()->captures(), 0);
+  }
+}
+
+// Dropout draws a new mask every step inside a graph too: its key goes to
+// the device before the step (Layer::begin_training_step), and the captured
+// forward reads it from there.
+TEST(StepGraphs, DropoutDrawsEachStepsMaskInAGraph) {
+  const std::string sgd = R"({"class_name": "SGD", "config": {"learning_rate": 0.1}})";
+  const json spec = json::parse(R"({"name": "dropout", "input_shape": [12, 12, 1], "layers": [
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 32, "activation": "relu"}},
+    {"class_name": "Dropout", "config": {"rate": 0.5}},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  nn::Model on_gpu(spec, 3), on_cpu(spec, 3);
+  const auto ctx = kernels::make_cuda_context(0);
+  Trainer gpu(on_gpu, compiled(sgd), kernels::Exec{Device::cuda, 1, ctx.get()});
+  Trainer cpu(on_cpu, compiled(sgd), kernels::Exec{Device::cpu, 1});
+  const auto ds = random_images(80, 12, 4);
+  for (int step = 0; step < 10; ++step) {
+    gpu.train_step(rows(*ds, step * 8, step * 8 + 8));
+    cpu.train_step(rows(*ds, step * 8, step * 8 + 8));
+    EXPECT_EQ(gpu.last_loss(), cpu.last_loss()) << "step " << step;
+  }
+  EXPECT_EQ(gpu.step_graphs()->off(), "");
+  EXPECT_EQ(gpu.step_graphs()->captures(), 2);
+  EXPECT_EQ(gpu.step_graphs()->graph_launches(), 6);
+  for (size_t i = 0; i < on_gpu.params().size(); ++i) {
+    const Tensor g = on_gpu.params()[i]->value.to(Device::cpu);
+    const Tensor& c = on_cpu.params()[i]->value;
+    for (int64_t k = 0; k < g.numel(); ++k)
+      ASSERT_EQ(g.f32()[k], c.f32()[k]) << on_gpu.params()[i]->name << " element " << k;
   }
 }
 

@@ -26,9 +26,9 @@
 #include "kernels/cpu/pool.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
-#include "kernels/ops.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/metric.hpp"
+#include "kernels/ops.hpp"
 
 namespace drun::kernels::cpu {
 namespace {
@@ -924,14 +924,22 @@ TEST(Loss, SoftmaxXentSparse) {
 
 // Dropout's mask: about `keep` of the values kept, each kept one scaled by
 // 1 / keep; the same key draws the same mask whatever the split of the
-// array (dropout_key_from), another key another mask.
+// array (a part from index `first` on), another key another mask. The key is
+// read from memory, where dropout_set_key put its two halves.
 TEST(Dropout, MaskFromKeyAndIndex) {
   const int64_t n = 100000;
   const float keep = 0.7f;
   Rng rng(31);
   const std::vector<float> x = random_vec(n, rng, -1.0f, 1.0f);
   std::vector<float> mask(n), y(n), mask2(n), y2(n);
-  dropout_forward(x.data(), mask.data(), y.data(), n, 1234, keep);
+  int32_t key[2], other[2];
+  dropout_set_key(0x1234'0000'5678ull, key);
+  EXPECT_EQ(dropout_key(key), 0x1234'0000'5678ull);
+  dropout_set_key(0xFFFF'FFFF'FFFF'FFFFull, other);
+  EXPECT_EQ(dropout_key(other), 0xFFFF'FFFF'FFFF'FFFFull) << "both halves, sign bits too";
+  dropout_set_key(1234, key);
+  dropout_set_key(1235, other);
+  dropout_forward(x.data(), mask.data(), y.data(), n, key, 0, keep);
   int64_t kept = 0;
   for (int64_t i = 0; i < n; ++i) {
     ASSERT_TRUE(mask[i] == 0.0f || mask[i] == 1.0f / keep) << i << ": " << mask[i];
@@ -940,20 +948,20 @@ TEST(Dropout, MaskFromKeyAndIndex) {
   }
   EXPECT_NEAR(static_cast<double>(kept) / n, keep, 0.01);
   const int64_t cut = 31337;
-  dropout_forward(x.data(), mask2.data(), y2.data(), cut, 1234, keep);
-  dropout_forward(x.data() + cut, mask2.data() + cut, y2.data() + cut, n - cut,
-                  dropout_key_from(1234, cut), keep);
+  dropout_forward(x.data(), mask2.data(), y2.data(), cut, key, 0, keep);
+  dropout_forward(x.data() + cut, mask2.data() + cut, y2.data() + cut, n - cut, key, cut, keep);
   EXPECT_EQ(mask2, mask);
   EXPECT_EQ(y2, y);
-  dropout_forward(x.data(), mask2.data(), y2.data(), n, 1235, keep);
+  dropout_forward(x.data(), mask2.data(), y2.data(), n, other, 0, keep);
   int64_t same = 0;
   for (int64_t i = 0; i < n; ++i) same += mask2[i] == mask[i];
   EXPECT_LT(same, n * 2 / 3) << "key 1235 repeats key 1234's mask";  // ~0.58 by chance
 
   // The op splits the array over its threads: the same bits as the whole.
-  Tensor xt(Shape{n}), mt(Shape{n}), yt(Shape{n});
+  Tensor xt(Shape{n}), mt(Shape{n}), yt(Shape{n}), kt(Shape{2}, DType::i32);
   std::copy(x.begin(), x.end(), xt.f32());
-  kernels::dropout_forward(Exec{Device::cpu, 4}, 1234, keep, xt, mt, yt);
+  kernels::dropout_set_key(Exec{Device::cpu, 4}, 1234, kt);
+  kernels::dropout_forward(Exec{Device::cpu, 4}, kt, keep, xt, mt, yt);
   EXPECT_TRUE(std::equal(mask.begin(), mask.end(), mt.f32()));
   EXPECT_TRUE(std::equal(y.begin(), y.end(), yt.f32()));
 }
