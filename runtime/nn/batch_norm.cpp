@@ -48,25 +48,29 @@ class BatchNorm final : public Layer {
     else
       kernels::batchnorm_forward_infer(ex_, x, params_[0].value, params_[1].value, epsilon_,
                                        params_[2].value, params_[3].value, out_, relu_);
-    if (!training) {  // backward through frozen statistics (fine-tuning) needs them
-      const Tensor mm = params_[2].value.to(Device::cpu);
-      const Tensor mv = params_[3].value.to(Device::cpu);
-      Tensor mean(mm.shape()), inv_std(mm.shape());
-      for (int64_t j = 0; j < mean.numel(); ++j) {
-        mean.f32()[j] = mm.f32()[j];
-        inv_std.f32()[j] = 1.0f / std::sqrt(mv.f32()[j] + epsilon_);
-      }
-      mean_.copy_from(mean);
-      inv_std_.copy_from(inv_std);
-    }
   }
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool>) override {
+    // Backward through the frozen statistics (fine-tuning) takes them from
+    // the moving ones here, not in every inference forward: an evaluation on
+    // a GPU then reads nothing back.
+    if (!training_) frozen_statistics();
     // The batch statistics couple every input, so dx is always computed.
     ensure(dx_[0], in[0]->shape());
     kernels::batchnorm_backward(ex_, *in[0], dy, relu_ ? &out_ : nullptr, params_[0].value,
                                 params_[1].value, mean_, inv_std_, training_, dx_[0],
                                 params_[0].grad, params_[1].grad);
+  }
+  void frozen_statistics() {
+    const Tensor mm = params_[2].value.to(Device::cpu);
+    const Tensor mv = params_[3].value.to(Device::cpu);
+    Tensor mean(mm.shape()), inv_std(mm.shape());
+    for (int64_t j = 0; j < mean.numel(); ++j) {
+      mean.f32()[j] = mm.f32()[j];
+      inv_std.f32()[j] = 1.0f / std::sqrt(mv.f32()[j] + epsilon_);
+    }
+    mean_.copy_from(mean);
+    inv_std_.copy_from(inv_std);
   }
   json config() const override {
     json c = Layer::config();
