@@ -28,13 +28,17 @@ DRUN_HOST_DEVICE inline float dropout_uniform(uint64_t key, int64_t i) {
 }
 
 // The key as dropout_set_key stores it: two 32-bit halves, the low one first.
+DRUN_HOST_DEVICE inline void dropout_store_key(uint64_t key, int32_t* stored) {
+  stored[0] = static_cast<int32_t>(static_cast<uint32_t>(key));
+  stored[1] = static_cast<int32_t>(static_cast<uint32_t>(key >> 32));
+}
 DRUN_HOST_DEVICE inline uint64_t dropout_key(const int32_t* stored) {
   return static_cast<uint64_t>(static_cast<uint32_t>(stored[0])) |
          static_cast<uint64_t>(static_cast<uint32_t>(stored[1])) << 32;
 }
 
 DRUN_CPU_AND_CUDA(
-    // stored[0..1] = key (dropout_key reads it back).
+    // stored[0..1] = key (dropout_store_key; dropout_key reads it back).
     void dropout_set_key(uint64_t key, int32_t* stored);
     // For the n values of an array from index `first` on (a thread's share of
     // the CPU's loop; the same draws whatever the split): mask[i] =

@@ -109,11 +109,30 @@ std::string Trainer::why_not_graphs() {
   return {};
 }
 
+void Trainer::forward_backward(const Tensor& x, const Tensor& y) {
+  using timeline::Span, timeline::Lane, timeline::kMain;
+  const Tensor& out = model_.forward(x, true);
+  {
+    Span span(timeline_, Lane::main, kMain, "loss", "loss");
+    loss_.compute(exec_, out, y, dlogits_, values_.loss_slot());
+    values_.measure(exec_, out, y);
+    // The strategy's factor (e.g. 1/workers) and the loss scale (a power of two) in one pass.
+    const float factor =
+        (step_strategy_ ? step_strategy_->gradient_scale() : 1.0f) * optimizer_->loss_scale();
+    if (factor != 1.0f) kernels::scale(exec_, factor, dlogits_);
+  }
+  model_.backward(dlogits_);
+}
+
 void Trainer::train_step(const data::Batch& batch) {
   using timeline::Span, timeline::Lane, timeline::kMain;
   Span step(timeline_, Lane::main, kMain, "step", "step", "step", global_step_);
-  const Tensor& y = stage_y_.stage(batch.y);
-  const Tensor& x = stage_x_.stage(batch.x);
+  // Two references, so that the std::function below keeps the step's
+  // closure ([this, &in]) without allocating.
+  const struct {
+    const Tensor& x;
+    const Tensor& y;
+  } in{stage_x_.stage(batch.x), stage_y_.stage(batch.y)};
   const Shape out_shape = model_.output_shape().with_batch(batch.size);
   loss_.check(out_shape, batch.y);
   model_.begin_training_step();
@@ -123,36 +142,22 @@ void Trainer::train_step(const data::Batch& batch) {
     // The step's device work, recorded once per input into a graph: what
     // changes between steps is written to the device around it.
     optimizer_->begin_step(params_);
-    graphs_->run({x.raw(), y.raw(), x.numel(), y.numel()}, [&] {
-      const Tensor& out = model_.forward(x, true);
-      loss_.compute(exec_, out, y, dlogits_, values_.loss_slot());
-      values_.measure(exec_, out, y);
-      model_.backward(dlogits_);
+    graphs_->run({in.x.raw(), in.y.raw(), in.x.numel(), in.y.numel()}, [this, &in] {
+      forward_backward(in.x, in.y);
       optimizer_->launch_updates(params_);
     });
     optimizer_->end_step();
-    values_.commit(exec_, out_shape, batch.size);
-    ++global_step_;
-    return;
-  }
-  const Tensor& out = model_.forward(x, true);
-  {
-    Span span(timeline_, Lane::main, kMain, "loss", "loss");
-    loss_.compute(exec_, out, y, dlogits_, values_.loss_slot());
-    values_.add_step(exec_, out, y, batch.size);
-    // The strategy's factor (e.g. 1/workers) and the loss scale (a power of two) in one pass.
-    const float factor =
-        (step_strategy_ ? step_strategy_->gradient_scale() : 1.0f) * optimizer_->loss_scale();
-    if (factor != 1.0f) kernels::scale(exec_, factor, dlogits_);
-  }
-  model_.backward(dlogits_);
-  if (step_strategy_) {
-    Span span(timeline_, Lane::main, kMain, "apply gradients", "apply");
-    step_strategy_->apply(*optimizer_, params_);
   } else {
-    Span span(timeline_, Lane::main, kMain, "optimizer", "optimizer");
-    optimizer_->apply(params_);
+    forward_backward(in.x, in.y);
+    if (step_strategy_) {
+      Span span(timeline_, Lane::main, kMain, "apply gradients", "apply");
+      step_strategy_->apply(*optimizer_, params_);
+    } else {
+      Span span(timeline_, Lane::main, kMain, "optimizer", "optimizer");
+      optimizer_->apply(params_);
+    }
   }
+  values_.commit(exec_, out_shape, batch.size);
   ++global_step_;
 }
 

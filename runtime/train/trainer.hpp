@@ -89,6 +89,9 @@ class Trainer {
                   bool chief);
   // compile's precision: the model's compute type, a loss scale for mixed_float16.
   void set_precision(const std::string& precision);
+  // A training step's forward, loss, metrics and backward (device work only:
+  // a CUDA graph may record it).
+  void forward_backward(const Tensor& x, const Tensor& y);
   // Why this trainer's steps must not be captured into CUDA graphs; empty where they may.
   std::string why_not_graphs();
   static constexpr int64_t kAgreeEvery = 20;

@@ -3,8 +3,7 @@
 namespace drun::kernels::cpu {
 
 void dropout_set_key(uint64_t key, int32_t* stored) {
-  stored[0] = static_cast<int32_t>(static_cast<uint32_t>(key));
-  stored[1] = static_cast<int32_t>(static_cast<uint32_t>(key >> 32));
+  dropout_store_key(key, stored);
 }
 
 void dropout_forward(const float* x, float* mask, float* y, int64_t n, const int32_t* stored,

@@ -11,8 +11,7 @@ using namespace launch;
 
 namespace {
 __global__ void set_key_kernel(uint64_t key, int32_t* stored) {
-  stored[0] = static_cast<int32_t>(static_cast<uint32_t>(key));
-  stored[1] = static_cast<int32_t>(static_cast<uint32_t>(key >> 32));
+  dropout_store_key(key, stored);
 }
 
 __global__ void dropout_forward_kernel(const float* x, float* mask, float* y, int64_t n,

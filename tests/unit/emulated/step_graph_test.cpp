@@ -149,19 +149,27 @@ TEST(StepGraphs, DropoutDrawsEachStepsMaskInAGraph) {
 
 // A step that reads a value back in its middle cannot be captured: the step
 // still runs once, kernel by kernel, and graphs stay off with the reason.
-TEST(StepGraphs, AFailedCaptureRunsTheStepAndSaysWhy) {
-  const auto ctx = kernels::make_cuda_context(0);
-  const kernels::Exec ex{Device::cuda, 1, ctx.get()};
+// A "step" of one tensor on the emulated GPU, all ones, and its graphs.
+struct OneTensorStep {
+  std::shared_ptr<kernels::cuda::Context> ctx = kernels::make_cuda_context(0);
+  kernels::Exec ex{Device::cuda, 1, ctx.get()};
   Tensor t = Tensor::zeros(Shape{4}).to(Device::cuda);
-  kernels::fill(ex, 1.0f, t);
-  StepGraphs graphs(ex, "");
-  const StepGraphs::Input input{t.raw(), t.raw(), 4, 4};
+  StepGraphs graphs{ex, ""};
+  StepGraphs::Input input{t.raw(), t.raw(), 4, 4};
+  OneTensorStep() { kernels::fill(ex, 1.0f, t); }
+};
+
+TEST(StepGraphs, AFailedCaptureRunsTheStepAndSaysWhy) {
+  OneTensorStep s;
+  const kernels::Exec& ex = s.ex;
+  Tensor& t = s.t;
+  StepGraphs& graphs = s.graphs;
   float seen = 0.0f;
   const auto step = [&] {
     kernels::scale(ex, 2.0f, t);
     seen = t.to(Device::cpu).f32()[0];
   };
-  for (int i = 0; i < 4; ++i) graphs.run(input, step);
+  for (int i = 0; i < 4; ++i) graphs.run(s.input, step);
   EXPECT_EQ(seen, 16.0f) << "four steps, each doubling once";
   EXPECT_EQ(graphs.captures(), 0);
   EXPECT_NE(graphs.off().find("the step could not be captured (a blocking copy"), std::string::npos)
@@ -171,18 +179,16 @@ TEST(StepGraphs, AFailedCaptureRunsTheStepAndSaysWhy) {
 // A graph is launched while its memory stays put; a tensor allocated or freed
 // since makes it warm up and be captured again.
 TEST(StepGraphs, AGraphWhoseMemoryMovedIsCapturedAgain) {
-  const auto ctx = kernels::make_cuda_context(0);
-  const kernels::Exec ex{Device::cuda, 1, ctx.get()};
-  Tensor t = Tensor::zeros(Shape{4}).to(Device::cuda);
-  kernels::fill(ex, 1.0f, t);
-  StepGraphs graphs(ex, "");
-  const StepGraphs::Input input{t.raw(), t.raw(), 4, 4};
+  OneTensorStep s;
+  const kernels::Exec& ex = s.ex;
+  Tensor& t = s.t;
+  StepGraphs& graphs = s.graphs;
   const auto step = [&] { kernels::scale(ex, 2.0f, t); };
-  for (int i = 0; i < 4; ++i) graphs.run(input, step);  // 2 warm, captured, launched
+  for (int i = 0; i < 4; ++i) graphs.run(s.input, step);  // 2 warm, captured, launched
   EXPECT_EQ(graphs.captures(), 1);
   EXPECT_EQ(graphs.graph_launches(), 2);
   { const Tensor moved = Tensor::zeros(Shape{8}).to(Device::cuda); }
-  for (int i = 0; i < 4; ++i) graphs.run(input, step);  // 2 warm again, captured, launched
+  for (int i = 0; i < 4; ++i) graphs.run(s.input, step);  // 2 warm again, captured, launched
   EXPECT_EQ(graphs.captures(), 2);
   EXPECT_EQ(graphs.graph_launches(), 4);
   EXPECT_EQ(t.to(Device::cpu).f32()[3], 256.0f) << "eight steps, each doubling once";
