@@ -12,6 +12,7 @@ namespace drun::kernels {
 DRUN_CPU_AND_CUDA(void add(const float* a, const float* b, float* y, int64_t n);  // y = a + b
                   void axpy(float alpha, const float* x, float* y, int64_t n);    // y += alpha x
                   void scale(float alpha, float* y, int64_t n);                   // y *= alpha
+                  void scale_by(const float* alpha, float* y, int64_t n);         // y *= *alpha
                   void fill(float value, float* y, int64_t n);                    // y = value
                   void bias_add(float* y, const float* b, int64_t rows,
                                 int64_t cols);  // y[r, :] += b

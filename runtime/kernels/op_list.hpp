@@ -81,6 +81,11 @@ DRUN_OP(void, axpy, (const Exec& ex, float alpha, const Tensor& x, Tensor& y), (
 // y *= alpha.
 DRUN_OP(void, scale, (const Exec& ex, float alpha, Tensor& y), (ex, alpha, y), ex, none())
 
+// y *= alpha[0], alpha one float32 on y's device: a factor that changes
+// between the replays of a captured step (the loss scale).
+DRUN_OP(void, scale_by, (const Exec& ex, const Tensor& alpha, Tensor& y), (ex, alpha, y), ex,
+        check_scalar(op, "factor", alpha))
+
 // y = value, every element (float32).
 DRUN_OP(void, fill, (const Exec& ex, float value, Tensor& y), (ex, value, y), ex, none())
 
@@ -225,31 +230,32 @@ DRUN_OP(void, metric_sum,
 
 // Optimizer updates (kernels/optimizer_update.hpp gives each rule), on the
 // device where w lives (the optimizer's Exec says so). Optional slots
-// (AMSGrad's vhat, centered RMSprop's mg) are null when unused. The rate
-// (lr; Adam's bias-corrected lr_t) is a one-float tensor on w's device, read
-// where the update runs: a captured step reads each step's rate from there.
+// (AMSGrad's vhat, centered RMSprop's mg) are null when unused. `step` is
+// the step's values (kStepValues float32 on w's device: the rate, the
+// gradient's factor, the skip flag), read where the update runs: a captured
+// step reads each replay's values from there.
 DRUN_OP(void, sgd_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, const Tensor& lr, float weight_decay),
-        (ex, g, w, lr, weight_decay), ex, check_update(op, g, w, lr))
+        (const Exec& ex, const Tensor& g, Tensor& w, const Tensor& step, float weight_decay),
+        (ex, g, w, step, weight_decay), ex, check_update(op, g, w, step))
 DRUN_OP(void, sgd_momentum_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& v, const Tensor& lr, float momentum,
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& v, const Tensor& step, float momentum,
          bool nesterov, float weight_decay),
-        (ex, g, w, v, lr, momentum, nesterov, weight_decay), ex, check_update(op, g, w, lr))
+        (ex, g, w, v, step, momentum, nesterov, weight_decay), ex, check_update(op, g, w, step))
 DRUN_OP(void, adagrad_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& acc, const Tensor& lr, float epsilon,
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& acc, const Tensor& step, float epsilon,
          float weight_decay),
-        (ex, g, w, acc, lr, epsilon, weight_decay), ex, check_update(op, g, w, lr))
+        (ex, g, w, acc, step, epsilon, weight_decay), ex, check_update(op, g, w, step))
 DRUN_OP(void, adam_update,
         (const Exec& ex, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat,
-         const Tensor& lr_t, float beta_1, float beta_2, float epsilon, float weight_decay),
-        (ex, g, w, m, v, vhat, lr_t, beta_1, beta_2, epsilon, weight_decay), ex,
-        check_update(op, g, w, lr_t))
+         const Tensor& step, float beta_1, float beta_2, float epsilon, float weight_decay),
+        (ex, g, w, m, v, vhat, step, beta_1, beta_2, epsilon, weight_decay), ex,
+        check_update(op, g, w, step))
 DRUN_OP(void, rmsprop_update,
-        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, const Tensor& lr,
+        (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, const Tensor& step,
          float rho, float epsilon, float weight_decay),
-        (ex, g, w, rms, mg, lr, rho, epsilon, weight_decay), ex, check_update(op, g, w, lr))
+        (ex, g, w, rms, mg, step, rho, epsilon, weight_decay), ex, check_update(op, g, w, step))
 DRUN_OP(void, rmsprop_momentum_update,
         (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, Tensor& mom,
-         const Tensor& lr, float rho, float momentum, float epsilon, float weight_decay),
-        (ex, g, w, rms, mg, mom, lr, rho, momentum, epsilon, weight_decay), ex,
-        check_update(op, g, w, lr))
+         const Tensor& step, float rho, float momentum, float epsilon, float weight_decay),
+        (ex, g, w, rms, mg, mom, step, rho, momentum, epsilon, weight_decay), ex,
+        check_update(op, g, w, step))

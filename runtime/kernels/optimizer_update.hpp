@@ -7,11 +7,16 @@
 // launched on the default stream, returning at once) on device pointers.
 //
 // `weight_decay` is an L2 term added to the gradient before the rule sees it:
-// g' = g + weight_decay * w (0 leaves g unchanged). Arrays must not overlap.
+// g' = g * step[kGradFactor] + weight_decay * w. Arrays must not overlap.
 //
-// The learning rate lr (Adam's lr_t) is read from `rate`, one float in the
-// same memory as w: a step captured into a CUDA graph reads each step's
-// rate from there, where an argument would stay the one of the capture.
+// `step` holds the step's values, kStepValues floats in the same memory as w,
+// read where the update runs: a step captured into a CUDA graph reads each
+// replay's values from there, where an argument would stay the capture's.
+//   step[kRate]        the learning rate lr (Adam's lr_t);
+//   step[kGradFactor]  what the gradient is multiplied by first: 1 / the loss
+//                      scale (a power of two, so exact), else 1;
+//   step[kSkip]        nonzero where the step is skipped (a gradient overflowed
+//                      under a loss scale): then nothing is written at all.
 #pragma once
 #include <cstdint>
 
@@ -19,16 +24,18 @@
 
 namespace drun::kernels {
 
+enum StepValue : int { kRate = 0, kGradFactor = 1, kSkip = 2, kStepValues = 3 };
+
 DRUN_CPU_AND_CUDA(
     // w -= lr * g'
-    void sgd(float* w, const float* g, int64_t n, const float* rate, float weight_decay = 0.f);
+    void sgd(float* w, const float* g, int64_t n, const float* step, float weight_decay = 0.f);
 
     // v = momentum * v - lr * g'; w += v, or with nesterov w += momentum * v - lr * g'.
-    void sgd_momentum(float* w, const float* g, float* v, int64_t n, const float* rate,
+    void sgd_momentum(float* w, const float* g, float* v, int64_t n, const float* step,
                       float momentum, bool nesterov, float weight_decay = 0.f);
 
     // acc += g'^2; w -= lr * g' / (sqrt(acc) + epsilon)
-    void adagrad(float* w, const float* g, float* acc, int64_t n, const float* rate, float epsilon,
+    void adagrad(float* w, const float* g, float* acc, int64_t n, const float* step, float epsilon,
                  float weight_decay = 0.f);
 
     // m += (g' - m) * (1 - beta_1); v += (g'^2 - v) * (1 - beta_2);
@@ -36,14 +43,14 @@ DRUN_CPU_AND_CUDA(
     // into lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t).
     // With `vhat` non-null (AMSGrad): vhat = max(vhat, v) and vhat replaces v in the step.
     void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n,
-              const float* rate, float beta_1, float beta_2, float epsilon,
+              const float* step, float beta_1, float beta_2, float epsilon,
               float weight_decay = 0.f);
 
     // tf.keras RMSprop without momentum (epsilon outside the square root):
     // rms = rho * rms + (1 - rho) * g'^2; with `mg` non-null (centered)
     // mg = rho * mg + (1 - rho) * g' and denom = rms - mg^2, else denom = rms;
     // w -= lr * g' / (sqrt(denom) + epsilon)
-    void rmsprop(float* w, const float* g, float* rms, float* mg, int64_t n, const float* rate,
+    void rmsprop(float* w, const float* g, float* rms, float* mg, int64_t n, const float* step,
                  float rho, float epsilon, float weight_decay = 0.f);
 
     // tf.keras RMSprop with momentum (TensorFlow's ApplyRMSProp / ApplyCenteredRMSProp,
@@ -51,7 +58,7 @@ DRUN_CPU_AND_CUDA(
     // mg += (g' - mg) * (1 - rho), denom = rms - mg^2 + epsilon, else denom = rms + epsilon;
     // mom = momentum * mom + lr * g' / sqrt(denom); w -= mom
     void rmsprop_momentum(float* w, const float* g, float* rms, float* mg, float* mom, int64_t n,
-                          const float* rate, float rho, float momentum, float epsilon,
+                          const float* step, float rho, float momentum, float epsilon,
                           float weight_decay = 0.f);)
 
 }  // namespace drun::kernels

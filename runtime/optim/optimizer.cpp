@@ -1,5 +1,8 @@
 #include "optim/optimizer.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <stdexcept>
 #include <string_view>
 
@@ -108,43 +111,8 @@ Exec exec_for(const Tensor& t, int cpu_threads) {
 
 }  // namespace
 
-// Every gradient's check marks one flag per device without waiting; each
-// flag used is read once: on a GPU one wait a step, not one per variable.
-bool Optimizer::gradients_finite(std::span<Param* const> params) {
-  bool used[2] = {false, false};
-  for (const Param* p : params) {
-    if (!p->trainable || !p->grad.defined()) continue;
-    const Device d = p->grad.device();
-    const int slot = d == Device::cpu ? 0 : 1;
-    Tensor& flag = nonfinite_[slot];
-    const Exec ex = exec_for(p->grad, cpu_threads_);
-    if (!used[slot]) {
-      if (!flag.defined() || flag.device() != d) flag = Tensor::zeros(Shape{1}).to(d);
-      kernels::scale(ex, 0.0f, flag);
-      used[slot] = true;
-    }
-    kernels::mark_nonfinite(ex, p->grad, flag);
-  }
-  if (used[0] && nonfinite_[0].f32()[0] != 0.0f) return false;
-  if (used[1]) {
-    if (!nonfinite_host_.defined()) nonfinite_host_ = Tensor::zeros(Shape{1});
-    nonfinite_host_.copy_from(nonfinite_[1]);
-    if (nonfinite_host_.f32()[0] != 0.0f) return false;
-  }
-  return true;
-}
-
 void Optimizer::apply(std::span<Param* const> params) {
   begin_step(params);
-  if (loss_scale_) {
-    const bool finite = gradients_finite(params);
-    const float unscale = 1.0f / loss_scale_->scale();  // exact: the scale is a power of two
-    loss_scale_->update(finite);
-    if (!finite) return;
-    for (Param* p : params)
-      if (p->trainable && p->grad.defined())
-        kernels::scale(exec_for(p->grad, cpu_threads_), unscale, p->grad);
-  }
   launch_updates(params);
   end_step();
 }
@@ -166,26 +134,73 @@ void Optimizer::begin_step(std::span<Param* const> params) {
       throw std::invalid_argument(class_name_ + ": gradient of '" + p.name + "' is " +
                                   dtype_name(p.grad.dtype()) + " " + p.grad.shape().str() +
                                   ", the variable is float32 " + p.value.shape().str());
-    const Device d = p.value.device();
-    used[d == Device::cpu ? 0 : 1] = true;
+    used[p.value.device() == Device::cpu ? 0 : 1] = true;
   }
+  // One check decides for the whole step: the variables share one device.
+  if (loss_scale_ && used[0] && used[1])
+    throw std::invalid_argument(class_name_ + ": a loss scale needs every variable on one device");
+  scaled_ = !loss_scale_ ? -1 : used[1] ? 1 : used[0] ? 0 : -1;
   const float rate = step_rate(current_lr());
+  const float scale = loss_scale();
   for (int k = 0; k < 2; ++k) {
     if (!used[k]) continue;
-    const Device d = k == 0 ? Device::cpu : Device::cuda;
-    Tensor& r = rate_[k];
-    if (!r.defined()) r = Tensor(Shape{1}, DType::f32, d);
-    kernels::fill(Exec{d, 1}, rate, r);
+    write_step_value(k, kernels::kRate, rate);
+    write_step_value(k, kernels::kGradFactor, 1.0f / scale);  // exact: a power of two
+    write_step_value(k, StepValues::kLossScale, scale);
   }
 }
 
+void Optimizer::write_step_value(int k, int index, float value) {
+  StepValues& s = step_[k];
+  const Device d = k == 0 ? Device::cpu : Device::cuda;
+  if (!s.all.defined()) {
+    s.all = Tensor::zeros(Shape{StepValues::kLossScale + 1}).to(d);
+    s.updates = s.all.rows(0, kernels::kStepValues);
+    s.skip = s.all.rows(kernels::kSkip, kernels::kSkip + 1);
+    s.loss_scale = s.all.rows(StepValues::kLossScale, StepValues::kLossScale + 1);
+    std::fill(std::begin(s.written), std::end(s.written), std::nanf(""));
+  }
+  if (s.written[index] == value) return;
+  Tensor at = s.all.rows(index, index + 1);
+  kernels::fill(Exec{d, 1}, value, at);
+  s.written[index] = value;
+}
+
+const Tensor& Optimizer::loss_scale_on(Device device) const {
+  const StepValues& s = step_[device == Device::cpu ? 0 : 1];
+  if (!s.all.defined())
+    throw std::logic_error(class_name_ + ": loss_scale_on(" + device_name(device) +
+                           ") before a step's values were written there");
+  return s.loss_scale;
+}
+
 void Optimizer::launch_updates(std::span<Param* const> params) {
+  if (scaled_ >= 0) {
+    // Every gradient's check marks one flag without waiting; the updates read it.
+    Tensor& skip = step_[scaled_].skip;
+    kernels::fill(Exec{skip.device(), 1}, 0.0f, skip);
+    for (const Param* p : params)
+      if (p->trainable && p->grad.defined())
+        kernels::mark_nonfinite(exec_for(p->grad, cpu_threads_), p->grad, skip);
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     Param& p = *params[i];
     if (!p.trainable || !p.grad.defined()) continue;
     const Device d = p.value.device();
-    update(exec_for(p.value, cpu_threads_), i, p.value, p.grad, rate_[d == Device::cpu ? 0 : 1]);
+    update(exec_for(p.value, cpu_threads_), i, p.value, p.grad,
+           step_[d == Device::cpu ? 0 : 1].updates);
   }
+}
+
+void Optimizer::end_step() {
+  if (scaled_ >= 0) {
+    if (!skip_host_.defined()) skip_host_ = Tensor::zeros(Shape{1});
+    skip_host_.copy_from(step_[scaled_].skip);  // the one wait of a loss-scaled step
+    const bool finite = skip_host_.f32()[0] == 0.0f;
+    loss_scale_->update(finite);
+    if (!finite) return;
+  }
+  ++iterations_;
 }
 
 std::vector<std::pair<std::string, Tensor*>> Optimizer::state() {

@@ -21,9 +21,10 @@
 // "LossScaleOptimizer", "config": {"inner_optimizer": {...}, "initial_scale":
 // 32768, "dynamic_growth_steps": 2000}}), an optimizer carries a
 // DynamicLossScale (optim/loss_scale.hpp): the trainer multiplies the loss
-// gradient by loss_scale(); apply() checks every gradient for a NaN or an
-// infinity, skips the whole update where it finds one (iterations() does not
-// advance) and otherwise divides the scale out before the update rule.
+// gradient by the scale (loss_scale_on()); the step checks every gradient for
+// a NaN or an infinity on the device, and its updates divide the scale out
+// or, where the check found one, leave everything as it was; end_step() reads
+// the check, moves the scale and counts only an applied step in iterations().
 //
 // Steps: the learning rate of an update is the schedule at iterations() before
 // the update (Keras' optimizer.iterations); Adam's bias correction uses
@@ -39,6 +40,7 @@
 
 #include "base/options.hpp"
 #include "kernels/ops.hpp"
+#include "kernels/optimizer_update.hpp"
 #include "optim/loss_scale.hpp"
 #include "optim/schedule.hpp"
 #include "tensor/param.hpp"
@@ -62,14 +64,19 @@ class Optimizer {
   // left alone. The same variables in the same order every call. Once built it
   // allocates nothing.
   void apply(std::span<Param* const> params);
-  // apply() without a loss scale, in three parts, for a trainer that records
-  // the middle one into a CUDA graph (train/step_graph.hpp): begin_step
-  // builds, moves slots to their variables' devices and writes the step's
-  // rate where each device reads it; launch_updates launches the updates and
-  // changes nothing on the host; end_step counts the step in iterations().
+  // apply() in three parts, for a trainer that records the middle one into a
+  // CUDA graph (train/step_graph.hpp):
+  //  - begin_step builds, moves slots to their variables' devices and writes
+  //    the step's values (the rate, the loss scale and its inverse) where each
+  //    device reads them, only those that changed; called again before
+  //    end_step, it changes nothing.
+  //  - launch_updates launches the loss scale's check of every gradient and
+  //    the updates, which read the check; it changes nothing on the host.
+  //  - end_step counts the step in iterations(); under a loss scale it first
+  //    waits for the check, moves the scale and counts only an applied step.
   void begin_step(std::span<Param* const> params);
   void launch_updates(std::span<Param* const> params);
-  void end_step() { ++iterations_; }
+  void end_step();
   bool built() const { return built_; }
 
   int64_t iterations() const { return iterations_; }
@@ -87,6 +94,9 @@ class Optimizer {
 
   // The factor for the loss gradient: the dynamic loss scale's, 1 without one.
   float loss_scale() const { return loss_scale_ ? loss_scale_->scale() : 1.0f; }
+  // loss_scale() as one float32 on `device`, where a step reads it (written
+  // by begin_step, which must have seen a variable on that device).
+  const Tensor& loss_scale_on(Device device) const;
   // The dynamic loss scale, if this optimizer was wrapped in a LossScaleOptimizer.
   DynamicLossScale* dynamic_loss_scale() { return loss_scale_ ? &*loss_scale_ : nullptr; }
   const DynamicLossScale* dynamic_loss_scale() const {
@@ -126,10 +136,11 @@ class Optimizer {
   // The rate the updates of this step use, given its learning rate (Adam
   // folds its bias correction in).
   virtual float step_rate(float lr) const { return lr; }
-  // Updates variable `index` (its position in the span) given its gradient, at
-  // the rate in `rate` (one float on w's device, step_rate's), on ex (where w lives).
+  // Updates variable `index` (its position in the span) given its gradient,
+  // with the step's values in `step` (on w's device: step_rate's rate, the
+  // gradient's factor, the skip flag), on ex (where w lives).
   virtual void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
-                      const Tensor& rate) = 0;
+                      const Tensor& step) = 0;
 
   Tensor& slot(size_t index, size_t k) { return vars_[index].slots[k]; }
   // weight_decay() for variables it applies to, 0 for the others.
@@ -143,9 +154,19 @@ class Optimizer {
     int64_t numel = 0;
     std::vector<Tensor> slots;  // one per specs_ entry
   };
+  // The step's values on one device: what the updates read (kStepValues
+  // floats, kernels/optimizer_update.hpp), then the loss scale.
+  struct StepValues {
+    static constexpr int kLossScale = kernels::kStepValues;
+    Tensor all;                     // the kStepValues + 1 floats
+    Tensor updates;                 // the first kStepValues: what the updates read
+    Tensor skip;                    // the flag the loss scale's check marks
+    Tensor loss_scale;              // what the loss gradient is multiplied by
+    float written[kLossScale + 1];  // what the host last wrote there (NaN: nothing yet)
+  };
   void make_slots(Var& v, const Param& p);
-  // Whether every gradient apply() would use is finite (the loss scale's check).
-  bool gradients_finite(std::span<Param* const> params);
+  // all[index] = value on device slot k (0 the CPU, 1 the GPU), unless it holds it already.
+  void write_step_value(int k, int index, float value);
   std::string class_name_;
   std::string name_;
   std::shared_ptr<Schedule> schedule_;
@@ -156,8 +177,9 @@ class Optimizer {
   int cpu_threads_ = 1;
   bool built_ = false;
   std::optional<DynamicLossScale> loss_scale_;
-  Tensor nonfinite_[2], nonfinite_host_;  // gradients_finite's flags: on the CPU, on the GPU
-  Tensor rate_[2];                        // the step's rate: on the CPU, on the GPU
+  StepValues step_[2];  // on the CPU, on the GPU
+  int scaled_ = -1;     // the device slot of the loss-scaled variables; -1: none
+  Tensor skip_host_;    // end_step's copy of the check
   std::vector<SlotSpec> specs_;
   std::vector<Var> vars_;
 };
@@ -173,7 +195,7 @@ class SGD final : public Optimizer {
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
   void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
-              const Tensor& rate) override;
+              const Tensor& step) override;
 
  private:
   struct Parsed {};
@@ -192,7 +214,7 @@ class Adagrad final : public Optimizer {
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
   void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
-              const Tensor& rate) override;
+              const Tensor& step) override;
 
  private:
   struct Parsed {};
@@ -214,7 +236,7 @@ class Adam final : public Optimizer {
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
   void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
-              const Tensor& rate) override;
+              const Tensor& step) override;
 
  private:
   struct Parsed {};
@@ -240,7 +262,7 @@ class RMSprop final : public Optimizer {
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
   void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
-              const Tensor& rate) override;
+              const Tensor& step) override;
 
  private:
   struct Parsed {};

@@ -46,11 +46,11 @@ void SGD::add_config(json& c) const {
   c["nesterov"] = nesterov_;
 }
 
-void SGD::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& lr) {
+void SGD::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& step) {
   if (momentum_ > 0.f)
-    kernels::sgd_momentum_update(ex, g, w, slot(i, 0), lr, momentum_, nesterov_, decay_of(i));
+    kernels::sgd_momentum_update(ex, g, w, slot(i, 0), step, momentum_, nesterov_, decay_of(i));
   else
-    kernels::sgd_update(ex, g, w, lr, decay_of(i));
+    kernels::sgd_update(ex, g, w, step, decay_of(i));
 }
 
 // Adagrad -------------------------------------------------------------------
@@ -75,8 +75,8 @@ void Adagrad::add_config(json& c) const {
   c["epsilon"] = float_json(epsilon_);
 }
 
-void Adagrad::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& lr) {
-  kernels::adagrad_update(ex, g, w, slot(i, 0), lr, epsilon_, decay_of(i));
+void Adagrad::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& step) {
+  kernels::adagrad_update(ex, g, w, slot(i, 0), step, epsilon_, decay_of(i));
 }
 
 // Adam ----------------------------------------------------------------------
@@ -114,8 +114,8 @@ float Adam::step_rate(float lr) const {
                             (1.0 - std::pow(static_cast<double>(beta_1_), t)));
 }
 
-void Adam::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& lr_t) {
-  kernels::adam_update(ex, g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr, lr_t,
+void Adam::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& step) {
+  kernels::adam_update(ex, g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr, step,
                        beta_1_, beta_2_, epsilon_, decay_of(i));
 }
 
@@ -149,13 +149,13 @@ void RMSprop::add_config(json& c) const {
   c["centered"] = centered_;
 }
 
-void RMSprop::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& lr) {
+void RMSprop::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& step) {
   Tensor& rms = slot(i, 0);
   if (momentum_ > 0.f)
     kernels::rmsprop_momentum_update(ex, g, w, rms, centered_ ? &slot(i, 2) : nullptr, slot(i, 1),
-                                     lr, rho_, momentum_, epsilon_, decay_of(i));
+                                     step, rho_, momentum_, epsilon_, decay_of(i));
   else
-    kernels::rmsprop_update(ex, g, w, rms, centered_ ? &slot(i, 1) : nullptr, lr, rho_, epsilon_,
+    kernels::rmsprop_update(ex, g, w, rms, centered_ ? &slot(i, 1) : nullptr, step, rho_, epsilon_,
                             decay_of(i));
 }
 

@@ -104,8 +104,6 @@ std::string Trainer::why_not_graphs() {
   if (step_strategy_)
     return "the strategy (" + step_strategy_->name() +
            ") exchanges gradients in the middle of the step";
-  if (optimizer_->dynamic_loss_scale())
-    return "the loss scale (mixed_float16) checks every step's gradients on the host";
   return {};
 }
 
@@ -116,9 +114,10 @@ void Trainer::forward_backward(const Tensor& x, const Tensor& y) {
     Span span(timeline_, Lane::main, kMain, "loss", "loss");
     loss_.compute(exec_, out, y, dlogits_, values_.loss_slot());
     values_.measure(exec_, out, y);
-    // The strategy's factor (e.g. 1/workers) and the loss scale (a power of two) in one pass.
-    const float factor =
-        (step_strategy_ ? step_strategy_->gradient_scale() : 1.0f) * optimizer_->loss_scale();
+    // The loss scale is read on the device: it changes between the replays of a graph.
+    if (optimizer_->dynamic_loss_scale())
+      kernels::scale_by(exec_, optimizer_->loss_scale_on(exec_.device), dlogits_);
+    const float factor = step_strategy_ ? step_strategy_->gradient_scale() : 1.0f;  // 1/workers
     if (factor != 1.0f) kernels::scale(exec_, factor, dlogits_);
   }
   model_.backward(dlogits_);
@@ -138,9 +137,17 @@ void Trainer::train_step(const data::Batch& batch) {
   model_.begin_training_step();
   if (exec_.device == Device::cuda && !graphs_)
     graphs_ = std::make_unique<StepGraphs>(exec_, why_not_graphs());
-  if (graphs_ && graphs_->off().empty()) {
+  if (step_strategy_) {
+    // The strategy applies the optimizer; a loss scale's value must be on
+    // the device before the backward reads it (only AllReduce takes one).
+    if (optimizer_->dynamic_loss_scale()) optimizer_->begin_step(params_);
+    forward_backward(in.x, in.y);
+    Span span(timeline_, Lane::main, kMain, "apply gradients", "apply");
+    step_strategy_->apply(*optimizer_, params_);
+  } else if (graphs_ && graphs_->off().empty()) {
     // The step's device work, recorded once per input into a graph: what
-    // changes between steps is written to the device around it.
+    // changes between steps (the rate, the loss scale) is written to the
+    // device before it, and the loss scale's check is read after it.
     optimizer_->begin_step(params_);
     graphs_->run({in.x.raw(), in.y.raw(), in.x.numel(), in.y.numel()}, [this, &in] {
       forward_backward(in.x, in.y);
@@ -148,14 +155,11 @@ void Trainer::train_step(const data::Batch& batch) {
     });
     optimizer_->end_step();
   } else {
+    optimizer_->begin_step(params_);
     forward_backward(in.x, in.y);
-    if (step_strategy_) {
-      Span span(timeline_, Lane::main, kMain, "apply gradients", "apply");
-      step_strategy_->apply(*optimizer_, params_);
-    } else {
-      Span span(timeline_, Lane::main, kMain, "optimizer", "optimizer");
-      optimizer_->apply(params_);
-    }
+    Span span(timeline_, Lane::main, kMain, "optimizer", "optimizer");
+    optimizer_->launch_updates(params_);
+    optimizer_->end_step();
   }
   values_.commit(exec_, out_shape, batch.size);
   ++global_step_;

@@ -41,6 +41,10 @@ void scale(float alpha, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] *= alpha;
 }
 
+void scale_by(const float* alpha, float* y, int64_t n) {
+  scale(*alpha, y, n);
+}
+
 void bias_add(float* y, const float* b, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < cols; ++j) y[r * cols + j] += b[j];

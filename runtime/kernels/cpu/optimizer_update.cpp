@@ -9,23 +9,25 @@
 
 namespace drun::kernels::cpu {
 
-void sgd(float* __restrict w, const float* __restrict g, int64_t n, const float* rate,
+void sgd(float* __restrict w, const float* __restrict g, int64_t n, const float* step,
          float weight_decay) {
-  const float lr = *rate;
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    const float gi = g[i] + weight_decay * w[i];
+    const float gi = g[i] * g_factor + weight_decay * w[i];
     w[i] -= lr * gi;
   }
 }
 
 void sgd_momentum(float* __restrict w, const float* __restrict g, float* __restrict v, int64_t n,
-                  const float* rate, float momentum, bool nesterov, float weight_decay) {
-  const float lr = *rate;
+                  const float* step, float momentum, bool nesterov, float weight_decay) {
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
   if (nesterov) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] + weight_decay * w[i];
+      const float gi = g[i] * g_factor + weight_decay * w[i];
       const float vi = v[i] * momentum - gi * lr;
       v[i] = vi;
       w[i] += vi * momentum - gi * lr;
@@ -33,7 +35,7 @@ void sgd_momentum(float* __restrict w, const float* __restrict g, float* __restr
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] + weight_decay * w[i];
+      const float gi = g[i] * g_factor + weight_decay * w[i];
       const float vi = v[i] * momentum - gi * lr;
       v[i] = vi;
       w[i] += vi;
@@ -42,11 +44,12 @@ void sgd_momentum(float* __restrict w, const float* __restrict g, float* __restr
 }
 
 void adagrad(float* __restrict w, const float* __restrict g, float* __restrict acc, int64_t n,
-             const float* rate, float epsilon, float weight_decay) {
-  const float lr = *rate;
+             const float* step, float epsilon, float weight_decay) {
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    const float gi = g[i] + weight_decay * w[i];
+    const float gi = g[i] * g_factor + weight_decay * w[i];
     const float ai = acc[i] + gi * gi;
     acc[i] = ai;
     w[i] -= gi * lr / (std::sqrt(ai) + epsilon);
@@ -54,15 +57,16 @@ void adagrad(float* __restrict w, const float* __restrict g, float* __restrict a
 }
 
 void adam(float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v,
-          float* __restrict vhat, int64_t n, const float* rate, float beta_1, float beta_2,
+          float* __restrict vhat, int64_t n, const float* step, float beta_1, float beta_2,
           float epsilon, float weight_decay) {
-  const float lr_t = *rate;
+  if (step[kSkip] != 0.f) return;
+  const float lr_t = step[kRate], g_factor = step[kGradFactor];
   const float one_minus_b1 = 1.f - beta_1;
   const float one_minus_b2 = 1.f - beta_2;
   if (vhat) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] + weight_decay * w[i];
+      const float gi = g[i] * g_factor + weight_decay * w[i];
       const float mi = m[i] + (gi - m[i]) * one_minus_b1;
       const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
       const float hi = vhat[i] < vi ? vi : vhat[i];
@@ -74,7 +78,7 @@ void adam(float* __restrict w, const float* __restrict g, float* __restrict m, f
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] + weight_decay * w[i];
+      const float gi = g[i] * g_factor + weight_decay * w[i];
       const float mi = m[i] + (gi - m[i]) * one_minus_b1;
       const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
       m[i] = mi;
@@ -85,14 +89,15 @@ void adam(float* __restrict w, const float* __restrict g, float* __restrict m, f
 }
 
 void rmsprop(float* __restrict w, const float* __restrict g, float* __restrict rms,
-             float* __restrict mg, int64_t n, const float* rate, float rho, float epsilon,
+             float* __restrict mg, int64_t n, const float* step, float rho, float epsilon,
              float weight_decay) {
-  const float lr = *rate;
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
   const float one_minus_rho = 1.f - rho;
   if (mg) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] + weight_decay * w[i];
+      const float gi = g[i] * g_factor + weight_decay * w[i];
       const float ri = rho * rms[i] + one_minus_rho * gi * gi;
       const float mgi = rho * mg[i] + one_minus_rho * gi;
       rms[i] = ri;
@@ -102,7 +107,7 @@ void rmsprop(float* __restrict w, const float* __restrict g, float* __restrict r
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] + weight_decay * w[i];
+      const float gi = g[i] * g_factor + weight_decay * w[i];
       const float ri = rho * rms[i] + one_minus_rho * gi * gi;
       rms[i] = ri;
       w[i] -= lr * gi / (std::sqrt(ri) + epsilon);
@@ -111,14 +116,15 @@ void rmsprop(float* __restrict w, const float* __restrict g, float* __restrict r
 }
 
 void rmsprop_momentum(float* __restrict w, const float* __restrict g, float* __restrict rms,
-                      float* __restrict mg, float* __restrict mom, int64_t n, const float* rate,
+                      float* __restrict mg, float* __restrict mom, int64_t n, const float* step,
                       float rho, float momentum, float epsilon, float weight_decay) {
-  const float lr = *rate;
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
   const float one_minus_rho = 1.f - rho;
   if (mg) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] + weight_decay * w[i];
+      const float gi = g[i] * g_factor + weight_decay * w[i];
       const float ri = rms[i] + (gi * gi - rms[i]) * one_minus_rho;
       const float mgi = mg[i] + (gi - mg[i]) * one_minus_rho;
       const float mi = mom[i] * momentum + gi * lr / std::sqrt(ri - mgi * mgi + epsilon);
@@ -130,7 +136,7 @@ void rmsprop_momentum(float* __restrict w, const float* __restrict g, float* __r
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] + weight_decay * w[i];
+      const float gi = g[i] * g_factor + weight_decay * w[i];
       const float ri = rms[i] + (gi * gi - rms[i]) * one_minus_rho;
       const float mi = mom[i] * momentum + gi * lr / std::sqrt(ri + epsilon);
       rms[i] = ri;

@@ -30,6 +30,11 @@ __global__ void scale_kernel(float alpha, float* y, int64_t n) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] *= alpha;
 }
 
+__global__ void scale_by_kernel(const float* alpha, float* y, int64_t n) {
+  const float a = *alpha;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] *= a;
+}
+
 __global__ void mul_kernel(const float* a, const float* b, float* y, int64_t n) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = a[i] * b[i];
 }
@@ -113,6 +118,11 @@ void fill(float value, float* y, int64_t n) {
 void scale(float alpha, float* y, int64_t n) {
   scale_kernel<<<blocks_for(n), kThreads>>>(alpha, y, n);
   check_launch("scale");
+}
+
+void scale_by(const float* alpha, float* y, int64_t n) {
+  scale_by_kernel<<<blocks_for(n), kThreads>>>(alpha, y, n);
+  check_launch("scale_by");
 }
 
 void bias_add(float* y, const float* b, int64_t rows, int64_t cols) {

@@ -223,6 +223,9 @@ class CudaBackend final : public GpuBackend {
   void scale(const Exec&, float alpha, Tensor& y) override {
     cuda::scale(alpha, y.f32(), y.numel());
   }
+  void scale_by(const Exec&, const Tensor& alpha, Tensor& y) override {
+    cuda::scale_by(alpha.f32(), y.f32(), y.numel());
+  }
   void mul(const Exec&, const Tensor& a, const Tensor& b, Tensor& y) override {
     cuda::mul(a.f32(), b.f32(), y.f32(), a.numel());
   }
@@ -441,33 +444,33 @@ class CudaBackend final : public GpuBackend {
     }
   }
 
-  void sgd_update(const Exec&, const Tensor& g, Tensor& w, const Tensor& lr, float wd) override {
-    cuda::sgd(w.f32(), g.f32(), w.numel(), lr.f32(), wd);
+  void sgd_update(const Exec&, const Tensor& g, Tensor& w, const Tensor& step, float wd) override {
+    cuda::sgd(w.f32(), g.f32(), w.numel(), step.f32(), wd);
   }
-  void sgd_momentum_update(const Exec&, const Tensor& g, Tensor& w, Tensor& v, const Tensor& lr,
+  void sgd_momentum_update(const Exec&, const Tensor& g, Tensor& w, Tensor& v, const Tensor& step,
                            float momentum, bool nesterov, float wd) override {
-    cuda::sgd_momentum(w.f32(), g.f32(), v.f32(), w.numel(), lr.f32(), momentum, nesterov, wd);
+    cuda::sgd_momentum(w.f32(), g.f32(), v.f32(), w.numel(), step.f32(), momentum, nesterov, wd);
   }
-  void adagrad_update(const Exec&, const Tensor& g, Tensor& w, Tensor& acc, const Tensor& lr,
+  void adagrad_update(const Exec&, const Tensor& g, Tensor& w, Tensor& acc, const Tensor& step,
                       float epsilon, float wd) override {
-    cuda::adagrad(w.f32(), g.f32(), acc.f32(), w.numel(), lr.f32(), epsilon, wd);
+    cuda::adagrad(w.f32(), g.f32(), acc.f32(), w.numel(), step.f32(), epsilon, wd);
   }
   void adam_update(const Exec&, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat,
-                   const Tensor& lr_t, float beta_1, float beta_2, float epsilon,
+                   const Tensor& step, float beta_1, float beta_2, float epsilon,
                    float wd) override {
     cuda::adam(w.f32(), g.f32(), m.f32(), v.f32(), vhat ? vhat->f32() : nullptr, w.numel(),
-               lr_t.f32(), beta_1, beta_2, epsilon, wd);
+               step.f32(), beta_1, beta_2, epsilon, wd);
   }
   void rmsprop_update(const Exec&, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg,
-                      const Tensor& lr, float rho, float epsilon, float wd) override {
-    cuda::rmsprop(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, w.numel(), lr.f32(), rho,
+                      const Tensor& step, float rho, float epsilon, float wd) override {
+    cuda::rmsprop(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, w.numel(), step.f32(), rho,
                   epsilon, wd);
   }
   void rmsprop_momentum_update(const Exec&, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg,
-                               Tensor& mom, const Tensor& lr, float rho, float momentum,
+                               Tensor& mom, const Tensor& step, float rho, float momentum,
                                float epsilon, float wd) override {
     cuda::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(),
-                           w.numel(), lr.f32(), rho, momentum, epsilon, wd);
+                           w.numel(), step.f32(), rho, momentum, epsilon, wd);
   }
 };
 

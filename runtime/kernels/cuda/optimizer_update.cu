@@ -13,31 +13,34 @@ using namespace launch;
 
 namespace {
 
-__global__ void sgd_kernel(float* w, const float* g, int64_t n, const float* rate, float wd) {
-  const float lr = *rate;
+__global__ void sgd_kernel(float* w, const float* g, int64_t n, const float* step, float wd) {
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] + wd * w[i];
+    const float gi = g[i] * g_factor + wd * w[i];
     w[i] -= lr * gi;
   }
 }
 
 template <bool kNesterov>
 __global__ void sgd_momentum_kernel(float* w, const float* g, float* v, int64_t n,
-                                    const float* rate, float momentum, float wd) {
-  const float lr = *rate;
+                                    const float* step, float momentum, float wd) {
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] + wd * w[i];
+    const float gi = g[i] * g_factor + wd * w[i];
     const float vi = v[i] * momentum - gi * lr;
     v[i] = vi;
     w[i] += kNesterov ? vi * momentum - gi * lr : vi;
   }
 }
 
-__global__ void adagrad_kernel(float* w, const float* g, float* acc, int64_t n, const float* rate,
+__global__ void adagrad_kernel(float* w, const float* g, float* acc, int64_t n, const float* step,
                                float epsilon, float wd) {
-  const float lr = *rate;
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] + wd * w[i];
+    const float gi = g[i] * g_factor + wd * w[i];
     const float ai = acc[i] + gi * gi;
     acc[i] = ai;
     w[i] -= gi * lr / (sqrtf(ai) + epsilon);
@@ -46,11 +49,12 @@ __global__ void adagrad_kernel(float* w, const float* g, float* acc, int64_t n, 
 
 template <bool kAmsgrad>
 __global__ void adam_kernel(float* w, const float* g, float* m, float* v, float* vhat, int64_t n,
-                            const float* rate, float one_minus_b1, float one_minus_b2,
+                            const float* step, float one_minus_b1, float one_minus_b2,
                             float epsilon, float wd) {
-  const float lr_t = *rate;
+  if (step[kSkip] != 0.f) return;
+  const float lr_t = step[kRate], g_factor = step[kGradFactor];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] + wd * w[i];
+    const float gi = g[i] * g_factor + wd * w[i];
     const float mi = m[i] + (gi - m[i]) * one_minus_b1;
     const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
     m[i] = mi;
@@ -66,11 +70,12 @@ __global__ void adam_kernel(float* w, const float* g, float* m, float* v, float*
 
 template <bool kCentered>
 __global__ void rmsprop_kernel(float* w, const float* g, float* rms, float* mg, int64_t n,
-                               const float* rate, float rho, float one_minus_rho, float epsilon,
+                               const float* step, float rho, float one_minus_rho, float epsilon,
                                float wd) {
-  const float lr = *rate;
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] + wd * w[i];
+    const float gi = g[i] * g_factor + wd * w[i];
     const float ri = rho * rms[i] + one_minus_rho * gi * gi;
     rms[i] = ri;
     float denom = ri;
@@ -85,11 +90,12 @@ __global__ void rmsprop_kernel(float* w, const float* g, float* rms, float* mg, 
 
 template <bool kCentered>
 __global__ void rmsprop_momentum_kernel(float* w, const float* g, float* rms, float* mg, float* mom,
-                                        int64_t n, const float* rate, float one_minus_rho,
+                                        int64_t n, const float* step, float one_minus_rho,
                                         float momentum, float epsilon, float wd) {
-  const float lr = *rate;
+  if (step[kSkip] != 0.f) return;
+  const float lr = step[kRate], g_factor = step[kGradFactor];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] + wd * w[i];
+    const float gi = g[i] * g_factor + wd * w[i];
     const float ri = rms[i] + (gi * gi - rms[i]) * one_minus_rho;
     rms[i] = ri;
     float denom = ri;
@@ -106,60 +112,60 @@ __global__ void rmsprop_momentum_kernel(float* w, const float* g, float* rms, fl
 
 }  // namespace
 
-void sgd(float* w, const float* g, int64_t n, const float* rate, float weight_decay) {
-  sgd_kernel<<<blocks_for(n), kThreads>>>(w, g, n, rate, weight_decay);
+void sgd(float* w, const float* g, int64_t n, const float* step, float weight_decay) {
+  sgd_kernel<<<blocks_for(n), kThreads>>>(w, g, n, step, weight_decay);
   check_launch("sgd");
 }
 
-void sgd_momentum(float* w, const float* g, float* v, int64_t n, const float* rate, float momentum,
+void sgd_momentum(float* w, const float* g, float* v, int64_t n, const float* step, float momentum,
                   bool nesterov, float weight_decay) {
   if (nesterov)
     sgd_momentum_kernel<true>
-        <<<blocks_for(n), kThreads>>>(w, g, v, n, rate, momentum, weight_decay);
+        <<<blocks_for(n), kThreads>>>(w, g, v, n, step, momentum, weight_decay);
   else
     sgd_momentum_kernel<false>
-        <<<blocks_for(n), kThreads>>>(w, g, v, n, rate, momentum, weight_decay);
+        <<<blocks_for(n), kThreads>>>(w, g, v, n, step, momentum, weight_decay);
   check_launch("sgd_momentum");
 }
 
-void adagrad(float* w, const float* g, float* acc, int64_t n, const float* rate, float epsilon,
+void adagrad(float* w, const float* g, float* acc, int64_t n, const float* step, float epsilon,
              float weight_decay) {
-  adagrad_kernel<<<blocks_for(n), kThreads>>>(w, g, acc, n, rate, epsilon, weight_decay);
+  adagrad_kernel<<<blocks_for(n), kThreads>>>(w, g, acc, n, step, epsilon, weight_decay);
   check_launch("adagrad");
 }
 
-void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n, const float* rate,
+void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n, const float* step,
           float beta_1, float beta_2, float epsilon, float weight_decay) {
   const float one_minus_b1 = 1.f - beta_1, one_minus_b2 = 1.f - beta_2;
   if (vhat)
-    adam_kernel<true><<<blocks_for(n), kThreads>>>(w, g, m, v, vhat, n, rate, one_minus_b1,
+    adam_kernel<true><<<blocks_for(n), kThreads>>>(w, g, m, v, vhat, n, step, one_minus_b1,
                                                    one_minus_b2, epsilon, weight_decay);
   else
-    adam_kernel<false><<<blocks_for(n), kThreads>>>(w, g, m, v, vhat, n, rate, one_minus_b1,
+    adam_kernel<false><<<blocks_for(n), kThreads>>>(w, g, m, v, vhat, n, step, one_minus_b1,
                                                     one_minus_b2, epsilon, weight_decay);
   check_launch("adam");
 }
 
-void rmsprop(float* w, const float* g, float* rms, float* mg, int64_t n, const float* rate,
+void rmsprop(float* w, const float* g, float* rms, float* mg, int64_t n, const float* step,
              float rho, float epsilon, float weight_decay) {
   if (mg)
-    rmsprop_kernel<true><<<blocks_for(n), kThreads>>>(w, g, rms, mg, n, rate, rho, 1.f - rho,
+    rmsprop_kernel<true><<<blocks_for(n), kThreads>>>(w, g, rms, mg, n, step, rho, 1.f - rho,
                                                       epsilon, weight_decay);
   else
-    rmsprop_kernel<false><<<blocks_for(n), kThreads>>>(w, g, rms, mg, n, rate, rho, 1.f - rho,
+    rmsprop_kernel<false><<<blocks_for(n), kThreads>>>(w, g, rms, mg, n, step, rho, 1.f - rho,
                                                        epsilon, weight_decay);
   check_launch("rmsprop");
 }
 
 void rmsprop_momentum(float* w, const float* g, float* rms, float* mg, float* mom, int64_t n,
-                      const float* rate, float rho, float momentum, float epsilon,
+                      const float* step, float rho, float momentum, float epsilon,
                       float weight_decay) {
   if (mg)
     rmsprop_momentum_kernel<true><<<blocks_for(n), kThreads>>>(
-        w, g, rms, mg, mom, n, rate, 1.f - rho, momentum, epsilon, weight_decay);
+        w, g, rms, mg, mom, n, step, 1.f - rho, momentum, epsilon, weight_decay);
   else
     rmsprop_momentum_kernel<false><<<blocks_for(n), kThreads>>>(
-        w, g, rms, mg, mom, n, rate, 1.f - rho, momentum, epsilon, weight_decay);
+        w, g, rms, mg, mom, n, step, 1.f - rho, momentum, epsilon, weight_decay);
   check_launch("rmsprop_momentum");
 }
 

@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <iomanip>
@@ -39,6 +40,7 @@
 
 #include "base/rng.hpp"
 #include "kernels/ops.hpp"
+#include "kernels/optimizer_update.hpp"
 #include "tensor/tensor.hpp"
 
 namespace drun::kernels {
@@ -393,6 +395,11 @@ TEST(BackendHarness, ElementwiseOps) {
     Both scaled = both(uniform(rng, Shape{n}));
     on_both([&](const Exec& ex) { scale(ex, 1.5f, scaled.on(ex)); });
     EXPECT_TRUE(matches("scale" + len + ": y", scaled, kElementwise));
+
+    Both scaled_by = both(uniform(rng, Shape{n}));
+    const Both factor = both(uniform(rng, Shape{1}, 0.5f, 2.0f));
+    on_both([&](const Exec& ex) { scale_by(ex, factor.on(ex), scaled_by.on(ex)); });
+    EXPECT_TRUE(matches("scale_by" + len + ": y", scaled_by, kElementwise));
 
     Both filled = output(rng, Shape{n});
     on_both([&](const Exec& ex) { fill(ex, -2.25f, filled.on(ex)); });
@@ -1095,9 +1102,13 @@ TEST(BackendHarness, MetricSums) {
 //
 // Each rule runs where w lives (no Exec). A case names its slot tensors (with
 // the range their values start in: accumulators of squares start positive),
-// and `step` applies the rule to w and the slots; every case runs twice, the
-// second step reading the slots the first one wrote, with and without weight
-// decay, and w and every slot are compared after it.
+// and `step` applies the rule to w and the slots with the step's values
+// (rate, gradient factor, skip flag); every case runs three steps, each
+// reading the slots the one before wrote, with and without weight decay: a
+// plain one, one as under a loss scale of 1024 (the gradient 1024 times
+// larger, the factor 1/1024), and one skipped (a gradient overflowed: the
+// flag is set), which must leave w and every slot as they were. w and every
+// slot are compared after them.
 
 struct Slot {
   const char* name;
@@ -1106,73 +1117,89 @@ struct Slot {
 struct OptimizerCase {
   std::string name;
   std::vector<Slot> slots;
-  // (g, w, slots, weight_decay)
-  std::function<void(const Exec&, const Tensor&, Tensor&, std::vector<Tensor>&, float)> step;
+  // (step's values, g, w, slots, weight_decay)
+  std::function<void(const Exec&, const Tensor&, const Tensor&, Tensor&, std::vector<Tensor>&,
+                     float)>
+      step;
 };
 
-// The rate an update reads: one float on ex's device.
-Tensor rate_on(const Exec& ex, float lr) {
-  Tensor rate = Tensor::zeros(Shape{1});
-  rate.f32()[0] = lr;
-  return rate.to(ex.device);
+// The step's values an update reads (kernels/optimizer_update.hpp), on ex's device.
+Tensor step_on(const Exec& ex, float lr, float grad_factor, bool skip) {
+  Tensor step = Tensor::zeros(Shape{kStepValues});
+  step.f32()[kRate] = lr;
+  step.f32()[kGradFactor] = grad_factor;
+  step.f32()[kSkip] = skip ? 1.0f : 0.0f;
+  return step.to(ex.device);
 }
 
 std::vector<OptimizerCase> optimizer_cases() {
   using Slots = std::vector<Tensor>;
-  const float lr = 0.05f, eps = 1e-7f;
+  const float eps = 1e-7f;
   std::vector<OptimizerCase> cases;
-  cases.push_back({"sgd", {}, [=](const Exec& ex, const Tensor& g, Tensor& w, Slots&, float wd) {
-                     sgd_update(ex, g, w, rate_on(ex, lr), wd);
-                   }});
+  cases.push_back({"sgd",
+                   {},
+                   [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots&,
+                       float wd) { sgd_update(ex, g, w, step, wd); }});
   for (const bool nesterov : {false, true})
-    cases.push_back({nesterov ? "sgd momentum nesterov" : "sgd momentum",
-                     {{"v", -0.1f, 0.1f}},
-                     [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                       sgd_momentum_update(ex, g, w, s[0], rate_on(ex, lr), 0.9f, nesterov, wd);
-                     }});
+    cases.push_back(
+        {nesterov ? "sgd momentum nesterov" : "sgd momentum",
+         {{"v", -0.1f, 0.1f}},
+         [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
+           sgd_momentum_update(ex, g, w, s[0], step, 0.9f, nesterov, wd);
+         }});
   cases.push_back({"adagrad",
                    {{"acc", 0.1f, 1.0f}},
-                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     adagrad_update(ex, g, w, s[0], rate_on(ex, lr), eps, wd);
-                   }});
-  cases.push_back({"adam",
-                   {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}},
-                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     adam_update(ex, g, w, s[0], s[1], nullptr, rate_on(ex, lr), 0.9f, 0.999f, eps,
-                                 wd);
-                   }});
-  cases.push_back({"adam amsgrad",
-                   {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}, {"vhat", 1e-4f, 1e-2f}},
-                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     adam_update(ex, g, w, s[0], s[1], &s[2], rate_on(ex, lr), 0.9f, 0.999f, eps,
-                                 wd);
-                   }});
+                   [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s,
+                       float wd) { adagrad_update(ex, g, w, s[0], step, eps, wd); }});
+  cases.push_back(
+      {"adam",
+       {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}},
+       [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
+         adam_update(ex, g, w, s[0], s[1], nullptr, step, 0.9f, 0.999f, eps, wd);
+       }});
+  cases.push_back(
+      {"adam amsgrad",
+       {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}, {"vhat", 1e-4f, 1e-2f}},
+       [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
+         adam_update(ex, g, w, s[0], s[1], &s[2], step, 0.9f, 0.999f, eps, wd);
+       }});
   // Centered RMSprop divides by sqrt(rms - mg^2): the slots start with
   // rms >= mg^2 + 0.1 (fixed below), which each step keeps (rms - mg^2 is a
   // variance), so the denominator stays away from 0.
-  cases.push_back({"rmsprop",
-                   {{"rms", 0.1f, 1.0f}},
-                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_update(ex, g, w, s[0], nullptr, rate_on(ex, lr), 0.9f, eps, wd);
-                   }});
+  cases.push_back(
+      {"rmsprop",
+       {{"rms", 0.1f, 1.0f}},
+       [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
+         rmsprop_update(ex, g, w, s[0], nullptr, step, 0.9f, eps, wd);
+       }});
   cases.push_back({"rmsprop centered",
                    {{"rms", 0.1f, 1.0f}, {"mg", -0.5f, 0.5f}},
-                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_update(ex, g, w, s[0], &s[1], rate_on(ex, lr), 0.9f, eps, wd);
-                   }});
-  cases.push_back({"rmsprop momentum",
-                   {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}},
-                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_momentum_update(ex, g, w, s[0], nullptr, s[1], rate_on(ex, lr), 0.9f,
-                                             0.9f, eps, wd);
-                   }});
-  cases.push_back({"rmsprop momentum centered",
-                   {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}, {"mg", -0.5f, 0.5f}},
-                   [=](const Exec& ex, const Tensor& g, Tensor& w, Slots& s, float wd) {
-                     rmsprop_momentum_update(ex, g, w, s[0], &s[2], s[1], rate_on(ex, lr), 0.9f,
-                                             0.9f, eps, wd);
-                   }});
+                   [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s,
+                       float wd) { rmsprop_update(ex, g, w, s[0], &s[1], step, 0.9f, eps, wd); }});
+  cases.push_back(
+      {"rmsprop momentum",
+       {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}},
+       [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
+         rmsprop_momentum_update(ex, g, w, s[0], nullptr, s[1], step, 0.9f, 0.9f, eps, wd);
+       }});
+  cases.push_back(
+      {"rmsprop momentum centered",
+       {{"rms", 0.1f, 1.0f}, {"mom", -0.1f, 0.1f}, {"mg", -0.5f, 0.5f}},
+       [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
+         rmsprop_momentum_update(ex, g, w, s[0], &s[2], s[1], step, 0.9f, 0.9f, eps, wd);
+       }});
   return cases;
+}
+
+// w, then each slot, as pairs of CPU and GPU tensors.
+std::vector<Both> all_of(const Both& w, const PerBackend<std::vector<Tensor>>& slots) {
+  std::vector<Both> out{w};
+  for (size_t i = 0; i < slots.cpu.size(); ++i) out.push_back(Both{slots.cpu[i], slots.gpu[i]});
+  return out;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.numel() == b.numel() && std::memcmp(a.raw(), b.raw(), a.numel() * sizeof(float)) == 0;
 }
 
 TEST(BackendHarness, OptimizerUpdates) {
@@ -1201,10 +1228,30 @@ TEST(BackendHarness, OptimizerUpdates) {
           slots.cpu.push_back(b.cpu);
           slots.gpu.push_back(b.gpu);
         }
-        for (int step = 0; step < 2; ++step) {
-          const Both g = both(uniform(rng, s));
-          on_both(
-              [&](const Exec& ex) { oc.step(ex, g.on(ex), w.on(ex), slots.on(ex), weight_decay); });
+        std::vector<Tensor> before_skip;  // w and the slots, on the CPU and the GPU
+        for (int step = 0; step < 3; ++step) {
+          const float loss_scale = step == 1 ? 1024.0f : 1.0f;
+          const bool skip = step == 2;
+          Tensor host_g = uniform(rng, s);
+          for (float& v : host_g.span_f32()) v *= loss_scale;
+          if (skip) host_g.f32()[n / 2] = std::numeric_limits<float>::infinity();
+          const Both g = both(host_g);
+          if (skip)
+            for (const Both& t : all_of(w, slots)) {
+              before_skip.push_back(t.cpu.clone());
+              before_skip.push_back(t.gpu.to(Device::cpu));
+            }
+          on_both([&](const Exec& ex) {
+            oc.step(ex, step_on(ex, 0.05f, 1.0f / loss_scale, skip), g.on(ex), w.on(ex),
+                    slots.on(ex), weight_decay);
+          });
+        }
+        size_t k = 0;
+        for (const Both& t : all_of(w, slots)) {
+          EXPECT_TRUE(same_bits(t.cpu, before_skip[k++]))
+              << label << ": a skipped step wrote (cpu)";
+          EXPECT_TRUE(same_bits(t.gpu.to(Device::cpu), before_skip[k++]))
+              << label << ": a skipped step wrote (gpu)";
         }
         EXPECT_TRUE(matches(label + ": w", w, kMath));
         for (size_t i = 0; i < oc.slots.size(); ++i)

@@ -20,13 +20,15 @@
 namespace drun::train {
 namespace {
 
-CompileOptions compiled(const std::string& optimizer, bool graphs = true) {
+CompileOptions compiled(const std::string& optimizer, bool graphs = true,
+                        const std::string& precision = "float32") {
   CompileOptions c;
   c.loss = json::parse(
       R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})");
   c.optimizer = json::parse(optimizer);
   c.metrics = {"accuracy"};
   c.cuda_graphs = graphs;
+  c.precision = precision;
   return c;
 }
 
@@ -92,27 +94,90 @@ TEST(StepGraphs, ReplayedStepsTrainAsTheCpuBitForBit) {
   EXPECT_EQ(cpu.step_graphs(), nullptr) << "no graphs on the CPU";
 }
 
-TEST(StepGraphs, OffWhereAStepCannotBeCapturedWithTheReason) {
+TEST(StepGraphs, OffWhereTheCompileOptionSaysSo) {
   const std::string sgd = R"({"class_name": "SGD", "config": {"learning_rate": 0.05}})";
   const auto ctx = kernels::make_cuda_context(0);
   const kernels::Exec ex{Device::cuda, 1, ctx.get()};
   const auto ds = random_images(8, 28, 3);
-  {
-    nn::Model model(testing::seed_cnn_spec(), 3);
-    Trainer t(model, compiled(sgd, false), ex);
-    t.train_step(rows(*ds, 0, 8));
-    EXPECT_EQ(t.step_graphs()->off(), "compile{cuda_graphs = false}");
+  nn::Model model(testing::seed_cnn_spec(), 3);
+  Trainer t(model, compiled(sgd, false), ex);
+  for (int i = 0; i < 6; ++i) t.train_step(rows(*ds, 0, 8));
+  EXPECT_EQ(t.step_graphs()->off(), "compile{cuda_graphs = false}");
+  EXPECT_EQ(t.step_graphs()->captures(), 0);
+}
+
+// Under a loss scale (mixed_float16 adds one) a graph's step reads the scale
+// from the device, checks its gradients there and skips its own update where
+// one overflowed; the host reads the check after the step. The scale starts
+// far too large (inputs of 1e4 overflow it), backs off, and grows again every
+// 2 finite steps until it overflows once more, so steps are skipped and the
+// scale moves while the graphs replay, as on the CPU, bit for bit.
+TEST(StepGraphs, LossScaledStepsSkipAndRescaleInAGraphAsOnTheCpu) {
+  const std::string scaled = R"({"class_name": "LossScaleOptimizer", "config": {
+      "inner_optimizer": {"class_name": "Adam", "config": {"learning_rate": 1e-3}},
+      "initial_scale": 1.7014118346046923e38, "dynamic_growth_steps": 2}})";
+  nn::Model on_gpu(testing::seed_cnn_spec(), 3), on_cpu(testing::seed_cnn_spec(), 3);
+  const auto ctx = kernels::make_cuda_context(0);
+  Trainer gpu(on_gpu, compiled(scaled), kernels::Exec{Device::cuda, 1, ctx.get()});
+  Trainer cpu(on_cpu, compiled(scaled), kernels::Exec{Device::cpu, 1});
+  auto ds = random_images(16, 28, 9);
+  for (float& v : ds->x.span_f32()) v *= 1e4f;
+  int64_t skipped_in_graphs = 0;
+  for (int step = 0; step < 40; ++step) {
+    const int64_t launches = gpu.step_graphs() ? gpu.step_graphs()->graph_launches() : 0;
+    const int64_t skipped = gpu.optimizer().dynamic_loss_scale()->skipped();
+    gpu.train_step(rows(*ds, step % 2 * 8, step % 2 * 8 + 8));
+    cpu.train_step(rows(*ds, step % 2 * 8, step % 2 * 8 + 8));
+    if (gpu.step_graphs()->graph_launches() > launches)
+      skipped_in_graphs += gpu.optimizer().dynamic_loss_scale()->skipped() - skipped;
+    ASSERT_EQ(gpu.last_loss(), cpu.last_loss()) << "step " << step;
+    ASSERT_EQ(gpu.optimizer().loss_scale(), cpu.optimizer().loss_scale()) << "step " << step;
   }
-  {
-    const std::string scaled = R"({"class_name": "LossScaleOptimizer", "config": {
-        "inner_optimizer": )" + sgd +
-                               "}}";
-    nn::Model model(testing::seed_cnn_spec(), 3);
-    Trainer t(model, compiled(scaled), ex);
-    for (int i = 0; i < 6; ++i) t.train_step(rows(*ds, 0, 8));
-    EXPECT_EQ(t.step_graphs()->off(),
-              "the loss scale (mixed_float16) checks every step's gradients on the host");
-    EXPECT_EQ(t.step_graphs()->captures(), 0);
+  EXPECT_EQ(gpu.step_graphs()->off(), "");
+  EXPECT_EQ(gpu.step_graphs()->captures(), 2);
+  EXPECT_EQ(gpu.step_graphs()->graph_launches(), 36);
+  EXPECT_GT(skipped_in_graphs, 2);
+  EXPECT_EQ(gpu.optimizer().dynamic_loss_scale()->skipped(),
+            cpu.optimizer().dynamic_loss_scale()->skipped());
+  EXPECT_EQ(gpu.optimizer().iterations(), cpu.optimizer().iterations());
+  EXPECT_LT(gpu.optimizer().iterations(), 40);
+  for (size_t i = 0; i < on_gpu.params().size(); ++i) {
+    const Tensor g = on_gpu.params()[i]->value.to(Device::cpu);
+    const Tensor& c = on_cpu.params()[i]->value;
+    for (int64_t k = 0; k < g.numel(); ++k)
+      ASSERT_EQ(g.f32()[k], c.f32()[k]) << on_gpu.params()[i]->name << " element " << k;
+  }
+}
+
+// mixed_float16 with a loss scale of 2^40 at first: its float16 gradients
+// overflow, so steps are skipped while the graphs replay, and the scale
+// moves as in the same steps kernel by kernel, bit for bit.
+TEST(StepGraphs, MixedFloat16StepsInAGraphAsKernelByKernel) {
+  const std::string scaled = R"({"class_name": "LossScaleOptimizer", "config": {
+      "inner_optimizer": {"class_name": "SGD", "config": {"learning_rate": 0.01, "momentum": 0.9}},
+      "initial_scale": 1099511627776, "dynamic_growth_steps": 2}})";
+  nn::Model graphed(testing::seed_cnn_spec(), 3), plain(testing::seed_cnn_spec(), 3);
+  const auto ctx = kernels::make_cuda_context(0);
+  const kernels::Exec ex{Device::cuda, 1, ctx.get()};
+  Trainer with(graphed, compiled(scaled, true, "mixed_float16"), ex);
+  Trainer without(plain, compiled(scaled, false, "mixed_float16"), ex);
+  const auto ds = random_images(16, 28, 5);
+  for (int step = 0; step < 30; ++step) {
+    with.train_step(rows(*ds, step % 2 * 8, step % 2 * 8 + 8));
+    without.train_step(rows(*ds, step % 2 * 8, step % 2 * 8 + 8));
+    ASSERT_EQ(with.last_loss(), without.last_loss()) << "step " << step;
+    ASSERT_EQ(with.optimizer().loss_scale(), without.optimizer().loss_scale()) << "step " << step;
+  }
+  EXPECT_EQ(with.step_graphs()->graph_launches(), 26);
+  const auto* s = with.optimizer().dynamic_loss_scale();
+  EXPECT_GT(s->skipped(), 2);
+  EXPECT_LT(s->scale(), 1099511627776.0f);
+  EXPECT_EQ(s->skipped(), without.optimizer().dynamic_loss_scale()->skipped());
+  for (size_t i = 0; i < graphed.params().size(); ++i) {
+    const Tensor g = graphed.params()[i]->value.to(Device::cpu);
+    const Tensor p = plain.params()[i]->value.to(Device::cpu);
+    for (int64_t k = 0; k < g.numel(); ++k)
+      ASSERT_EQ(g.f32()[k], p.f32()[k]) << graphed.params()[i]->name << " element " << k;
   }
 }
 
@@ -147,8 +212,6 @@ TEST(StepGraphs, DropoutDrawsEachStepsMaskInAGraph) {
   }
 }
 
-// A step that reads a value back in its middle cannot be captured: the step
-// still runs once, kernel by kernel, and graphs stay off with the reason.
 // A "step" of one tensor on the emulated GPU, all ones, and its graphs.
 struct OneTensorStep {
   std::shared_ptr<kernels::cuda::Context> ctx = kernels::make_cuda_context(0);
@@ -159,6 +222,8 @@ struct OneTensorStep {
   OneTensorStep() { kernels::fill(ex, 1.0f, t); }
 };
 
+// A step that reads a value back in its middle cannot be captured: the step
+// still runs once, kernel by kernel, and graphs stay off with the reason.
 TEST(StepGraphs, AFailedCaptureRunsTheStepAndSaysWhy) {
   OneTensorStep s;
   const kernels::Exec& ex = s.ex;
