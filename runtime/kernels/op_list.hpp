@@ -117,7 +117,9 @@ DRUN_OP(void, mark_nonfinite, (const Exec& ex, const Tensor& x, Tensor& flag), (
         check_flag(op, flag))
 
 // Convolutions, NHWC x HWIO (kernels/types.hpp, ConvGeometry). The workspace
-// is conv2d_workspace_floats(ex, g) floats on ex's device.
+// is conv2d_workspace_floats(ex, g) floats on ex's device. A convolution
+// without bias passes an undefined b (no bias added) and db (none computed):
+// on a GPU that saves a pass over y each way; the CPU's engines add zeros.
 DRUN_OP(int64_t, conv2d_workspace_floats, (const Exec& ex, const ConvGeometry& g), (ex, g), ex,
         none())
 // y = conv(x, w) + b, then ReLU where `relu` (fused). With `moments` (sized

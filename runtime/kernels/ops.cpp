@@ -295,12 +295,26 @@ void on_cpu::mark_nonfinite(const Exec&, const Tensor& x, Tensor& flag) {
   cpu::mark_nonfinite(x.f32(), x.numel(), flag.f32());
 }
 
+namespace {
+
+// A convolution without bias on the CPU: its engines add zeros and sum the
+// bias gradient into a sink.
+Tensor bias_or_zeros(const Tensor& b, const ConvGeometry& g) {
+  return b.defined() ? b : Tensor::zeros(Shape{g.co});
+}
+Tensor db_or_sink(const Tensor& db, const ConvGeometry& g) {
+  return db.defined() ? db : Tensor(Shape{g.co});
+}
+
+}  // namespace
+
 int64_t on_cpu::conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) {
   return cpu::conv2d_workspace_floats(g, ex.threads);
 }
 
 bool on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
-                            const Tensor& b, Tensor& y, bool relu, Tensor& ws, Tensor* moments) {
+                            const Tensor& bias, Tensor& y, bool relu, Tensor& ws, Tensor* moments) {
+  const Tensor b = bias_or_zeros(bias, g);
   if (mixed_reference::mixed(x, w)) {
     mixed_reference::conv2d_forward(ex, g, x, w, b, y, relu, ws);
     return false;
@@ -310,8 +324,9 @@ bool on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor&
 }
 
 void on_cpu::conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
-                                    const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
-                                    Tensor& ws) {
+                                    const Tensor& dy, const Tensor* relu_y, Tensor& dw,
+                                    Tensor& bias_grad, Tensor& ws) {
+  Tensor db = db_or_sink(bias_grad, g);
   if (mixed_reference::mixed(x, dy))
     return mixed_reference::conv2d_backward_filter(ex, g, x, dy, relu_y, dw, db, ws);
   cpu::conv2d_backward_filter(g, x.f32(), dy.f32(), relu_y ? relu_y->f32() : nullptr, dw.f32(),
@@ -326,11 +341,12 @@ void on_cpu::conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const T
 }
 
 bool on_cpu::conv2d_max_pool_forward(const Exec& ex, const ConvGeometry& g, const PoolGeometry& pg,
-                                     const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                                     Tensor& argmax, bool relu, Tensor&) {
+                                     const Tensor& x, const Tensor& w, const Tensor& bias,
+                                     Tensor& y, Tensor& argmax, bool relu, Tensor&) {
   if (x.dtype() != DType::f32 || w.dtype() != DType::f32 ||
       !cpu::conv2d_direct_max_pool_suits(g, pg))
     return false;
+  const Tensor b = bias_or_zeros(bias, g);
   cpu::conv2d_direct_max_pool_forward(g, pg, x.f32(), w.f32(), b.f32(), y.f32(), argmax.i32(), relu,
                                       ex.threads);
   return true;
@@ -339,8 +355,9 @@ bool on_cpu::conv2d_max_pool_forward(const Exec& ex, const ConvGeometry& g, cons
 void on_cpu::conv2d_max_pool_backward_filter(const Exec& ex, const ConvGeometry& g,
                                              const PoolGeometry& pg, const Tensor& x,
                                              const Tensor& dy, const Tensor& argmax,
-                                             const Tensor* relu_y, Tensor& dw, Tensor& db,
+                                             const Tensor* relu_y, Tensor& dw, Tensor& bias_grad,
                                              Tensor& ws) {
+  Tensor db = db_or_sink(bias_grad, g);
   cpu::conv2d_direct_max_pool_backward_filter(g, pg, x.f32(), dy.f32(), argmax.i32(),
                                               relu_y ? relu_y->f32() : nullptr, dw.f32(), db.f32(),
                                               ws.f32(), ex.threads);

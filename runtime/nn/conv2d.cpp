@@ -73,9 +73,6 @@ class Conv2D final : public Layer {
     if (use_bias_) {
       Param& b = add_param("bias", Shape{filters_});
       initialize(b.value, bias_init_, 0, 0, rng, who());
-    } else {  // the kernels always add a bias: give them zeros and a sink for its gradient
-      zero_bias_ = Tensor::zeros(Shape{filters_});
-      scratch_db_ = Tensor::zeros(Shape{filters_});
     }
     return output_shape_ = Shape{g.oh, g.ow, filters_};
   }
@@ -103,7 +100,7 @@ class Conv2D final : public Layer {
     if (act_.reads_input()) ensure(z_, out_.shape());
     ensure(workspace_, Shape{kernels::conv2d_workspace_floats(ex_, g)});
     const bool fuse = act_.kind == kernels::Activation::relu;
-    const Tensor& bias = bias_on_device();
+    const Tensor& bias = use_bias_ ? params_[1].value : no_bias_;
     Tensor* moments = nullptr;
     if (give_moments_ && training) {
       ensure(moments_, Shape{g.n, 2, filters_});
@@ -120,7 +117,7 @@ class Conv2D final : public Layer {
                 std::span<const bool> need_dx) override {
     const Tensor& x = *in[0];
     const auto g = geometry(x.dim(0));
-    Tensor& db = use_bias_ ? params_[1].grad : scratch_db_;
+    Tensor& db = use_bias_ ? params_[1].grad : no_bias_;
     // The operands of this step's forward: in the compute type, rounded there.
     const bool narrow = compute_ != DType::f32;
     const Tensor& xc = narrow ? x_narrow_ : x;
@@ -162,16 +159,6 @@ class Conv2D final : public Layer {
   kernels::ConvGeometry geometry(int64_t n) const {
     return kernels::conv_geometry(n, h_, w_, c_, kh_, kw_, filters_, sh_, sw_, same_);
   }
-  // The bias the kernels add: the variable, or zeros (moved to the layer's
-  // device, with the sink for their gradient) without use_bias.
-  const Tensor& bias_on_device() {
-    if (use_bias_) return params_[1].value;
-    if (zero_bias_.device() != ex_.device) {
-      zero_bias_ = zero_bias_.to(ex_.device);
-      scratch_db_ = scratch_db_.to(ex_.device);
-    }
-    return zero_bias_;
-  }
   kernels::PoolGeometry pool_geometry(const kernels::ConvGeometry& g) const {
     return kernels::pool_geometry(g.n, g.oh, g.ow, filters_, pool_->ph, pool_->pw, pool_->sh,
                                   pool_->sw, pool_->same);
@@ -186,7 +173,7 @@ class Conv2D final : public Layer {
     ensure(out_, Shape{g.n, pg.oh, pg.ow, filters_});
     ensure(argmax_, out_.shape(), DType::i32);
     ensure(workspace_, Shape{kernels::conv2d_workspace_floats(ex_, g)});
-    const Tensor& bias = bias_on_device();
+    const Tensor& bias = use_bias_ ? params_[1].value : no_bias_;
     const Tensor& xc = in_compute_type(x, x_narrow_);
     const Tensor& kernel = in_compute_type(params_[0].value, kernel_narrow_);
     pooled_in_one_pass_ = kernels::conv2d_max_pool_forward(ex_, g, pg, xc, kernel, bias, out_,
@@ -219,7 +206,8 @@ class Conv2D final : public Layer {
   kernels::ActivationFn act_;
   std::string kernel_init_, bias_init_;
   Tensor z_;  // the pre-activation, where the activation's backward reads it
-  Tensor dz_, workspace_, zero_bias_, scratch_db_;
+  Tensor dz_, workspace_;
+  Tensor no_bias_;  // undefined: the bias and its gradient of a convolution without one
   Tensor x_narrow_, kernel_narrow_;  // the step's operands in a narrower compute type
   bool give_moments_ = false;        // a batch norm after this layer takes them
   Tensor moments_;                   // per-image moments of the output (op_list.hpp)

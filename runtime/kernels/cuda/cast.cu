@@ -1,4 +1,5 @@
-// The cast kernel of cast.hpp: a grid-stride loop through float, with the
+// The cast kernel of cast.hpp, and the convolution's epilogue (conv.hpp),
+// which widens as it does: a grid-stride loop through float, with the
 // device's own round-to-nearest-even conversions (__float2half_rn,
 // __float2bfloat16_rn), which the backend harness compares with the CPU's
 // kernels/half.hpp bit for bit.
@@ -6,7 +7,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "kernels/activation_list.hpp"
 #include "kernels/cast.hpp"
+#include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/launch.cuh"
 
 namespace drun::kernels::cuda {
@@ -46,6 +49,25 @@ void launch_cast(const void* x, void* y, int64_t n) {
 }
 
 template <class From>
+__global__ void conv_epilogue_kernel(const From* x, float* y, const float* __restrict__ bias,
+                                     bool relu, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    float v = Element<From>::widen(x[i]);
+    if (bias) v += bias[i % cols];
+    y[i] = relu ? act::Relu{}.forward(v) : v;
+  }
+}
+
+template <class From>
+void launch_conv_epilogue(const void* x, float* y, const float* bias, bool relu, int64_t rows,
+                          int64_t cols) {
+  conv_epilogue_kernel<<<blocks_for(rows * cols), kThreads>>>(static_cast<const From*>(x), y, bias,
+                                                              relu, rows, cols);
+  check_launch("conv_epilogue");
+}
+
+template <class From>
 void cast_from(const void* x, void* y, DType to, int64_t n) {
   switch (to) {
     case DType::f16:
@@ -68,6 +90,19 @@ void cast(const void* x, DType from, void* y, DType to, int64_t n) {
       return cast_from<__nv_bfloat16>(x, y, to, n);
     default:
       return cast_from<float>(x, y, to, n);
+  }
+}
+
+void conv_epilogue(const void* x, DType type, float* y, const float* bias, bool relu, int64_t rows,
+                   int64_t cols) {
+  if (rows * cols <= 0) return;
+  switch (type) {
+    case DType::f16:
+      return launch_conv_epilogue<__half>(x, y, bias, relu, rows, cols);
+    case DType::bf16:
+      return launch_conv_epilogue<__nv_bfloat16>(x, y, bias, relu, rows, cols);
+    default:
+      return launch_conv_epilogue<float>(x, y, bias, relu, rows, cols);
   }
 }
 

@@ -65,6 +65,11 @@ void hwio_to_ohwi(const void* hwio, void* ohwi, int64_t kh, int64_t kw, int64_t 
                   size_t element_bytes = 4);
 void ohwi_to_hwio(const void* ohwi, void* hwio, int64_t kh, int64_t kw, int64_t c, int64_t co,
                   size_t element_bytes = 4);
+// A convolution's output, in one pass: y = relu?(f32(x) + bias) for x of
+// (rows, cols) in `type` (float32: x may be y), bias null for none; the
+// float operations of a cast, bias_add and ReLU one after the other.
+void conv_epilogue(const void* x, DType type, float* y, const float* bias, bool relu, int64_t rows,
+                   int64_t cols);
 // x (n, h, w, c) into xp (n, h + extra_h, w + extra_w, c), zeros at the bottom/right.
 void pad_bottom_right(const void* x, void* xp, int64_t n, int64_t h, int64_t w, int64_t c,
                       int64_t extra_h, int64_t extra_w, size_t element_bytes = 4);

@@ -249,6 +249,8 @@ class CudaBackend final : public GpuBackend {
   }
   bool conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
                       const Tensor& b, Tensor& y, bool relu, Tensor& ws, Tensor*) override {
+    const float* bias = b.defined() ? b.f32() : nullptr;
+    const int64_t rows = g.n * g.oh * g.ow;
     if (x.dtype() != DType::f32) {
       // y = f32(conv in x's type) + b: cuDNN writes y in x's type.
       const DType type = x.dtype();
@@ -259,19 +261,14 @@ class CudaBackend final : public GpuBackend {
       cuda::hwio_to_ohwi(w_t, w_ohwi.get(), g.kh, g.kw, g.c, g.co, dtype_size(type));
       cuda::Scratch y_t(static_cast<size_t>(y.numel()) * dtype_size(type));
       conv.forward(x.raw(), w_ohwi.get(), y_t.get(), workspace_for(conv, ws, larger));
-      cuda::cast(y_t.get(), type, y.raw(), DType::f32, y.numel());
-      const int64_t rows = g.n * g.oh * g.ow;
-      cuda::bias_add(y.f32(), b.f32(), rows, g.co);
-      if (relu) cuda::activation_forward(Activation::relu, y.f32(), y.f32(), rows, g.co);
+      cuda::conv_epilogue(y_t.get(), type, y.f32(), bias, relu, rows, g.co);
       return false;
     }
     cuda::Convolution& conv = context(ex, "conv2d").convolution(g);
     cuda::Scratch w_ohwi(w.bytes());
     cuda::hwio_to_ohwi(w.f32(), w_ohwi.f32(), g.kh, g.kw, g.c, g.co);
     conv.forward(x.f32(), w_ohwi.f32(), y.f32(), ws.raw());
-    const int64_t rows = g.n * g.oh * g.ow;
-    cuda::bias_add(y.f32(), b.f32(), rows, g.co);
-    if (relu) cuda::activation_forward(Activation::relu, y.f32(), y.f32(), rows, g.co);
+    if (bias || relu) cuda::conv_epilogue(y.f32(), DType::f32, y.f32(), bias, relu, rows, g.co);
     return false;  // no moments: the batch norm's own pass reads y (op_list.hpp)
   }
   void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
@@ -288,7 +285,7 @@ class CudaBackend final : public GpuBackend {
                                 rows, g.co);
       d = masked->f32();
     }
-    cuda::column_sums(d, rows, g.co, db.f32());
+    if (db.defined()) cuda::column_sums(d, rows, g.co, db.f32());
     if (x.dtype() != DType::f32) {
       // dw = f32(the gradient in x's type, from dy rounded to it).
       const DType type = x.dtype();

@@ -584,28 +584,32 @@ TEST(BackendHarness, Conv2dForwardAndBackward) {
     const Both x = both(uniform(rng, xs)), w = both(uniform(rng, ws));
     const Both b = both(uniform(rng, Shape{g.co}));
     Tensor relu_y;  // the CPU's fused-ReLU output, for the masked filter gradient
-    for (const bool relu : {false, true}) {
-      Both y = output(rng, ys);
-      on_both([&](const Exec& ex) {
-        conv2d_forward(ex, g, x.on(ex), w.on(ex), b.on(ex), y.on(ex), relu, workspace.on(ex),
-                       nullptr);
-      });
-      EXPECT_TRUE(matches(label + (relu ? " relu" : "") + " forward: y", y, kSum));
-      if (relu) relu_y = y.cpu.clone();
-    }
+    for (const bool relu : {false, true})
+      for (const bool biased : {true, false}) {  // without: an undefined b
+        Both y = output(rng, ys);
+        on_both([&](const Exec& ex) {
+          conv2d_forward(ex, g, x.on(ex), w.on(ex), biased ? b.on(ex) : Tensor(), y.on(ex), relu,
+                         workspace.on(ex), nullptr);
+        });
+        EXPECT_TRUE(matches(
+            label + (biased ? "" : " no bias") + (relu ? " relu" : "") + " forward: y", y, kSum));
+        if (relu && biased) relu_y = y.cpu.clone();
+      }
 
     const Both dy = both(uniform(rng, ys));
     const Both mask = both(relu_y);
-    for (const bool masked : {false, true}) {
-      Both dw = output(rng, ws), db = output(rng, Shape{g.co});
-      on_both([&](const Exec& ex) {
-        conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), masked ? &mask.on(ex) : nullptr,
-                               dw.on(ex), db.on(ex), workspace.on(ex));
-      });
-      const std::string what = label + " backward filter" + (masked ? " relu_y" : "");
-      EXPECT_TRUE(matches(what + ": dw", dw, kSum));
-      EXPECT_TRUE(matches(what + ": db", db, kSum));
-    }
+    for (const bool masked : {false, true})
+      for (const bool biased : {true, false}) {  // without: an undefined db, not computed
+        Both dw = output(rng, ws), db = biased ? output(rng, Shape{g.co}) : Both{};
+        on_both([&](const Exec& ex) {
+          conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), masked ? &mask.on(ex) : nullptr,
+                                 dw.on(ex), db.on(ex), workspace.on(ex));
+        });
+        const std::string what =
+            label + " backward filter" + (masked ? " relu_y" : "") + (biased ? "" : " no bias");
+        EXPECT_TRUE(matches(what + ": dw", dw, kSum));
+        if (biased) EXPECT_TRUE(matches(what + ": db", db, kSum));
+      }
 
     Both dx = output(rng, xs);
     on_both([&](const Exec& ex) {
@@ -683,29 +687,33 @@ TEST(BackendHarness, MixedPrecisionConv2d) {
       const Both w = both(narrowed(uniform(rng, ws), type));
       const Both b = both(uniform(rng, Shape{g.co}));
       Tensor relu_y;
-      for (const bool relu : {false, true}) {
-        Both y = output(rng, ys);
-        PerBackend<bool> moments;
-        on_both([&](const Exec& ex) {
-          moments.on(ex) = conv2d_forward(ex, g, x.on(ex), w.on(ex), b.on(ex), y.on(ex), relu,
-                                          workspace.on(ex), nullptr);
-        });
-        EXPECT_TRUE(matches(label + (relu ? " relu" : "") + " forward: y", y, tol));
-        EXPECT_FALSE(moments.cpu || moments.gpu) << label;
-        if (relu) relu_y = y.cpu.clone();
-      }
+      for (const bool relu : {false, true})
+        for (const bool biased : {true, false}) {
+          Both y = output(rng, ys);
+          PerBackend<bool> moments;
+          on_both([&](const Exec& ex) {
+            moments.on(ex) = conv2d_forward(ex, g, x.on(ex), w.on(ex), biased ? b.on(ex) : Tensor(),
+                                            y.on(ex), relu, workspace.on(ex), nullptr);
+          });
+          EXPECT_TRUE(matches(
+              label + (biased ? "" : " no bias") + (relu ? " relu" : "") + " forward: y", y, tol));
+          EXPECT_FALSE(moments.cpu || moments.gpu) << label;
+          if (relu && biased) relu_y = y.cpu.clone();
+        }
       const Both dy = both(uniform(rng, ys));  // float32, as the layers give it
       const Both mask = both(relu_y);
-      for (const bool masked : {false, true}) {
-        Both dw = output(rng, ws), db = output(rng, Shape{g.co});
-        on_both([&](const Exec& ex) {
-          conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), masked ? &mask.on(ex) : nullptr,
-                                 dw.on(ex), db.on(ex), workspace.on(ex));
-        });
-        const std::string what = label + " backward filter" + (masked ? " relu_y" : "");
-        EXPECT_TRUE(matches(what + ": dw", dw, tol));
-        EXPECT_TRUE(matches(what + ": db", db, kSum));
-      }
+      for (const bool masked : {false, true})
+        for (const bool biased : {true, false}) {
+          Both dw = output(rng, ws), db = biased ? output(rng, Shape{g.co}) : Both{};
+          on_both([&](const Exec& ex) {
+            conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), masked ? &mask.on(ex) : nullptr,
+                                   dw.on(ex), db.on(ex), workspace.on(ex));
+          });
+          const std::string what =
+              label + " backward filter" + (masked ? " relu_y" : "") + (biased ? "" : " no bias");
+          EXPECT_TRUE(matches(what + ": dw", dw, tol));
+          if (biased) EXPECT_TRUE(matches(what + ": db", db, kSum));
+        }
       Both dx = output(rng, xs);
       on_both([&](const Exec& ex) {
         conv2d_backward_data(ex, g, dy.on(ex), w.on(ex), dx.on(ex), workspace.on(ex));
