@@ -28,4 +28,15 @@ DRUN_CPU_AND_CUDA(
                             const float* gamma, const float* mean, const float* inv_std,
                             bool batch_statistics, float* dx, float* dgamma, float* dbeta);)
 
+namespace cuda {
+// The forwards with a ReLU after the normalisation, in the same pass (the CPU
+// has its own, kernels/cpu/batchnorm_threads.hpp).
+void batchnorm_forward_train(const float* x, int64_t rows, int64_t c, const float* gamma,
+                             const float* beta, float eps, float momentum, float* moving_mean,
+                             float* moving_var, float* mean, float* inv_std, float* y, bool relu);
+void batchnorm_forward_infer(const float* x, int64_t rows, int64_t c, const float* gamma,
+                             const float* beta, float eps, const float* moving_mean,
+                             const float* moving_var, float* y, bool relu);
+}  // namespace cuda
+
 }  // namespace drun::kernels

@@ -3,10 +3,13 @@
 // channel tile and a slice of the rows each write one double per channel,
 // then one block per channel tile adds those slices up in a fixed order and
 // applies the CPU's per-channel formula. No atomics, so a rerun gives the
-// same bits. Elementwise formulas use the __f*_rn intrinsics: they are
+// same bits. Both loops over rows or slices are unrolled: each thread then
+// has several loads in flight instead of waiting for one before the next
+// (the sums keep their order). Elementwise formulas use the __f*_rn intrinsics: they are
 // evaluated exactly as written, as on the CPU, without nvcc's FMA fusion.
 #include <cuda_runtime.h>
 
+#include "kernels/activation_list.hpp"
 #include "kernels/batchnorm.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/launch.cuh"
@@ -73,6 +76,7 @@ __global__ void partial_sums_kernel(Term term, int64_t rows, int64_t c, int64_t 
   const int64_t r1 = r0 + rows_per_slice < rows ? r0 + rows_per_slice : rows;
   double acc[K] = {};
   if (j < c)
+#pragma unroll 4
     for (int64_t r = r0 + threadIdx.y; r < r1; r += blockDim.y) term(r * c + j, j, acc);
   reduce_row_groups<K>(acc);
   if (threadIdx.y == 0 && j < c)
@@ -87,6 +91,7 @@ __global__ void finish_sums_kernel(Finish finish, const double* __restrict__ par
   const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   double acc[K] = {};
   if (j < c)
+#pragma unroll 8
     for (int64_t s = threadIdx.y; s < slices; s += blockDim.y)
       for (int k = 0; k < K; ++k) acc[k] += partial[(k * slices + s) * c + j];
   reduce_row_groups<K>(acc);
@@ -170,6 +175,13 @@ struct SetGrads {
   }
 };
 
+// y = xhat gamma + beta, then max(0, y) with kRelu (std::max(0, y) on the CPU).
+template <bool kRelu>
+__device__ float normalized(float v) {
+  return kRelu ? act::Relu{}.forward(v) : v;
+}
+
+template <bool kRelu>
 __global__ void normalize_kernel(const float* x, int64_t total, int64_t c,
                                  const float* __restrict__ gamma, const float* __restrict__ beta,
                                  const float* __restrict__ mean, const float* __restrict__ inv_std,
@@ -177,10 +189,11 @@ __global__ void normalize_kernel(const float* x, int64_t total, int64_t c,
   for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t j = i % c;
     const float xhat = __fmul_rn(__fsub_rn(x[i], mean[j]), inv_std[j]);
-    y[i] = __fadd_rn(__fmul_rn(xhat, gamma[j]), beta[j]);
+    y[i] = normalized<kRelu>(__fadd_rn(__fmul_rn(xhat, gamma[j]), beta[j]));
   }
 }
 
+template <bool kRelu>
 __global__ void infer_kernel(const float* x, int64_t total, int64_t c,
                              const float* __restrict__ gamma, const float* __restrict__ beta,
                              float eps, const float* __restrict__ moving_mean,
@@ -189,7 +202,7 @@ __global__ void infer_kernel(const float* x, int64_t total, int64_t c,
     const int64_t j = i % c;
     const float xhat =
         __fdiv_rn(__fsub_rn(x[i], moving_mean[j]), __fsqrt_rn(__fadd_rn(moving_var[j], eps)));
-    y[i] = __fadd_rn(__fmul_rn(xhat, gamma[j]), beta[j]);
+    y[i] = normalized<kRelu>(__fadd_rn(__fmul_rn(xhat, gamma[j]), beta[j]));
   }
 }
 
@@ -211,7 +224,7 @@ __global__ void backward_dx_kernel(const float* x, const float* dy, int64_t tota
 
 void batchnorm_forward_train(const float* x, int64_t rows, int64_t c, const float* gamma,
                              const float* beta, float eps, float momentum, float* moving_mean,
-                             float* moving_var, float* mean, float* inv_std, float* y) {
+                             float* moving_var, float* mean, float* inv_std, float* y, bool relu) {
   if (c == 0) return;
   const Reduction p = plan(rows, c);
   const double n = static_cast<double>(rows);
@@ -223,18 +236,40 @@ void batchnorm_forward_train(const float* x, int64_t rows, int64_t c, const floa
                   "batchnorm_forward_train (variance)");
   const int64_t total = rows * c;
   if (total == 0) return;
-  normalize_kernel<<<blocks_for(total), kThreads>>>(x, total, c, gamma, beta, mean, inv_std, y);
+  if (relu)
+    normalize_kernel<true>
+        <<<blocks_for(total), kThreads>>>(x, total, c, gamma, beta, mean, inv_std, y);
+  else
+    normalize_kernel<false>
+        <<<blocks_for(total), kThreads>>>(x, total, c, gamma, beta, mean, inv_std, y);
   check_launch("batchnorm_forward_train (normalize)");
+}
+
+void batchnorm_forward_train(const float* x, int64_t rows, int64_t c, const float* gamma,
+                             const float* beta, float eps, float momentum, float* moving_mean,
+                             float* moving_var, float* mean, float* inv_std, float* y) {
+  batchnorm_forward_train(x, rows, c, gamma, beta, eps, momentum, moving_mean, moving_var, mean,
+                          inv_std, y, false);
+}
+
+void batchnorm_forward_infer(const float* x, int64_t rows, int64_t c, const float* gamma,
+                             const float* beta, float eps, const float* moving_mean,
+                             const float* moving_var, float* y, bool relu) {
+  const int64_t total = rows * c;
+  if (total == 0) return;
+  if (relu)
+    infer_kernel<true><<<blocks_for(total), kThreads>>>(x, total, c, gamma, beta, eps, moving_mean,
+                                                        moving_var, y);
+  else
+    infer_kernel<false><<<blocks_for(total), kThreads>>>(x, total, c, gamma, beta, eps, moving_mean,
+                                                         moving_var, y);
+  check_launch("batchnorm_forward_infer");
 }
 
 void batchnorm_forward_infer(const float* x, int64_t rows, int64_t c, const float* gamma,
                              const float* beta, float eps, const float* moving_mean,
                              const float* moving_var, float* y) {
-  const int64_t total = rows * c;
-  if (total == 0) return;
-  infer_kernel<<<blocks_for(total), kThreads>>>(x, total, c, gamma, beta, eps, moving_mean,
-                                                moving_var, y);
-  check_launch("batchnorm_forward_infer");
+  batchnorm_forward_infer(x, rows, c, gamma, beta, eps, moving_mean, moving_var, y, false);
 }
 
 void batchnorm_backward(const float* x, const float* dy, int64_t rows, int64_t c,

@@ -49,7 +49,8 @@ __global__ void bias_add_kernel(float* y, const float* b, int64_t rows, int64_t 
 // warp read consecutive columns of one row (coalesced), the row groups of a
 // block split its chunk of rows and meet in shared memory. Each chunk of rows
 // writes one partial row; a second pass adds the chunks' partials in order,
-// so the result does not depend on scheduling.
+// so the result does not depend on scheduling. Both loops are unrolled, so
+// that a thread has several loads in flight (the sums keep their order).
 constexpr int kColTile = 32;
 constexpr int kRowGroups = 8;
 
@@ -61,6 +62,7 @@ __global__ void column_partials_kernel(const float* x, int64_t rows, int64_t col
   const int64_t end = begin + rows_per_chunk < rows ? begin + rows_per_chunk : rows;
   float s = 0.f;
   if (j < cols)
+#pragma unroll 4
     for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) s += x[r * cols + j];
   part[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
@@ -73,6 +75,7 @@ __global__ void column_partials_kernel(const float* x, int64_t rows, int64_t col
 __global__ void sum_partials_kernel(const float* partial, int64_t chunks, int64_t cols, float* s) {
   for (int64_t j = first_index(); j < cols; j += grid_stride()) {
     float t = 0.f;
+#pragma unroll 8
     for (int64_t c = 0; c < chunks; ++c) t += partial[c * cols + j];
     s[j] = t;
   }

@@ -372,18 +372,14 @@ class CudaBackend final : public GpuBackend {
     const int64_t c = gamma.numel();
     cuda::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
                                   moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),
-                                  y.f32());
-    // The ReLU in place, a second pass: fusing it is a CPU saving (memory
-    // passes); here it keeps one code path for the layer.
-    if (relu) cuda::activation_forward(Activation::relu, y.f32(), y.f32(), x.numel() / c, c);
+                                  y.f32(), relu);
   }
   void batchnorm_forward_infer(const Exec&, const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, float eps, const Tensor& moving_mean,
                                const Tensor& moving_var, Tensor& y, bool relu) override {
     const int64_t c = gamma.numel();
     cuda::batchnorm_forward_infer(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps,
-                                  moving_mean.f32(), moving_var.f32(), y.f32());
-    if (relu) cuda::activation_forward(Activation::relu, y.f32(), y.f32(), x.numel() / c, c);
+                                  moving_mean.f32(), moving_var.f32(), y.f32(), relu);
   }
   void batchnorm_backward(const Exec&, const Tensor& x, const Tensor& dy, const Tensor* relu_y,
                           const Tensor& gamma, const Tensor&, const Tensor& mean,
