@@ -50,7 +50,8 @@ void conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor&
   kernels::conv2d_backward_filter(ex, g, widened(ex, x, type), widened(ex, masked, type), nullptr,
                                   dw, db, ws);
   round_in_place(ex, dw, type);
-  column_sums(ex, masked, db);  // the bias gradient from the float32 gradient, as on the GPU
+  // The bias gradient from the float32 gradient, as on the GPU.
+  if (db.defined()) column_sums(ex, masked, db);
 }
 
 void conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy, const Tensor& w,

@@ -133,12 +133,14 @@ DRUN_OP(bool, conv2d_forward,
          Tensor& y, bool relu, Tensor& workspace, Tensor* moments),
         (ex, g, x, w, b, y, relu, workspace, moments), ex, none())
 // dw, db (overwritten) from dy; relu_y: the forward's ReLU output to mask dy
-// with, fused (nullptr: dy as is).
+// with, fused (nullptr: dy as is). Beside a narrow x, dy may be in x's type
+// already (rounded once for this and conv2d_backward_data), without relu_y
+// and db.
 DRUN_OP(void, conv2d_backward_filter,
         (const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& dy,
          const Tensor* relu_y, Tensor& dw, Tensor& db, Tensor& workspace),
-        (ex, g, x, dy, relu_y, dw, db, workspace), ex, none())
-// dx (overwritten) from dy.
+        (ex, g, x, dy, relu_y, dw, db, workspace), ex, check_rounded_dy(op, x, dy, relu_y, db))
+// dx (overwritten) from dy (beside a narrow w, float32 or in w's type).
 DRUN_OP(void, conv2d_backward_data,
         (const Exec& ex, const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx,
          Tensor& workspace),

@@ -92,6 +92,17 @@ void check_update(const char* op, const Tensor& g, const Tensor& w, const Tensor
                            dtype_name(step.dtype()) + " " + step.shape().str());
 }
 
+// A filter gradient's dy in x's narrow type: rounded once for both of a
+// convolution's gradients, so it has no float32 to mask or to sum a bias
+// gradient from.
+void check_rounded_dy(const char* op, const Tensor& x, const Tensor& dy, const Tensor* relu_y,
+                      const Tensor& db) {
+  if (dy.dtype() == DType::f32) return;
+  if (dy.dtype() != x.dtype() || relu_y || db.defined())
+    throw std::logic_error(std::string(op) + ": dy in " + dtype_name(dy.dtype()) +
+                           " needs x in the same type, no relu_y and no db");
+}
+
 void check_activation_backward(const char* op, ActivationFn a, const Tensor& x, const Tensor& y,
                                const Tensor& dy, const Tensor& dx) {
   same_size(op, y, dy, dx, x);
@@ -326,9 +337,9 @@ bool on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor&
 void on_cpu::conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
                                     const Tensor& dy, const Tensor* relu_y, Tensor& dw,
                                     Tensor& bias_grad, Tensor& ws) {
-  Tensor db = db_or_sink(bias_grad, g);
   if (mixed_reference::mixed(x, dy))
-    return mixed_reference::conv2d_backward_filter(ex, g, x, dy, relu_y, dw, db, ws);
+    return mixed_reference::conv2d_backward_filter(ex, g, x, dy, relu_y, dw, bias_grad, ws);
+  Tensor db = db_or_sink(bias_grad, g);
   cpu::conv2d_backward_filter(g, x.f32(), dy.f32(), relu_y ? relu_y->f32() : nullptr, dw.f32(),
                               db.f32(), ws.f32(), ex.threads);
 }

@@ -135,6 +135,9 @@ class Conv2D final : public Layer {
       kernels::activation_backward(ex_, act_, z_, out_, dy, dz_);
       dz = &dz_;
     }
+    // Rounded to the compute type once for both gradients, where no bias
+    // gradient wants it in float32.
+    if (narrow && need_dx[0] && !use_bias_) dz = &in_compute_type(*dz, dz_narrow_);
     kernels::conv2d_backward_filter(ex_, g, xc, *dz, nullptr, params_[0].grad, db, workspace_);
     if (need_dx[0]) {
       ensure(dx_[0], x.shape());
@@ -209,6 +212,7 @@ class Conv2D final : public Layer {
   Tensor dz_, workspace_;
   Tensor no_bias_;  // undefined: the bias and its gradient of a convolution without one
   Tensor x_narrow_, kernel_narrow_;  // the step's operands in a narrower compute type
+  Tensor dz_narrow_;                 // the output gradient in it, for both gradients
   bool give_moments_ = false;        // a batch norm after this layer takes them
   Tensor moments_;                   // per-image moments of the output (op_list.hpp)
   std::optional<PoolWindow> pool_;   // an absorbed max pooling's window

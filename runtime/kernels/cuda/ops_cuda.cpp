@@ -277,6 +277,16 @@ class CudaBackend final : public GpuBackend {
     // The plan of x's type: float32, or float16/bfloat16 (dw from dy rounded to it).
     cuda::Convolution& conv = context(ex, "conv2d_backward_filter").convolution(g, x.dtype());
     const int64_t rows = g.n * g.oh * g.ow;
+    if (dy.dtype() != DType::f32) {  // rounded already (op_list.hpp)
+      const size_t bytes = dtype_size(x.dtype());
+      cuda::Scratch dw_ohwi(static_cast<size_t>(dw.numel()) * bytes),
+          dw_hwio(static_cast<size_t>(dw.numel()) * bytes);
+      std::optional<cuda::Scratch> larger;
+      conv.backward_filter(x.raw(), dy.raw(), dw_ohwi.get(), workspace_for(conv, ws, larger));
+      cuda::ohwi_to_hwio(dw_ohwi.get(), dw_hwio.get(), g.kh, g.kw, g.c, g.co, bytes);
+      cuda::cast(dw_hwio.get(), x.dtype(), dw.raw(), DType::f32, dw.numel());
+      return;
+    }
     const float* d = dy.f32();
     std::optional<cuda::Scratch> masked;
     if (relu_y) {

@@ -74,6 +74,11 @@ Both both(const Tensor& host) {
   return {host.clone(), host.to(Device::cuda)};
 }
 
+// Two host tensors of float32 with the same bits.
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.numel() == b.numel() && std::memcmp(a.raw(), b.raw(), a.numel() * sizeof(float)) == 0;
+}
+
 // Runs `op(ex)` on the CPU, then on the GPU, and waits for the GPU.
 void on_both(const std::function<void(const Exec&)>& op) {
   op(cpu_exec());
@@ -719,6 +724,20 @@ TEST(BackendHarness, MixedPrecisionConv2d) {
         conv2d_backward_data(ex, g, dy.on(ex), w.on(ex), dx.on(ex), workspace.on(ex));
       });
       EXPECT_TRUE(matches(label + " backward data: dx", dx, tol));
+
+      // dy rounded once by the layer (a convolution without bias) for both gradients.
+      const Both dy_narrow = both(narrowed(dy.cpu, type));
+      Both dw = output(rng, ws), dx_from_narrow = output(rng, xs);
+      on_both([&](const Exec& ex) {
+        Tensor no_db;
+        conv2d_backward_filter(ex, g, x.on(ex), dy_narrow.on(ex), nullptr, dw.on(ex), no_db,
+                               workspace.on(ex));
+        conv2d_backward_data(ex, g, dy_narrow.on(ex), w.on(ex), dx_from_narrow.on(ex),
+                             workspace.on(ex));
+      });
+      EXPECT_TRUE(matches(label + " backward filter, dy rounded: dw", dw, tol));
+      EXPECT_TRUE(matches(label + " backward data, dy rounded: dx", dx_from_narrow, tol));
+      EXPECT_TRUE(same_bits(dx_from_narrow.cpu, dx.cpu)) << label << ": the CPU's dx moved";
     }
   }
 }
@@ -1204,10 +1223,6 @@ std::vector<Both> all_of(const Both& w, const PerBackend<std::vector<Tensor>>& s
   std::vector<Both> out{w};
   for (size_t i = 0; i < slots.cpu.size(); ++i) out.push_back(Both{slots.cpu[i], slots.gpu[i]});
   return out;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.numel() == b.numel() && std::memcmp(a.raw(), b.raw(), a.numel() * sizeof(float)) == 0;
 }
 
 TEST(BackendHarness, OptimizerUpdates) {
