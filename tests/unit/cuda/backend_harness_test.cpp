@@ -613,7 +613,9 @@ TEST(BackendHarness, Conv2dForwardAndBackward) {
         const std::string what =
             label + " backward filter" + (masked ? " relu_y" : "") + (biased ? "" : " no bias");
         EXPECT_TRUE(matches(what + ": dw", dw, kSum));
-        if (biased) EXPECT_TRUE(matches(what + ": db", db, kSum));
+        if (biased) {
+          EXPECT_TRUE(matches(what + ": db", db, kSum));
+        }
       }
 
     Both dx = output(rng, xs);
@@ -717,7 +719,9 @@ TEST(BackendHarness, MixedPrecisionConv2d) {
           const std::string what =
               label + " backward filter" + (masked ? " relu_y" : "") + (biased ? "" : " no bias");
           EXPECT_TRUE(matches(what + ": dw", dw, tol));
-          if (biased) EXPECT_TRUE(matches(what + ": db", db, kSum));
+          if (biased) {
+            EXPECT_TRUE(matches(what + ": db", db, kSum));
+          }
         }
       Both dx = output(rng, xs);
       on_both([&](const Exec& ex) {
