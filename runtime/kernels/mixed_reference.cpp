@@ -30,11 +30,10 @@ void matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, f
 void conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
                     const Tensor& b, Tensor& y, bool relu, Tensor& ws) {
   const DType type = compute_type(x, w);
-  const Tensor zero_bias = Tensor::zeros(b.shape());
-  kernels::conv2d_forward(ex, g, widened(ex, x, type), widened(ex, w, type), zero_bias, y, false,
-                          ws, nullptr);
+  kernels::conv2d_forward(ex, g, widened(ex, x, type), widened(ex, w, type), Tensor(), y, false, ws,
+                          nullptr);
   round_in_place(ex, y, type);
-  bias_add(ex, y, b);
+  if (b.defined()) bias_add(ex, y, b);
   if (relu) activation_forward(ex, Activation::relu, y, y);
 }
 

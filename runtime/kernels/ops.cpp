@@ -309,39 +309,45 @@ void on_cpu::mark_nonfinite(const Exec&, const Tensor& x, Tensor& flag) {
 namespace {
 
 // A convolution without bias on the CPU: its engines add zeros and sum the
-// bias gradient into a sink.
-Tensor bias_or_zeros(const Tensor& b, const ConvGeometry& g) {
-  return b.defined() ? b : Tensor::zeros(Shape{g.co});
+// bias gradient into a sink, both the CO floats that on_cpu's workspace has
+// after the engines' part (no allocation in a step).
+float* bias_room(const Exec& ex, const ConvGeometry& g, Tensor& ws) {
+  return ws.f32() + cpu::conv2d_workspace_floats(g, ex.threads);
 }
-Tensor db_or_sink(const Tensor& db, const ConvGeometry& g) {
-  return db.defined() ? db : Tensor(Shape{g.co});
+const float* bias_or_zeros(const Exec& ex, const ConvGeometry& g, const Tensor& b, Tensor& ws) {
+  if (b.defined()) return b.f32();
+  float* zeros = bias_room(ex, g, ws);
+  std::fill_n(zeros, g.co, 0.0f);
+  return zeros;
+}
+float* db_or_sink(const Exec& ex, const ConvGeometry& g, Tensor& db, Tensor& ws) {
+  return db.defined() ? db.f32() : bias_room(ex, g, ws);
 }
 
 }  // namespace
 
 int64_t on_cpu::conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) {
-  return cpu::conv2d_workspace_floats(g, ex.threads);
+  return cpu::conv2d_workspace_floats(g, ex.threads) + g.co;
 }
 
 bool on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
-                            const Tensor& bias, Tensor& y, bool relu, Tensor& ws, Tensor* moments) {
-  const Tensor b = bias_or_zeros(bias, g);
+                            const Tensor& b, Tensor& y, bool relu, Tensor& ws, Tensor* moments) {
   if (mixed_reference::mixed(x, w)) {
     mixed_reference::conv2d_forward(ex, g, x, w, b, y, relu, ws);
     return false;
   }
-  return cpu::conv2d_forward_with_moments(g, x.f32(), w.f32(), b.f32(), y.f32(), relu, ws.f32(),
+  const float* bias = bias_or_zeros(ex, g, b, ws);
+  return cpu::conv2d_forward_with_moments(g, x.f32(), w.f32(), bias, y.f32(), relu, ws.f32(),
                                           ex.threads, moments ? moments->f32() : nullptr);
 }
 
 void on_cpu::conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
-                                    const Tensor& dy, const Tensor* relu_y, Tensor& dw,
-                                    Tensor& bias_grad, Tensor& ws) {
+                                    const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
+                                    Tensor& ws) {
   if (mixed_reference::mixed(x, dy))
-    return mixed_reference::conv2d_backward_filter(ex, g, x, dy, relu_y, dw, bias_grad, ws);
-  Tensor db = db_or_sink(bias_grad, g);
+    return mixed_reference::conv2d_backward_filter(ex, g, x, dy, relu_y, dw, db, ws);
   cpu::conv2d_backward_filter(g, x.f32(), dy.f32(), relu_y ? relu_y->f32() : nullptr, dw.f32(),
-                              db.f32(), ws.f32(), ex.threads);
+                              db_or_sink(ex, g, db, ws), ws.f32(), ex.threads);
 }
 
 void on_cpu::conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
@@ -352,26 +358,24 @@ void on_cpu::conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const T
 }
 
 bool on_cpu::conv2d_max_pool_forward(const Exec& ex, const ConvGeometry& g, const PoolGeometry& pg,
-                                     const Tensor& x, const Tensor& w, const Tensor& bias,
-                                     Tensor& y, Tensor& argmax, bool relu, Tensor&) {
+                                     const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                                     Tensor& argmax, bool relu, Tensor& ws) {
   if (x.dtype() != DType::f32 || w.dtype() != DType::f32 ||
       !cpu::conv2d_direct_max_pool_suits(g, pg))
     return false;
-  const Tensor b = bias_or_zeros(bias, g);
-  cpu::conv2d_direct_max_pool_forward(g, pg, x.f32(), w.f32(), b.f32(), y.f32(), argmax.i32(), relu,
-                                      ex.threads);
+  cpu::conv2d_direct_max_pool_forward(g, pg, x.f32(), w.f32(), bias_or_zeros(ex, g, b, ws), y.f32(),
+                                      argmax.i32(), relu, ex.threads);
   return true;
 }
 
 void on_cpu::conv2d_max_pool_backward_filter(const Exec& ex, const ConvGeometry& g,
                                              const PoolGeometry& pg, const Tensor& x,
                                              const Tensor& dy, const Tensor& argmax,
-                                             const Tensor* relu_y, Tensor& dw, Tensor& bias_grad,
+                                             const Tensor* relu_y, Tensor& dw, Tensor& db,
                                              Tensor& ws) {
-  Tensor db = db_or_sink(bias_grad, g);
   cpu::conv2d_direct_max_pool_backward_filter(g, pg, x.f32(), dy.f32(), argmax.i32(),
-                                              relu_y ? relu_y->f32() : nullptr, dw.f32(), db.f32(),
-                                              ws.f32(), ex.threads);
+                                              relu_y ? relu_y->f32() : nullptr, dw.f32(),
+                                              db_or_sink(ex, g, db, ws), ws.f32(), ex.threads);
 }
 
 void on_cpu::max_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y,
