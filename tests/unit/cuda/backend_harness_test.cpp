@@ -554,6 +554,29 @@ Both conv_workspace(const ConvGeometry& g) {
   return workspace;
 }
 
+// The filter gradient on both backends, with and without the forward's ReLU
+// output as a mask, with and without a bias gradient (an undefined db: not
+// computed); dw to `dw_tol`, db to kSum (it is summed in float32 either way).
+void expect_filter_gradients(Rng& rng, const ConvGeometry& g, const Both& x, const Both& dy,
+                             const Both& mask, Both& workspace, const std::string& label,
+                             Tol dw_tol) {
+  const Shape ws{g.kh, g.kw, g.c, g.co};
+  for (const bool masked : {false, true})
+    for (const bool biased : {true, false}) {
+      Both dw = output(rng, ws), db = biased ? output(rng, Shape{g.co}) : Both{};
+      on_both([&](const Exec& ex) {
+        conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), masked ? &mask.on(ex) : nullptr,
+                               dw.on(ex), db.on(ex), workspace.on(ex));
+      });
+      const std::string what =
+          label + " backward filter" + (masked ? " relu_y" : "") + (biased ? "" : " no bias");
+      EXPECT_TRUE(matches(what + ": dw", dw, dw_tol));
+      if (biased) {
+        EXPECT_TRUE(matches(what + ": db", db, kSum));
+      }
+    }
+}
+
 TEST(BackendHarness, Conv2dForwardAndBackward) {
   struct Case {
     int64_t n, h, w, c, k, co, stride;
@@ -602,21 +625,7 @@ TEST(BackendHarness, Conv2dForwardAndBackward) {
       }
 
     const Both dy = both(uniform(rng, ys));
-    const Both mask = both(relu_y);
-    for (const bool masked : {false, true})
-      for (const bool biased : {true, false}) {  // without: an undefined db, not computed
-        Both dw = output(rng, ws), db = biased ? output(rng, Shape{g.co}) : Both{};
-        on_both([&](const Exec& ex) {
-          conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), masked ? &mask.on(ex) : nullptr,
-                                 dw.on(ex), db.on(ex), workspace.on(ex));
-        });
-        const std::string what =
-            label + " backward filter" + (masked ? " relu_y" : "") + (biased ? "" : " no bias");
-        EXPECT_TRUE(matches(what + ": dw", dw, kSum));
-        if (biased) {
-          EXPECT_TRUE(matches(what + ": db", db, kSum));
-        }
-      }
+    expect_filter_gradients(rng, g, x, dy, both(relu_y), workspace, label, kSum);
 
     Both dx = output(rng, xs);
     on_both([&](const Exec& ex) {
@@ -708,21 +717,7 @@ TEST(BackendHarness, MixedPrecisionConv2d) {
           if (relu && biased) relu_y = y.cpu.clone();
         }
       const Both dy = both(uniform(rng, ys));  // float32, as the layers give it
-      const Both mask = both(relu_y);
-      for (const bool masked : {false, true})
-        for (const bool biased : {true, false}) {
-          Both dw = output(rng, ws), db = biased ? output(rng, Shape{g.co}) : Both{};
-          on_both([&](const Exec& ex) {
-            conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), masked ? &mask.on(ex) : nullptr,
-                                   dw.on(ex), db.on(ex), workspace.on(ex));
-          });
-          const std::string what =
-              label + " backward filter" + (masked ? " relu_y" : "") + (biased ? "" : " no bias");
-          EXPECT_TRUE(matches(what + ": dw", dw, tol));
-          if (biased) {
-            EXPECT_TRUE(matches(what + ": db", db, kSum));
-          }
-        }
+      expect_filter_gradients(rng, g, x, dy, both(relu_y), workspace, label, tol);
       Both dx = output(rng, xs);
       on_both([&](const Exec& ex) {
         conv2d_backward_data(ex, g, dy.on(ex), w.on(ex), dx.on(ex), workspace.on(ex));
