@@ -277,35 +277,30 @@ class CudaBackend final : public GpuBackend {
     // The plan of x's type: float32, or float16/bfloat16 (dw from dy rounded to it).
     cuda::Convolution& conv = context(ex, "conv2d_backward_filter").convolution(g, x.dtype());
     const int64_t rows = g.n * g.oh * g.ow;
-    if (dy.dtype() != DType::f32) {  // rounded already (op_list.hpp)
-      const size_t bytes = dtype_size(x.dtype());
-      cuda::Scratch dw_ohwi(static_cast<size_t>(dw.numel()) * bytes),
-          dw_hwio(static_cast<size_t>(dw.numel()) * bytes);
-      std::optional<cuda::Scratch> larger;
-      conv.backward_filter(x.raw(), dy.raw(), dw_ohwi.get(), workspace_for(conv, ws, larger));
-      cuda::ohwi_to_hwio(dw_ohwi.get(), dw_hwio.get(), g.kh, g.kw, g.c, g.co, bytes);
-      cuda::cast(dw_hwio.get(), x.dtype(), dw.raw(), DType::f32, dw.numel());
-      return;
-    }
-    const float* d = dy.f32();
+    // dy as the convolution reads it: masked where relu_y says, or rounded
+    // to x's type by the layer already (op_list.hpp: then no mask, no db).
+    const void* d = dy.raw();
     std::optional<cuda::Scratch> masked;
     if (relu_y) {
       masked.emplace(dy.bytes());
       cuda::activation_backward(Activation::relu, nullptr, relu_y->f32(), dy.f32(), masked->f32(),
                                 rows, g.co);
-      d = masked->f32();
+      d = masked->get();
     }
-    if (db.defined()) cuda::column_sums(d, rows, g.co, db.f32());
+    if (db.defined()) cuda::column_sums(static_cast<const float*>(d), rows, g.co, db.f32());
     if (x.dtype() != DType::f32) {
       // dw = f32(the gradient in x's type, from dy rounded to it).
       const DType type = x.dtype();
       const size_t bytes = dtype_size(type);
-      cuda::Scratch dy_t(static_cast<size_t>(dy.numel()) * bytes);
-      cuda::cast(d, DType::f32, dy_t.get(), type, dy.numel());
+      std::optional<cuda::Scratch> dy_copy, larger;
+      if (dy.dtype() != type) {
+        dy_copy.emplace(static_cast<size_t>(dy.numel()) * bytes);
+        cuda::cast(d, DType::f32, dy_copy->get(), type, dy.numel());
+        d = dy_copy->get();
+      }
       cuda::Scratch dw_ohwi(static_cast<size_t>(dw.numel()) * bytes),
           dw_hwio(static_cast<size_t>(dw.numel()) * bytes);
-      std::optional<cuda::Scratch> larger;
-      conv.backward_filter(x.raw(), dy_t.get(), dw_ohwi.get(), workspace_for(conv, ws, larger));
+      conv.backward_filter(x.raw(), d, dw_ohwi.get(), workspace_for(conv, ws, larger));
       cuda::ohwi_to_hwio(dw_ohwi.get(), dw_hwio.get(), g.kh, g.kw, g.c, g.co, bytes);
       cuda::cast(dw_hwio.get(), type, dw.raw(), DType::f32, dw.numel());
       return;
