@@ -40,8 +40,8 @@ json describe_platform() {
   const char* blas = openblas_get_config();
   return {{"cpu", cpu::cpu_model_name()},      {"cpu_kernels", cpu::cpu_kernels().name},
           {"cpu_kernels_supported", variants}, {"blas", blas ? blas : "OpenBLAS"},
-          {"blas_core", cpu::blas_core()},     {"conv_engine", conv_engine_text()},
-          {"cuda_built", cuda_built()}};
+          {"blas_core", cpu::blas_core()},     {"blas_core_chosen_by", cpu::blas_core_chosen_by()},
+          {"conv_engine", conv_engine_text()}, {"cuda_built", cuda_built()}};
 }
 
 std::string platform_text() {
@@ -52,7 +52,8 @@ std::string platform_text() {
   return "cpu: " + p["cpu"].get<std::string>() + "\n" +
          "cpu kernels: " + p["cpu_kernels"].get<std::string>() + " (this CPU runs " + supported +
          "; DRUN_ISA picks one)\n" + "blas: " + p["blas"].get<std::string>() + ", core " +
-         p["blas_core"].get<std::string>() + "\n" +
+         p["blas_core"].get<std::string>() + " (chosen by " +
+         p["blas_core_chosen_by"].get<std::string>() + ")\n" +
          "convolutions: " + p["conv_engine"].get<std::string>() + "\n" +
          "cuda: " + (p["cuda_built"].get<bool>() ? "built" : "not built") + "\n";
 }

@@ -334,6 +334,25 @@ def test_version_names_lua():
     assert re.search(r"^lua: (LuaJIT 2\.|PUC Lua 5\.1\.)", out, re.M), out
 
 
+def test_version_says_who_chose_the_blas_core():
+    # OpenBLAS picks its kernels from the CPU model, drun may ask for better
+    # ones, and an OPENBLAS_CORETYPE set before drun starts (this project's
+    # development machines set one) is kept: the version says which it was.
+    def blas_line(env):
+        p = subprocess.run(DRUN + ["--version"], capture_output=True, text=True,
+                           timeout=TIMEOUT, env=env)
+        check_clean(p.returncode, p.stdout, p.stderr)
+        m = re.search(r"^blas: .*, core (\S+) \(chosen by (\S+)\)$", p.stdout, re.M)
+        assert m, "drun --version names no BLAS core and who chose it\n" + p.stdout
+        return m.group(1), m.group(2)
+
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("OPENBLAS_CORETYPE", "DRUN_BLAS_CORE_CHOSEN")}
+    core, chooser = blas_line(clean)
+    assert chooser in ("OpenBLAS", "drun"), (core, chooser)
+    assert blas_line(dict(clean, OPENBLAS_CORETYPE=core)) == (core, "OPENBLAS_CORETYPE")
+
+
 def summary_of(model_dir):
     path = os.path.join(model_dir, "summary.json")
     assert os.path.isfile(path), "no summary.json in " + model_dir

@@ -52,6 +52,13 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
+# An OPENBLAS_CORETYPE the machine sets for every process (this project's
+# development machines set Haswell, AVX2 code, on CPUs with AVX-512) would
+# hold back drun and Debian's PyTorch, the two OpenBLAS users, and not PyPI's
+# (MKL, oneDNN): each framework runs the kernels it picks itself, and the
+# header says what was dropped.
+INHERITED_CORETYPE="${OPENBLAS_CORETYPE:-}"
+unset OPENBLAS_CORETYPE DRUN_BLAS_CORE_CHOSEN
 if [[ "$ISA" == avx2 ]]; then
   export DRUN_ISA=avx2 OPENBLAS_CORETYPE=Haswell ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \
     MKL_ENABLE_INSTRUCTIONS=AVX2
@@ -155,6 +162,8 @@ PEERS="pytorch2 debian"; [[ "$DEBIAN_TORCH" == 1 ]] || PEERS="pytorch2"
 CPU="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
 HEADER="CPU: $CPU ($(nproc) cores), $(date -u +%Y-%m-%dT%H:%MZ)
 $("$DRUN" --version | sed 's/^/    /')"
+[[ -n "$INHERITED_CORETYPE" ]] && HEADER+="
+OPENBLAS_CORETYPE=$INHERITED_CORETYPE from the environment not passed on (every framework picks its own kernels)"
 [[ "$ISA" == avx2 ]] && HEADER+="
 every framework capped at AVX2 + FMA (--isa avx2): DRUN_ISA=$DRUN_ISA OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE ONEDNN_MAX_CPU_ISA=$ONEDNN_MAX_CPU_ISA ATEN_CPU_CAPABILITY=$ATEN_CPU_CAPABILITY MKL_ENABLE_INSTRUCTIONS=$MKL_ENABLE_INSTRUCTIONS"
 TABLE="| model | threads | drun img/s | PyTorch $V2 img/s | Debian PyTorch $VD img/s | drun / $V2 | drun / Debian |

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <string_view>
 
 extern "C" char* openblas_get_corename(void);
@@ -11,6 +12,12 @@ namespace drun::kernels::cpu {
 std::string blas_core() {
   const char* name = openblas_get_corename();
   return name ? name : "unknown";
+}
+
+std::string blas_core_chosen_by() {
+  if (std::getenv("DRUN_BLAS_CORE_CHOSEN")) return "drun";
+  if (std::getenv("OPENBLAS_CORETYPE")) return "OPENBLAS_CORETYPE";
+  return "OpenBLAS";
 }
 
 std::string better_blas_core(const std::string& core, const std::string& isa) {

@@ -13,6 +13,12 @@ namespace drun::kernels::cpu {
 // The core OpenBLAS chose ("SkylakeX", "Haswell", "Prescott", ...).
 std::string blas_core();
 
+// Who chose that core: "OpenBLAS" (from the CPU model), "drun" (restarted
+// with OPENBLAS_CORETYPE, tools/drun) or "OPENBLAS_CORETYPE" (set before drun
+// started: a user's or a machine's choice, kept even where the CPU has
+// faster kernels than that core's).
+std::string blas_core_chosen_by();
+
 // The OPENBLAS_CORETYPE to run instead of `core` on a CPU whose best kernel
 // variant is `isa` ("avx512", "avx2", "baseline"): "SkylakeX" or "Haswell"
 // when `core` is one without AVX2 though the CPU has it; "" when `core` suits.
