@@ -381,6 +381,11 @@ def test_train_arrays_end_to_end():
         assert s["eval"]["accuracy"] >= 0.9, s
         assert s["train"]["accuracy"] >= 0.9, s
         assert "eval accuracy" in out, out
+        # What the numbers were measured on (docs/formats.md).
+        p = s["platform"]
+        assert p["cpu_kernels"] in p["cpu_kernels_supported"], p
+        assert p["blas_core"] and p["blas_core_chosen_by"] in (
+            "OpenBLAS", "drun", "OPENBLAS_CORETYPE"), p
 
 
 def test_loss_scale_optimizer():

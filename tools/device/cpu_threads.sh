@@ -4,7 +4,8 @@
 #   1. a --timeline of the seed CNN (batch 64 and 256) and ResNet-20 (batch
 #      128) at 1 and at all threads, summed per layer kind (layer_profile.py;
 #      ResNet-20 per layer too: which convolutions scale worst), and the
-#      AVX2 path's at 1 thread;
+#      AVX2 path's at 1 thread; conv_bench at 1 and all threads (which
+#      convolution engine is fastest on this CPU, per ResNet shape and pass);
 #   2. the seed CNN's images/s at all threads under changes that test one
 #      cause each, interleaved, 3 repeats: as it runs; no prefetch thread
 #      (the input made on the training thread: does the 17th thread cost?);
@@ -55,6 +56,30 @@ done
 # The AVX2 path (what a Zen 3 or any AVX2-only CPU runs) on this CPU.
 DRUN_ISA=avx2 profile 1 "seed CNN b64, DRUN_ISA=avx2" tools/bench/seed_cnn_bench.lua --steps 200 --warmup 10
 DRUN_ISA=avx2 profile 1 "ResNet-20 b128, DRUN_ISA=avx2" tools/bench/resnet20_bench.lua --dir "$cifar" --n 3 --steps 8 --warmup 2
+
+# Which convolution engine is fastest here, per ResNet shape and pass: the
+# dispatcher's rule (kernels/cpu/conv2d.cpp) was measured on a Zen 4, and on
+# a Zen 5 F(2x2) beat its F(4x4) on the 8x8 maps (docs/benchmarks.md).
+conv_bench="$bin/conv_bench"; [[ -z "${DRUN_BIN:-}" ]] || conv_bench=build/tools/bench/conv_bench
+for t in 1 "$all"; do
+  {
+    echo "conv_bench --threads $t --batch 128 --repeats 5 (ms, medians; forward / filter gradient / input gradient):"
+    echo
+    timeout 120 "$conv_bench" --threads "$t" --batch 128 --repeats 5 | python3 -c '
+import collections, json, sys
+ms = collections.defaultdict(dict)
+for line in sys.stdin:
+    if line.startswith("{"):
+        d = json.loads(line)
+        ms[(d["shape"], d["engine"])][d["pass"]] = d["ms"]
+print("| shape | engine | forward | filter | data |")
+print("| --- | --- | --- | --- | --- |")
+for (shape, engine), p in ms.items():
+    print("| %s | %s | %s |" % (shape, engine, " | ".join("%.3f" % p.get(k, float("nan"))
+                                                      for k in ("forward", "filter", "data"))))'
+    echo
+  } >> "$report"
+done
 
 noprefetch=tools/bench/seed_cnn_noprefetch.lua  # beside the original: the same require path
 sed 's/:prefetch(2)/:prefetch(0)/' tools/bench/seed_cnn_bench.lua > "$noprefetch"
