@@ -25,6 +25,12 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
+# As in cpu.sh: an OPENBLAS_CORETYPE the machine sets for every process is
+# not passed on (drun, sgemm_peak and Debian's PyTorch pick their own
+# OpenBLAS kernels); the report says so.
+INHERITED_CORETYPE="${OPENBLAS_CORETYPE:-}"
+unset OPENBLAS_CORETYPE DRUN_BLAS_CORE_CHOSEN
+
 OUTDIR="build/bench"
 MODEL="${1:-}"
 [[ $# -gt 0 ]] && shift
@@ -198,7 +204,7 @@ done
 
 REPORT="$TABLE
 
-$DESCRIPTION, $STEPS timed steps after $WARMUP warmup, $REPEATS interleaved repeats per framework; $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores. Fraction of peak = drun img/s × $FLOP_TEXT / SGEMM FLOP/s.$NOTES"
+$DESCRIPTION, $STEPS timed steps after $WARMUP warmup, $REPEATS interleaved repeats per framework; $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores. Fraction of peak = drun img/s × $FLOP_TEXT / SGEMM FLOP/s.${INHERITED_CORETYPE:+ OPENBLAS_CORETYPE=$INHERITED_CORETYPE from the environment not passed on.}$NOTES"
 printf '%s\n' "$REPORT"
 printf '%s\n' "$REPORT" > "$OUTDIR/$MODEL.md"
 echo "# wrote $OUTDIR/$MODEL.md and $RAW" >&2
