@@ -351,6 +351,9 @@ def test_version_says_who_chose_the_blas_core():
     core, chooser = blas_line(clean)
     assert chooser in ("OpenBLAS", "drun"), (core, chooser)
     assert blas_line(dict(clean, OPENBLAS_CORETYPE=core)) == (core, "OPENBLAS_CORETYPE")
+    # drun's marker without the variable (a parent drun's, passed on alone)
+    # claims nothing: the library chose.
+    assert blas_line(dict(clean, DRUN_BLAS_CORE_CHOSEN="1"))[1] == "OpenBLAS"
 
 
 def summary_of(model_dir):

@@ -15,9 +15,8 @@ std::string blas_core() {
 }
 
 std::string blas_core_chosen_by() {
-  if (std::getenv("DRUN_BLAS_CORE_CHOSEN")) return "drun";
-  if (std::getenv("OPENBLAS_CORETYPE")) return "OPENBLAS_CORETYPE";
-  return "OpenBLAS";
+  if (!std::getenv("OPENBLAS_CORETYPE")) return "OpenBLAS";
+  return std::getenv("DRUN_BLAS_CORE_CHOSEN") ? "drun" : "OPENBLAS_CORETYPE";
 }
 
 std::string better_blas_core(const std::string& core, const std::string& isa) {
