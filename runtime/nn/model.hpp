@@ -60,8 +60,10 @@ class Model {
 
  private:
   const Tensor& node_output(int id, const Tensor& x) const;
-  // The gradient arriving at node i's output (null when it reaches nothing).
-  const Tensor* arriving_grad(int i, const Tensor& dy, const Tensor* relu_y);
+  // The gradient arriving at node i's output (null when it reaches nothing);
+  // where that takes a pass (a sum over consumers, a ReLU mask), a timeline
+  // span named span_name.
+  const Tensor* arriving_grad(int i, const Tensor& dy, const Tensor* relu_y, const char* span_name);
   // ReLU layers whose ReLU the layer before applies (Layer::absorb_relu):
   // found once, when the model is built.
   void fuse_relus();
@@ -89,7 +91,9 @@ class Model {
   const Tensor* input_ = nullptr;
   std::function<void(Layer&)> listener_;
   timeline::Timeline* timeline_ = nullptr;
-  std::vector<const char*> forward_names_, backward_names_;  // per node, interned in timeline_
+  // Per node, interned in timeline_: its layer's passes, and the pass that
+  // makes the gradient arriving at it ("gradient into NAME").
+  std::vector<const char*> forward_names_, backward_names_, gradient_names_;
   std::vector<int64_t> grad_bytes_;  // per node: its trainable gradients' bytes (tools/scale)
   std::vector<const Tensor*> in_scratch_;
   std::unique_ptr<bool[]> need_scratch_;  // std::vector<bool> has no data()
