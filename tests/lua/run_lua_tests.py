@@ -41,10 +41,11 @@ class Skip(Exception):
     pass
 
 
-def run(args, cwd=None):
-    """Runs drun with args; returns (rc, stdout, stderr)."""
+def run(args, cwd=None, env=None):
+    """Runs drun with args (in env, default this process's); returns (rc, stdout, stderr)."""
+    env = dict(os.environ if env is None else env, DRUN_THREADS="2")
     p = subprocess.run(DRUN + args, cwd=cwd or ROOT, capture_output=True, text=True,
-                       timeout=TIMEOUT, env=dict(os.environ, DRUN_THREADS="2"))
+                       timeout=TIMEOUT, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -74,8 +75,8 @@ def expect_error(args, words, patterns=(), cwd=None):
     return err
 
 
-def expect_success(args, cwd=None):
-    rc, out, err = run(args, cwd)
+def expect_success(args, cwd=None, env=None):
+    rc, out, err = run(args, cwd, env)
     check_clean(rc, out, err)
     assert rc == 0, "expected success\n" + show(rc, out, err)
     return out, err
@@ -339,11 +340,9 @@ def test_version_says_who_chose_the_blas_core():
     # ones, and an OPENBLAS_CORETYPE set before drun starts (this project's
     # development machines set one) is kept: the version says which it was.
     def blas_line(env):
-        p = subprocess.run(DRUN + ["--version"], capture_output=True, text=True,
-                           timeout=TIMEOUT, env=env)
-        check_clean(p.returncode, p.stdout, p.stderr)
-        m = re.search(r"^blas: .*, core (\S+) \(chosen by (\S+)\)$", p.stdout, re.M)
-        assert m, "drun --version names no BLAS core and who chose it\n" + p.stdout
+        out, _ = expect_success(["--version"], env=env)
+        m = re.search(r"^blas: .*, core (\S+) \(chosen by (\S+)\)$", out, re.M)
+        assert m, "drun --version names no BLAS core and who chose it\n" + out
         return m.group(1), m.group(2)
 
     clean = {k: v for k, v in os.environ.items()
