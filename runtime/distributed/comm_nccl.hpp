@@ -1,4 +1,4 @@
-// NCCL between the workers' GPUs (issue 8): the gradient sums of AllReduce
+// NCCL between the workers' GPUs: the gradient sums of AllReduce
 // when the gradients live on GPUs. The unique id NCCL needs to form its
 // communicator travels through the MPI communicator (a broadcast from rank
 // 0), so NCCL rides on the job MPI already started.

@@ -145,7 +145,7 @@ fi
 
 read -r -a MODELS <<<"${MODEL_LIST//,/ }"
 # resnet56_b1024: ResNet-56 at batch 1024, where arithmetic rather than
-# launches bounds the step (issue 18's mixed-precision row); not run by default.
+# launches bounds the step (where mixed precision should pay); not run by default.
 declare -A BATCH=([seed_cnn]=256 [resnet20]=128 [resnet56]=128 [resnet56_b1024]=1024)
 declare -A TITLE=([seed_cnn]="Seed CNN, Fashion-MNIST" [resnet20]="ResNet-20 (option B), random 32×32×3"
                   [resnet56]="ResNet-56 (option B), random 32×32×3"

@@ -3,7 +3,7 @@
 # decode + random-resized-crop 224 + flip + batch 64, on 1 and 2 decode
 # threads) against PyTorch's DataLoader with torchvision's ImageFolder,
 # RandomResizedCrop, RandomHorizontalFlip and ToTensor (num_workers 1 and 2),
-# on the same JPEG files (issue 19).
+# on the same JPEG files.
 #
 #   tools/bench/input.sh [--threads "1 2"] [--repeats 5] [--count 2000]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where drun's CPU step loses speed between 1 and all cores of the lent GPU
-# node (issue 14: 16 threads reached only 3.5-4x one thread on the seed CNN):
+# node (16 threads reached only 3.5-4x one thread on the seed CNN):
 #   1. a --timeline of the seed CNN (batch 64 and 256) and ResNet-20 (batch
 #      128) at 1 and at all threads, summed per layer kind (layer_profile.py;
 #      ResNet-20 per layer too: which convolutions scale worst), and the

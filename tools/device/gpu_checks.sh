@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of issue 8, on a lent GPU machine, from a bundle made here
+# The checks that need a GPU, on a lent GPU machine, from a bundle made here
 # by tools/device/pack.sh (carried as .device):
 #   1. the CUDA kernels against their CPU twins (test_cuda_kernels),
 #   2. the cross-backend harness: every op of kernels/ops.hpp (test_backend_harness),
@@ -15,7 +15,7 @@
 #      per-kernel summary (gpu_profile.log, gpu_profile_mixed.log; ncu works on
 #      these machines, nsys does not);
 # and with --cpu (or --cpu-only, without 1-5):
-#   6. tools/bench/cpu.sh on the node's CPU (issue 14): drun vs the machine's
+#   6. tools/bench/cpu.sh on the node's CPU: drun vs the machine's
 #      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20;
 #   7. where drun's CPU time goes on this node (tools/device/cpu_threads.sh:
 #      timelines at 1 and 16 threads, the AVX2 path, runtime settings).
@@ -87,7 +87,7 @@ if ((bench)); then
   step bench env DRUN="$bin/drun" bash tools/bench/gpu.sh --repeats 2 --steps 100 --run-timeout 90 --compile "$compile"
   cp build/bench/gpu.md "$out/gpu.md"; cp build/bench/gpu.jsonl "$out/gpu.jsonl" 2>/dev/null
   # Batch 1024, where arithmetic bounds the step: mixed precision against
-  # float32 (issue 18), one repeat of 20 steps.
+  # float32, one repeat of 20 steps.
   step bench_b1024 env DRUN="$bin/drun" bash tools/bench/gpu.sh --models resnet56_b1024 --repeats 1 --run-timeout 90 \
     --steps 20 --warmup 5 --compile 0 --torch-variants fp32,amp_bf16,amp_fp16
   cp build/bench/gpu.md "$out/gpu_b1024.md"; cp build/bench/gpu.jsonl "$out/gpu_b1024.jsonl" 2>/dev/null
@@ -110,7 +110,7 @@ if ((gpu_profile)); then
       /opt/torch/.venv/bin/python tools/bench/resnet20_torch.py --device cuda --n 3 --steps 6 --warmup 14
   }
   step gpu_profile gpu_profile
-  # The same in bfloat16 (issue 18: drun's mixed step was slower than its
+  # The same in bfloat16 (drun's mixed step was slower than its
   # float32 one at batch 128): drun's casts against PyTorch AMP's. More
   # kernels a step than float32, so more are skipped to pass the warm-up.
   gpu_profile_mixed() {
