@@ -66,6 +66,7 @@ int open_core(lua_State* L) {
   register_models(L);
   register_datasets(L);
   register_trainers(L);
+  register_registries(L);
   luaL_register(L, nullptr, core_functions);
   return 1;
 }

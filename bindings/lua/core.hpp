@@ -21,6 +21,7 @@ inline constexpr const char* kTrainer = "drun.Trainer";
 void register_models(lua_State* L);
 void register_datasets(lua_State* L);
 void register_trainers(lua_State* L);
+void register_registries(lua_State* L);
 
 // The data set at `ds_index` and the list of pipeline ops at `ops_index` (nil: none).
 train::Input input_arg(lua_State* L, int ds_index, int ops_index);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "distributed/strategy_spec.hpp"
+
 namespace drun::distributed {
 
 AllReduce::AllReduce(Communicator& comm, int64_t bucket_bytes, bool shared_memory,
@@ -166,6 +168,28 @@ void AllReduce::apply(optim::Optimizer& optimizer, std::span<Param* const> param
   }
   timeline::Span update(timeline_, timeline::Lane::main, timeline::kMain, "optimizer", "optimizer");
   optimizer.apply(params);
+}
+
+const StrategyInfo& all_reduce_strategy() {
+  static const StrategyInfo info{
+      .about = {.names = {"AllReduce", "MultiWorkerMirrored"},
+                .doc = "every worker sums all gradients (buckets of non-blocking allreduces)",
+                .schema = {{"bucket_bytes", OptionType::integer, int64_t{4} << 20,
+                            "gradients fused into one allreduce, in bytes"},
+                           {"shared_memory", OptionType::boolean, true,
+                            "workers on one node sum through node-shared memory"},
+                           {"hierarchical", OptionType::boolean, true,
+                            "across nodes: within each node first, then one slice per worker"},
+                           scale_lr_option()}},
+      .presets = {{"all_reduce", json::object()}},
+      .configure = [](Options& o, StrategySpec& s) {
+        s.bucket_bytes = o.get<int64_t>("bucket_bytes");
+        s.shared_memory = o.get<bool>("shared_memory");
+        s.hierarchical = o.get<bool>("hierarchical");
+        if (s.bucket_bytes <= 0)
+          throw UsageError("strategy.AllReduce: bucket_bytes must be positive");
+      }};
+  return info;
 }
 
 }  // namespace drun::distributed

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "distributed/strategy_spec.hpp"
 #include "io/h5_tensors.hpp"
 
 namespace drun::distributed {
@@ -113,6 +114,18 @@ json serve_hogwild(Communicator& world, const StrategySpec& spec, std::span<Para
   }
   window.release();
   return stats;
+}
+
+const StrategyInfo& hogwild_strategy() {
+  static const StrategyInfo info{
+      .about = {.names = {"Hogwild"},
+                .doc = "workers of one node update one shared copy without locks"},
+      .presets = {{"hogwild", json::object()}},
+      .configure = [](Options&, StrategySpec& s) {
+        s.exchange = Exchange::shared;
+        s.local_update = true;
+      }};
+  return info;
 }
 
 }  // namespace drun::distributed

@@ -13,10 +13,12 @@
 // docs/strategies.md gives each update rule and its paper.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "base/options.hpp"
+#include "base/registry.hpp"
 
 namespace drun::distributed {
 
@@ -53,8 +55,34 @@ struct StrategySpec {
 // Throws UsageError naming the strategy and the bad option.
 StrategySpec parse_strategy(const json& description);
 
-// The strategies by name, for messages.
-const char* strategy_names();
+// A strategy's registry entry (distributed/strategy_list.hpp).
+struct StrategyInfo {
+  struct Preset {
+    std::string name;  // the script's --strategy NAME, snake_case
+    json options;      // what NAME fixes, e.g. {"mode": "sync"}
+  };
+  Described about;  // names: the class first (AllReduce), then aliases
+  std::vector<Preset> presets;
+  // Fills `s` (its name already set) from the checked options.
+  std::function<void(Options&, StrategySpec& s)> configure;
+};
+
+#define DRUN_STRATEGY(id) const StrategyInfo& id##_strategy();
+#include "distributed/strategy_list.hpp"
+#undef DRUN_STRATEGY
+
+const std::vector<const StrategyInfo*>& strategy_registry();
+// Each entry's description, with its presets {name, options, averaging}:
+// `averaging` where the preset applies the mean of all workers' gradients
+// (AllReduce, synchronous servers), for which the linear scaling rule holds.
+json describe_strategies();
+
+// The options several strategies share.
+Schema::Entry placement_option();  // how variables spread over the servers
+Schema::Entry scale_lr_option();   // the linear scaling rule
+void read_placement(Options& o, StrategySpec& s);
+// A count option of at least 1.
+int64_t read_count(Options& o, const std::string& key, const StrategySpec& s);
 
 }  // namespace drun::distributed
 

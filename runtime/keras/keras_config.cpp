@@ -4,35 +4,24 @@
 #include <set>
 
 #include "keras/keras_h5.hpp"
+#include "nn/layer_registry.hpp"
 
 namespace drun::keras {
 
 namespace {
 
-const std::set<std::string>& keras_classes() {
-  static const std::set<std::string> names = {"Dense",
-                                              "Conv2D",
-                                              "MaxPooling2D",
-                                              "AveragePooling2D",
-                                              "GlobalAveragePooling2D",
-                                              "Flatten",
-                                              "Dropout",
-                                              "Activation",
-                                              "ReLU",
-                                              "Softmax",
-                                              "LeakyReLU",
-                                              "Add",
-                                              "InputLayer",
-                                              "BatchNormalization"};
-  return names;
+// The registered layer Keras calls `cls` (an alias included), if Keras has it.
+const nn::LayerInfo* keras_layer(const std::string& cls) {
+  const nn::LayerInfo* info = nn::find_layer(cls);
+  return info && info->in_keras ? info : nullptr;
 }
 
-// Keras' aliases for the classes drun registers under one name.
-std::string canonical_class(const std::string& c) {
-  if (c == "MaxPool2D") return "MaxPooling2D";
-  if (c == "AvgPool2D") return "AveragePooling2D";
-  if (c == "GlobalAvgPool2D") return "GlobalAveragePooling2D";
-  return c;
+// Every Keras class drun reads, for messages.
+std::string keras_class_names() {
+  std::string out = "InputLayer";
+  for (const nn::LayerInfo* info : nn::layer_registry())
+    if (info->in_keras) out += ", " + info->about.name();
+  return out;
 }
 
 json input_layer(const Shape& shape, const std::string& name) {
@@ -93,11 +82,13 @@ bool dropped_always(const std::string& key) {
          key == "registered_name";
 }
 
-// A Keras layer config as drun's layer options.
-json drun_config(const std::string& cls, const std::string& layer, const json& config,
+// A Keras layer config as the options of drun's layer `info`.
+json drun_config(const nn::LayerInfo& info, const std::string& layer, json config,
                  const std::string& file) {
-  json out = json::object();
+  const std::string& cls = info.about.name();
   const std::string who = file + ": layer '" + layer + "' (" + cls + ")";
+  if (info.from_keras) info.from_keras(config, who);
+  json out = json::object();
   for (const auto& [key, value] : config.items()) {
     if (dropped_always(key)) continue;
     const bool regularizer = key.find("_regularizer") != std::string::npos ||
@@ -121,21 +112,8 @@ json drun_config(const std::string& cls, const std::string& layer, const json& c
                          " is not supported; drun reads channels_last models");
       continue;
     }
-    if (key == "axis" && cls == "BatchNormalization") {
-      const bool last = value == -1 || (value.is_array() && value.size() == 1 && value[0] == -1);
-      if (!last) out["axis"] = value;  // drun names the unsupported axis itself
-      continue;
-    }
-    if (key == "axis" && cls == "Softmax") {
-      if (value != -1) throw UsageError(who + ": axis " + value.dump() + " is not supported");
-      continue;
-    }
-    // LeakyReLU's slope: Keras 3's negative_slope, Keras 2's alpha.
-    if (cls == "LeakyReLU" && (key == "negative_slope" || key == "alpha")) {
-      out["negative_slope"] = value;
-      continue;
-    }
-    if (key == "seed" && !value.is_null()) {
+    // An option of drun's layer goes to it, which checks its value.
+    if (info.about.schema.find(key)) {
       out[key] = value;
       continue;
     }
@@ -215,7 +193,7 @@ json input_shape_of(const json& input_config, const std::string& who) {
 json model_config(const nn::Model& model) {
   const auto& nodes = model.nodes();
   for (const auto& n : nodes)
-    if (!keras_classes().count(n.layer->kind()))
+    if (!keras_layer(n.layer->kind()))
       throw UsageError("layer '" + n.layer->name() + "' (" + n.layer->kind() +
                        ") has no Keras equivalent; the model cannot be saved in Keras' format");
   const std::string input_name = "input_layer";
@@ -267,7 +245,9 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
     const std::string where = file + ": layer " + std::to_string(i);
     if (!l.is_object() || !l.value("config", json::object()).is_object())
       throw UsageError(where + " of model_config is not a Keras layer description");
-    const std::string lcls = canonical_class(text_field(l, "class_name", "", where));
+    const std::string given = text_field(l, "class_name", "", where);
+    const nn::LayerInfo* info = keras_layer(given);
+    const std::string lcls = info ? info->about.name() : given;
     const json lconfig = l.value("config", json::object());
     const std::string name = text_field(l, "name", text_field(lconfig, "name", "", where), where);
     const std::string who = file + ": layer '" + name + "' (" + lcls + ")";
@@ -275,9 +255,9 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
       throw UsageError(file + ": layer '" + name + "' is a " + lcls +
                        " layer, which holds Python code; drun never runs code from a model file "
                        "(rebuild the model without it)");
-    if (!keras_classes().count(lcls))
+    if (!info && lcls != "InputLayer")
       throw UsageError(file + ": layer '" + name + "' has class '" + lcls +
-                       "', which drun does not support");
+                       "', which drun does not support (it reads " + keras_class_names() + ")");
     try {
       if (lcls == "InputLayer") {
         if (have_input) throw UsageError(file + ": models with several inputs are not supported");
@@ -294,7 +274,7 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
           }
         if (!have_input) throw UsageError(file + ": the model has no input shape");
       }
-      json entry = {{"class_name", lcls}, {"config", drun_config(lcls, name, lconfig, file)}};
+      json entry = {{"class_name", lcls}, {"config", drun_config(*info, name, lconfig, file)}};
       entry["config"]["name"] = name;
       entry["config"].erase("batch_input_shape");
       entry["config"].erase("batch_shape");

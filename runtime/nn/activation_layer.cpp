@@ -31,14 +31,14 @@ class ActivationLayer final : public Layer {
   ActivationLayer(Options& o, const std::string& name, const char* fixed)
       : Layer(name), fixed_(fixed) {
     if (!fixed) {
-      act_ = parse_activation(o.require<std::string>("activation"), who());
+      act_ = parse_activation(o.get<std::string>("activation"), who());
       return;
     }
     act_ = parse_activation(fixed, who());
     if (act_.kind == Activation::leaky_relu) {
       // Keras 3's LeakyReLU: negative_slope, default 0.3 (Keras 2's alpha is
       // renamed when a Keras file is read).
-      negative_slope_ = o.get<double>("negative_slope", 0.3);
+      negative_slope_ = o.get<double>("negative_slope");
       if (!(negative_slope_ >= 0.0))
         throw UsageError(who() + ": negative_slope must be >= 0, got " +
                          json(negative_slope_).dump());
@@ -79,8 +79,57 @@ class ActivationLayer final : public Layer {
 
 }  // namespace
 
-std::unique_ptr<Layer> make_activation(Options& o, const std::string& name, const char* fixed) {
-  return std::make_unique<ActivationLayer>(o, name, fixed);
+namespace {
+LayerInfo::Maker fixed_to(const char* activation) {
+  return [activation](Options& o, const std::string& name) {
+    return std::make_unique<ActivationLayer>(o, name, activation);
+  };
+}
+}  // namespace
+
+const LayerInfo& activation_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"Activation"},
+                .doc = "an activation function applied to each value",
+                .schema = {{"activation", OptionType::string, kRequired, "its Keras name"}},
+                .positional = {"activation"}},
+      .make = fixed_to(nullptr)};
+  return info;
+}
+
+const LayerInfo& relu_layer() {
+  static const LayerInfo info{.about = {.names = {"ReLU"}, .doc = "max(x, 0)"},
+                              .make = fixed_to("relu")};
+  return info;
+}
+
+const LayerInfo& softmax_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"Softmax"}, .doc = "softmax over the last dimension"},
+      .make = fixed_to("softmax"),
+      .from_keras = [](json& config, const std::string& who) {
+        if (config.value("axis", json(-1)) != -1)
+          throw UsageError(who + ": axis " + config["axis"].dump() + " is not supported");
+        config.erase("axis");
+      }};
+  return info;
+}
+
+const LayerInfo& leaky_relu_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"LeakyReLU"},
+                .doc = "x, or negative_slope * x below 0",
+                .schema = {{"negative_slope", OptionType::number, 0.3, "the slope below 0"}},
+                .positional = {"negative_slope"}},
+      .make = fixed_to("leaky_relu"),
+      .from_keras = [](json& config, const std::string&) {
+        // Keras 2 calls the slope alpha.
+        if (config.contains("alpha")) {
+          config["negative_slope"] = config["alpha"];
+          config.erase("alpha");
+        }
+      }};
+  return info;
 }
 
 }  // namespace drun::nn

@@ -41,8 +41,11 @@ class Add final : public Layer {
 };
 }  // namespace
 
-std::unique_ptr<Layer> make_add(Options& o, const std::string& name) {
-  return std::make_unique<Add>(o, name);
+const LayerInfo& add_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"Add"}, .doc = "the elementwise sum of its inputs (a residual join)"},
+      .make = [](Options& o, const std::string& name) { return std::make_unique<Add>(o, name); }};
+  return info;
 }
 
 }  // namespace drun::nn

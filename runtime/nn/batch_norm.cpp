@@ -15,9 +15,9 @@ class BatchNorm final : public Layer {
     if (!axis.is_null() && !(axis.is_number_integer() && axis.get<int>() == -1) &&
         !(axis.is_array() && axis.size() == 1 && axis[0].get<int>() == 3))
       throw UsageError(who() + ": only axis=-1 (channels_last) is supported, got " + axis.dump());
-    momentum_ = o.get<float>("momentum", 0.99f);
-    epsilon_ = o.get<float>("epsilon", 1e-3f);
-    if (!o.get<bool>("center", true) || !o.get<bool>("scale", true))
+    momentum_ = o.get<float>("momentum");
+    epsilon_ = o.get<float>("epsilon");
+    if (!o.get<bool>("center") || !o.get<bool>("scale"))
       throw UsageError(who() + ": center=false and scale=false are not supported");
   }
   const char* kind() const override { return "BatchNormalization"; }
@@ -92,8 +92,26 @@ class BatchNorm final : public Layer {
 };
 }  // namespace
 
-std::unique_ptr<Layer> make_batch_norm(Options& o, const std::string& name) {
-  return std::make_unique<BatchNorm>(o, name);
+const LayerInfo& batch_normalization_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"BatchNormalization"},
+                .doc =
+                    "normalises each channel by the batch's statistics (moving ones at inference)",
+                .schema = {{"axis", OptionType::any, -1, "only -1, the channels"},
+                           {"momentum", OptionType::number, 0.99, "of the moving statistics"},
+                           {"epsilon", OptionType::number, 1e-3, "added to the variance"},
+                           {"center", OptionType::boolean, true, "only true (beta is learnt)"},
+                           {"scale", OptionType::boolean, true, "only true (gamma is learnt)"}}},
+      .make = [](Options& o,
+                 const std::string& name) { return std::make_unique<BatchNorm>(o, name); },
+      .from_keras =
+          [](json& config, const std::string&) {
+            // Keras writes the channel axis as [3] or -1; drun names any other itself.
+            const json axis = config.value("axis", json(-1));
+            if (axis == -1 || (axis.is_array() && axis.size() == 1 && axis[0] == -1))
+              config.erase("axis");
+          }};
+  return info;
 }
 
 }  // namespace drun::nn

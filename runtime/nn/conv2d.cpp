@@ -9,10 +9,9 @@
 
 namespace drun::nn {
 
-// Keras accepts an int or a pair for kernel_size, strides and pool_size.
 std::pair<int64_t, int64_t> read_pair(Options& o, const std::string& key,
                                       std::pair<int64_t, int64_t> fallback) {
-  const json& v = o.raw(key);
+  const json& v = o.value(key);
   if (v.is_null()) return fallback;
   if (v.is_number_integer()) return {v.get<int64_t>(), v.get<int64_t>()};
   if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer())
@@ -22,14 +21,14 @@ std::pair<int64_t, int64_t> read_pair(Options& o, const std::string& key,
 }
 
 bool read_padding(Options& o) {
-  const auto p = o.get<std::string>("padding", "valid");
+  const auto p = o.get<std::string>("padding");
   if (p != "valid" && p != "same")
     throw UsageError(o.owner() + ": padding must be 'valid' or 'same', got '" + p + "'");
   return p == "same";
 }
 
 void require_channels_last(Options& o) {
-  const auto f = o.get<std::string>("data_format", "channels_last");
+  const auto f = o.get<std::string>("data_format");
   if (f != "channels_last")
     throw UsageError(o.owner() + ": only data_format='channels_last' (NHWC) is supported, got '" +
                      f + "'");
@@ -40,7 +39,7 @@ namespace {
 class Conv2D final : public Layer {
  public:
   Conv2D(Options& o, const std::string& name) : Layer(name) {
-    filters_ = o.require<int64_t>("filters");
+    filters_ = o.get<int64_t>("filters");
     auto [kh, kw] = read_pair(o, "kernel_size", {0, 0});
     if (kh <= 0 || kw <= 0) throw UsageError(who() + ": kernel_size is required and positive");
     kh_ = kh;
@@ -50,10 +49,10 @@ class Conv2D final : public Layer {
     sw_ = sw;
     same_ = read_padding(o);
     require_channels_last(o);
-    act_ = parse_activation(o.get<std::string>("activation", "linear"), who());
-    use_bias_ = o.get<bool>("use_bias", true);
-    kernel_init_ = o.get<std::string>("kernel_initializer", "glorot_uniform");
-    bias_init_ = o.get<std::string>("bias_initializer", "zeros");
+    act_ = parse_activation(o.get<std::string>("activation"), who());
+    use_bias_ = o.get<bool>("use_bias");
+    kernel_init_ = o.get<std::string>("kernel_initializer");
+    bias_init_ = o.get<std::string>("bias_initializer");
     if (filters_ <= 0 || sh_ <= 0 || sw_ <= 0)
       throw UsageError(who() + ": filters and strides must be positive");
   }
@@ -222,8 +221,27 @@ class Conv2D final : public Layer {
 
 }  // namespace
 
-std::unique_ptr<Layer> make_conv2d(Options& o, const std::string& name) {
-  return std::make_unique<Conv2D>(o, name);
+const LayerInfo& conv2d_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"Conv2D"},
+                .doc = "a 2-D convolution of NHWC images with an HWIO kernel",
+                .schema = {{"filters", OptionType::integer, kRequired, "output channels"},
+                           {"kernel_size", OptionType::pair, kRequired,
+                            "the window, k or {kh, kw}"},
+                           {"strides", OptionType::pair, 1, "the step, s or {sh, sw}"},
+                           padding_option(),
+                           data_format_option(),
+                           {"activation", OptionType::string, "linear", "applied to the output"},
+                           {"use_bias", OptionType::boolean, true, "whether to add a bias"},
+                           {"kernel_initializer", OptionType::string, "glorot_uniform",
+                            "the kernel's initial values"},
+                           {"bias_initializer", OptionType::string, "zeros",
+                            "the bias' initial values"}},
+                .positional = {"filters", "kernel_size", "strides", "padding"}},
+      .make = [](Options& o, const std::string& name) {
+        return std::make_unique<Conv2D>(o, name);
+      }};
+  return info;
 }
 
 }  // namespace drun::nn

@@ -11,12 +11,12 @@ namespace {
 class Dense final : public Layer {
  public:
   Dense(Options& o, const std::string& name) : Layer(name) {
-    units_ = o.require<int64_t>("units");
+    units_ = o.get<int64_t>("units");
     if (units_ <= 0) throw UsageError(who() + ": units must be positive");
-    act_ = parse_activation(o.get<std::string>("activation", "linear"), who());
-    use_bias_ = o.get<bool>("use_bias", true);
-    kernel_init_ = o.get<std::string>("kernel_initializer", "glorot_uniform");
-    bias_init_ = o.get<std::string>("bias_initializer", "zeros");
+    act_ = parse_activation(o.get<std::string>("activation"), who());
+    use_bias_ = o.get<bool>("use_bias");
+    kernel_init_ = o.get<std::string>("kernel_initializer");
+    bias_init_ = o.get<std::string>("bias_initializer");
   }
   const char* kind() const override { return "Dense"; }
 
@@ -91,8 +91,19 @@ class Dense final : public Layer {
 
 }  // namespace
 
-std::unique_ptr<Layer> make_dense(Options& o, const std::string& name) {
-  return std::make_unique<Dense>(o, name);
+const LayerInfo& dense_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"Dense"},
+                .doc = "a fully connected layer: activation(x W + b) of flat inputs",
+                .schema = {{"units", OptionType::integer, kRequired, "output features"},
+                           {"activation", OptionType::string, "linear", "applied to x W + b"},
+                           {"use_bias", OptionType::boolean, true, "whether to add b"},
+                           {"kernel_initializer", OptionType::string, "glorot_uniform",
+                            "W's initial values"},
+                           {"bias_initializer", OptionType::string, "zeros", "b's initial values"}},
+                .positional = {"units", "activation"}},
+      .make = [](Options& o, const std::string& name) { return std::make_unique<Dense>(o, name); }};
+  return info;
 }
 
 }  // namespace drun::nn

@@ -8,10 +8,9 @@ namespace {
 class Dropout final : public Layer {
  public:
   Dropout(Options& o, const std::string& name) : Layer(name) {
-    rate_ = o.require<float>("rate");
+    rate_ = o.get<float>("rate");
     if (!(rate_ >= 0.0f && rate_ < 1.0f)) throw UsageError(who() + ": rate must be in [0, 1)");
-    seed_ = o.get<uint64_t>("seed", 0);
-    o.raw("noise_shape");
+    seed_ = o.get<uint64_t>("seed");
   }
   const char* kind() const override { return "Dropout"; }
   Rng* rng() override { return &rng_; }
@@ -73,8 +72,19 @@ class Dropout final : public Layer {
 };
 }  // namespace
 
-std::unique_ptr<Layer> make_dropout(Options& o, const std::string& name) {
-  return std::make_unique<Dropout>(o, name);
+const LayerInfo& dropout_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"Dropout"},
+                .doc = "in training, zeroes each value with probability rate (scaling the rest)",
+                .schema = {{"rate", OptionType::number, kRequired,
+                            "the fraction dropped, in [0, 1)"},
+                           {"seed", OptionType::integer, 0,
+                            "the masks' seed (0: drawn from the model's seed)"}},
+                .positional = {"rate"}},
+      .make = [](Options& o, const std::string& name) {
+        return std::make_unique<Dropout>(o, name);
+      }};
+  return info;
 }
 
 }  // namespace drun::nn

@@ -8,7 +8,7 @@ namespace {
 class Flatten final : public Layer {
  public:
   Flatten(Options& o, const std::string& name) : Layer(name) {
-    const auto f = o.get<std::string>("data_format", "channels_last");
+    const auto f = o.get<std::string>("data_format");
     if (f != "channels_last") throw UsageError(who() + ": only channels_last is supported");
   }
   const char* kind() const override { return "Flatten"; }
@@ -31,8 +31,15 @@ class Flatten final : public Layer {
 };
 }  // namespace
 
-std::unique_ptr<Layer> make_flatten(Options& o, const std::string& name) {
-  return std::make_unique<Flatten>(o, name);
+const LayerInfo& flatten_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"Flatten"},
+                .doc = "(batch, ...) to (batch, features) in channels_last order",
+                .schema = {data_format_option()}},
+      .make = [](Options& o, const std::string& name) {
+        return std::make_unique<Flatten>(o, name);
+      }};
+  return info;
 }
 
 }  // namespace drun::nn

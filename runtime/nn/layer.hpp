@@ -130,8 +130,6 @@ class Layer {
 // Unknown class or option: UsageError naming it and the valid ones.
 std::unique_ptr<Layer> make_layer(const std::string& class_name, const json& config,
                                   const std::string& name);
-// Every class name make_layer knows, for messages.
-const std::vector<std::string>& layer_classes();
 
 // Shorthands for single-input layers.
 inline void forward1(Layer& l, const Tensor& x, bool training) {

@@ -1,10 +1,12 @@
-// Constructors of the concrete layers, each defined in its own file; make_layer
-// (registry.cpp) maps Keras class names onto them.
+// What the layers' files share: the registry entry type and the readers of
+// options that several layers take.
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "nn/layer.hpp"
+#include "nn/layer_registry.hpp"
 
 namespace drun::nn {
 
@@ -13,15 +15,21 @@ namespace drun::nn {
 // kernels::activation_name.
 kernels::Activation parse_activation(const std::string& name, const std::string& owner);
 
-std::unique_ptr<Layer> make_dense(Options& o, const std::string& name);
-std::unique_ptr<Layer> make_conv2d(Options& o, const std::string& name);
-std::unique_ptr<Layer> make_max_pool2d(Options& o, const std::string& name);
-std::unique_ptr<Layer> make_avg_pool2d(Options& o, const std::string& name);
-std::unique_ptr<Layer> make_global_avg_pool2d(Options& o, const std::string& name);
-std::unique_ptr<Layer> make_flatten(Options& o, const std::string& name);
-std::unique_ptr<Layer> make_dropout(Options& o, const std::string& name);
-std::unique_ptr<Layer> make_activation(Options& o, const std::string& name, const char* fixed);
-std::unique_ptr<Layer> make_batch_norm(Options& o, const std::string& name);
-std::unique_ptr<Layer> make_add(Options& o, const std::string& name);
+// Keras accepts an int or a pair for kernel_size, strides and pool_size;
+// `fallback` where the option is absent and has no default.
+std::pair<int64_t, int64_t> read_pair(Options& o, const std::string& key,
+                                      std::pair<int64_t, int64_t> fallback);
+// padding: 'same' (true) or 'valid'.
+bool read_padding(Options& o);
+// data_format: only 'channels_last'.
+void require_channels_last(Options& o);
+
+// The options of layers over images (Conv2D, the pooling layers).
+inline Schema::Entry padding_option() {
+  return {"padding", OptionType::string, "valid", "'valid' (no padding) or 'same'"};
+}
+inline Schema::Entry data_format_option() {
+  return {"data_format", OptionType::string, "channels_last", "only 'channels_last' (NHWC)"};
+}
 
 }  // namespace drun::nn

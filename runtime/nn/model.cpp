@@ -4,28 +4,11 @@
 
 #include <map>
 
+#include "nn/layer_registry.hpp"
+
 namespace drun::nn {
 
 namespace {
-
-// Keras' default layer names: the class name in snake case.
-std::string base_name(const std::string& cls) {
-  static const std::map<std::string, std::string> names = {
-      {"Conv2D", "conv2d"},
-      {"MaxPooling2D", "max_pooling2d"},
-      {"MaxPool2D", "max_pooling2d"},
-      {"AveragePooling2D", "average_pooling2d"},
-      {"AvgPool2D", "average_pooling2d"},
-      {"GlobalAveragePooling2D", "global_average_pooling2d"},
-      {"BatchNormalization", "batch_normalization"},
-      {"ReLU", "re_lu"},
-      {"LeakyReLU", "leaky_re_lu"}};
-  auto it = names.find(cls);
-  if (it != names.end()) return it->second;
-  std::string s;
-  for (char c : cls) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 Shape read_shape(const json& v, const std::string& owner) {
   if (!v.is_array() || v.empty())
@@ -75,7 +58,7 @@ Model::Model(const json& spec_in, uint64_t seed) : spec_(spec_in) {
     json config = entry.value("config", json::object());
     std::string lname = config.value("name", std::string());
     if (lname.empty()) {
-      const std::string base = base_name(cls);
+      const std::string base = keras_base_name(cls);
       const int k = name_counts[base]++;
       lname = k == 0 ? base : base + "_" + std::to_string(k);
       config["name"] = lname;

@@ -3,17 +3,12 @@
 
 namespace drun::nn {
 
-std::pair<int64_t, int64_t> read_pair(Options& o, const std::string& key,
-                                      std::pair<int64_t, int64_t> fallback);
-bool read_padding(Options& o);
-void require_channels_last(Options& o);
-
 namespace {
 
 class Pool2D final : public Layer {
  public:
   Pool2D(Options& o, const std::string& name, bool max) : Layer(name), max_(max) {
-    auto [ph, pw] = read_pair(o, "pool_size", {2, 2});
+    auto [ph, pw] = read_pair(o, "pool_size", {});
     auto [sh, sw] = read_pair(o, "strides", {ph, pw});
     if (ph <= 0 || pw <= 0 || sh <= 0 || sw <= 0)
       throw UsageError(who() + ": pool_size and strides must be positive");
@@ -113,14 +108,42 @@ class GlobalAveragePooling2D final : public Layer {
 
 }  // namespace
 
-std::unique_ptr<Layer> make_max_pool2d(Options& o, const std::string& name) {
-  return std::make_unique<Pool2D>(o, name, true);
+namespace {
+LayerInfo pool_layer(std::vector<std::string> names, bool max, const char* doc) {
+  return {.about = {.names = std::move(names),
+                    .doc = doc,
+                    .schema = {{"pool_size", OptionType::pair, 2, "the window, k or {kh, kw}"},
+                               {"strides", OptionType::pair, nullptr,
+                                "the step, s or {sh, sw} (default: pool_size)"},
+                               padding_option(),
+                               data_format_option()},
+                    .positional = {"pool_size", "strides", "padding"}},
+          .make = [max](Options& o, const std::string& name) {
+            return std::make_unique<Pool2D>(o, name, max);
+          }};
 }
-std::unique_ptr<Layer> make_avg_pool2d(Options& o, const std::string& name) {
-  return std::make_unique<Pool2D>(o, name, false);
+}  // namespace
+
+const LayerInfo& max_pooling2d_layer() {
+  static const LayerInfo info =
+      pool_layer({"MaxPooling2D", "MaxPool2D"}, true, "the maximum of each window of NHWC images");
+  return info;
 }
-std::unique_ptr<Layer> make_global_avg_pool2d(Options& o, const std::string& name) {
-  return std::make_unique<GlobalAveragePooling2D>(o, name);
+
+const LayerInfo& average_pooling2d_layer() {
+  static const LayerInfo info = pool_layer({"AveragePooling2D", "AvgPool2D"}, false,
+                                           "the mean of each window of NHWC images");
+  return info;
+}
+
+const LayerInfo& global_average_pooling2d_layer() {
+  static const LayerInfo info{.about = {.names = {"GlobalAveragePooling2D", "GlobalAvgPool2D"},
+                                        .doc = "the mean of each channel over height and width",
+                                        .schema = {data_format_option()}},
+                              .make = [](Options& o, const std::string& name) {
+                                return std::make_unique<GlobalAveragePooling2D>(o, name);
+                              }};
+  return info;
 }
 
 }  // namespace drun::nn

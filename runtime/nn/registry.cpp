@@ -1,63 +1,60 @@
-#include <functional>
-#include <map>
+#include <regex>
 
-#include "nn/layers.hpp"
+#include "nn/layer_registry.hpp"
 
 namespace drun::nn {
 
 namespace {
-using Factory = std::function<std::unique_ptr<Layer>(Options&, const std::string&)>;
-
-const std::map<std::string, Factory>& factories() {
-  static const std::map<std::string, Factory> table = {
-      {"Dense", make_dense},
-      {"Conv2D", make_conv2d},
-      {"MaxPooling2D", make_max_pool2d},
-      {"MaxPool2D", make_max_pool2d},
-      {"AveragePooling2D", make_avg_pool2d},
-      {"AvgPool2D", make_avg_pool2d},
-      {"GlobalAveragePooling2D", make_global_avg_pool2d},
-      {"Flatten", make_flatten},
-      {"Dropout", make_dropout},
-      {"Activation",
-       [](Options& o, const std::string& n) { return make_activation(o, n, nullptr); }},
-      {"ReLU", [](Options& o, const std::string& n) { return make_activation(o, n, "relu"); }},
-      {"Softmax",
-       [](Options& o, const std::string& n) { return make_activation(o, n, "softmax"); }},
-      {"LeakyReLU",
-       [](Options& o, const std::string& n) { return make_activation(o, n, "leaky_relu"); }},
-      {"BatchNormalization", make_batch_norm},
-      {"Add", make_add},
-  };
-  return table;
+// Handled by the model; every layer accepts them.
+const Schema& common_options() {
+  static const Schema s{
+      {"name", OptionType::string, nullptr,
+       "the layer's name (default: Keras' class name, _1, _2...)"},
+      {"input_shape", OptionType::list, nullptr, "the shape of one example, on the first layer"},
+      {"batch_input_shape", OptionType::list, nullptr, "Keras' input shape with the batch first"},
+      {"trainable", OptionType::boolean, nullptr, "accepted for Keras; every layer trains"},
+      {"dtype", OptionType::string, nullptr, "accepted for Keras; variables are float32"}};
+  return s;
 }
 }  // namespace
 
-const std::vector<std::string>& layer_classes() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& [k, f] : factories()) v.push_back(k);
+const std::vector<const LayerInfo*>& layer_registry() {
+  static const std::vector<LayerInfo> infos = [] {
+    std::vector<LayerInfo> v;
+#define DRUN_LAYER(id)       \
+  v.push_back(id##_layer()); \
+  v.back().about.schema = v.back().about.schema.with(common_options());
+#include "nn/layer_list.hpp"
+#undef DRUN_LAYER
     return v;
   }();
-  return names;
+  static const std::vector<const LayerInfo*> pointers = [] {
+    std::vector<const LayerInfo*> v;
+    for (const LayerInfo& i : infos) v.push_back(&i);
+    return v;
+  }();
+  return pointers;
+}
+
+const LayerInfo* find_layer(const std::string& class_name) {
+  return find_entry(layer_registry(), class_name);
+}
+
+std::string keras_base_name(const std::string& class_name) {
+  // Keras' to_snake_case, with the canonical class of an alias.
+  const LayerInfo* info = find_layer(class_name);
+  const std::string& cls = info ? info->about.name() : class_name;
+  static const std::regex word("(.)([A-Z][a-z]+)"), hump("([a-z])([A-Z])");
+  std::string s = std::regex_replace(std::regex_replace(cls, word, "$1_$2"), hump, "$1_$2");
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 std::unique_ptr<Layer> make_layer(const std::string& class_name, const json& config,
                                   const std::string& name) {
-  auto it = factories().find(class_name);
-  if (it == factories().end()) {
-    std::string valid;
-    for (const auto& k : layer_classes()) valid += (valid.empty() ? "" : ", ") + k;
-    throw UsageError("unknown layer class '" + class_name + "'; valid: " + valid);
-  }
-  Options o(config, class_name + " '" + name + "'");
-  // Handled by the model, accepted here so that finish() does not refuse them.
-  o.maybe<std::string>("name");
-  o.raw("input_shape");
-  o.raw("batch_input_shape");
-  o.maybe<bool>("trainable");
-  o.maybe<std::string>("dtype");
-  auto layer = it->second(o, name);
+  const LayerInfo& info = entry_named(layer_registry(), class_name, "layer class");
+  Options o(config, class_name + " '" + name + "'", info.about.schema);
+  auto layer = info.make(o, name);
   o.finish();
   return layer;
 }

@@ -19,8 +19,11 @@ import sys
 import tempfile
 import time
 
-STRATEGIES = ["ps_async", "ps_sync", "downpour", "downpour_easy", "hogwild", "agn", "sagn",
-              "easgd", "aeasgd", "aeamsgd", "dyn_sgd", "sync_sgd"]
+LIST_STRATEGIES = """
+for _, entry in ipairs(require('drun.core').registry('strategies')) do
+  for _, preset in ipairs(entry.presets) do print(preset.name) end
+end
+"""
 BAR = 0.60
 
 
@@ -72,12 +75,30 @@ def run(drun, root, name, tmp, device):
     return problems, took, summary
 
 
+def registered_strategies(drun, root):
+    """The --strategy names of the parameter-server family, from drun's registry
+    (distributed/strategy_list.hpp): a strategy added there is tested here."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "list_strategies.lua")
+        with open(script, "w") as f:
+            f.write(LIST_STRATEGIES)
+        p = subprocess.run([drun, "-q", script], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        sys.exit("listing the strategies failed: " + p.stderr[-2000:])
+    names = [n for n in p.stdout.split() if n != "all_reduce"]
+    missing = [n for n in names
+               if not os.path.exists(os.path.join(root, "scripts/strategies", n + ".lua"))]
+    if missing or len(names) < 12:
+        sys.exit(f"strategies without a script in scripts/strategies: {missing}; listed {names}")
+    return names
+
+
 def main():
     drun, root, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
     device = "cpu"
     if rest[:1] == ["--device"]:
         device, rest = rest[1], rest[2:]
-    names = rest or STRATEGIES
+    names = rest or registered_strategies(drun, root)
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:

@@ -10,20 +10,25 @@ local nn = {}
 local Layer = {}
 Layer.__index = Layer
 
--- Keras' positional parameters of each layer, in Keras' order:
--- nn.Dense(32, 'relu') is nn.Dense{units = 32, activation = 'relu'}. `size`
--- accepts a number or a table of numbers ({3, 3}).
-local positional = {
-  Dense = {{'units', 'number'}, {'activation', 'string'}},
-  Conv2D = {{'filters', 'number'}, {'kernel_size', 'size'}, {'strides', 'size'}, {'padding', 'string'}},
-  MaxPooling2D = {{'pool_size', 'size'}, {'strides', 'size'}, {'padding', 'string'}},
-  AveragePooling2D = {{'pool_size', 'size'}, {'strides', 'size'}, {'padding', 'string'}},
-  Dropout = {{'rate', 'number'}},
-  Activation = {{'activation', 'string'}},
-  LeakyReLU = {{'negative_slope', 'number'}},
-}
+-- The layers, from the C++ registry (nn/layer_list.hpp): each entry's names
+-- (the Keras class, then aliases), options and Keras' positional parameters,
+-- in Keras' order: nn.Dense(32, 'relu') is nn.Dense{units = 32, activation =
+-- 'relu'}. A positional `size` (an option of type pair) takes a number or a
+-- table of numbers ({3, 3}).
+local registry = core.registry('layers')
+local positional_kind = {integer = 'number', number = 'number', string = 'string',
+                         ['integer or pair'] = 'size'}
+local positional = {}
+for _, entry in ipairs(registry) do
+  local types = {}
+  for _, o in ipairs(entry.options) do types[o.name] = o.type end
+  local slots = {}
+  for i, name in ipairs(entry.positional) do slots[i] = {name, positional_kind[types[name]] or 'table'} end
+  for _, name in ipairs(entry.names) do positional[name] = slots end
+end
 
-local type_words = {number = 'a number', string = 'a string', size = 'a number or a table of numbers'}
+local type_words = {number = 'a number', string = 'a string', size = 'a number or a table of numbers',
+                    table = 'a table'}
 
 local function fits(kind, v)
   if kind == 'size' then return type(v) == 'number' or (type(v) == 'table' and #v > 0) end
@@ -98,13 +103,9 @@ local function layer_class(class_name)
   end
 end
 
-for _, name in ipairs {'Dense', 'Conv2D', 'MaxPooling2D', 'AveragePooling2D',
-                       'GlobalAveragePooling2D', 'Flatten', 'Dropout', 'Activation', 'ReLU',
-                       'Softmax', 'LeakyReLU', 'BatchNormalization', 'Add'} do
-  nn[name] = layer_class(name)
+for _, entry in ipairs(registry) do
+  for _, name in ipairs(entry.names) do nn[name] = layer_class(entry.names[1]) end
 end
-nn.MaxPool2D = nn.MaxPooling2D
-nn.AvgPool2D = nn.AveragePooling2D
 
 -- Functional API: a node is an output of a layer inside one graph under construction.
 local Node = {}
