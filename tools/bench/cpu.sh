@@ -22,7 +22,9 @@
 # (tools/bench/resnet20_*, --n 3 and --n 9). For every model and thread count
 # the three run in turn, `repeats` times, in an order that rotates each
 # repeat so that machine noise hits all of them; the table has the medians
-# (images/s) and drun's ratio to each peer. Each PyTorch run trains the model
+# (images/s) and drun's ratio to each peer. DRUN_BASELINE names a second drun
+# binary (an earlier build) that runs in the same rotation, with a column of
+# its own and drun's ratio to it: a change's before/after on one machine. Each PyTorch run trains the model
 # in its default NCHW layout and in channels_last (TORCH_VARIANTS,
 # torch_timing.py), each on a fresh model, and counts the faster: PyTorch's
 # best eager float32; cpu.jsonl keeps both. The CPU model (lscpu) and what
@@ -70,11 +72,13 @@ DEBIAN_PY=/usr/bin/python3
 VENV="$OUTDIR/torch-venv"
 TORCH2_PY="${TORCH2_PY:-$VENV/bin/python}"
 DEBIAN_TORCH="${DEBIAN_TORCH:-1}"
+BASELINE="${DRUN_BASELINE:-}"
 GLIBC_BEST="glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295"
 TORCH_VARIANTS="${TORCH_VARIANTS:-fp32,channels_last}"
 DATA_DIR="$OUTDIR/cifar10-noise"
 mkdir -p "$OUTDIR"
 [[ -x "$DRUN" ]] || { echo "error: $DRUN is missing; run tools/bootstrap first" >&2; exit 1; }
+[[ -z "$BASELINE" || -x "$BASELINE" ]] || { echo "error: DRUN_BASELINE $BASELINE is not executable" >&2; exit 1; }
 
 sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
 if [[ "$DEBIAN_TORCH" == 1 ]] && ! "$DEBIAN_PY" -c 'import torch, numpy' 2>/dev/null; then
@@ -123,8 +127,9 @@ trap 'rm -f "$ERRLOG"' EXIT
 run_one() {  # $1 = model, $2 = drun|pytorch2|debian, $3 = threads; prints images/s
   local model="$1" who="$2" t="$3" out ips
   # shellcheck disable=SC2046
-  if [[ "$who" == drun ]]; then
-    out="$("$DRUN" --device cpu --threads "$t" $(model_args "$model" drun "$t") 2>"$ERRLOG")" || {
+  if [[ "$who" == drun || "$who" == baseline ]]; then
+    local exe="$DRUN"; [[ "$who" == baseline ]] && exe="$BASELINE"
+    out="$("$exe" --device cpu --threads "$t" $(model_args "$model" drun "$t") 2>"$ERRLOG")" || {
       echo "error: drun failed ($model, $t threads):" >&2; tail -n 20 "$ERRLOG" >&2; return 1; }
   else
     local py="$DEBIAN_PY"; [[ "$who" == pytorch2 ]] && py="$TORCH2_PY"
@@ -159,27 +164,34 @@ torch_version() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; 
 V2="$(torch_version "$TORCH2_PY")"
 VD="not run"; [[ "$DEBIAN_TORCH" == 1 ]] && VD="$(torch_version "$DEBIAN_PY")"
 PEERS="pytorch2 debian"; [[ "$DEBIAN_TORCH" == 1 ]] || PEERS="pytorch2"
+[[ -n "$BASELINE" ]] && PEERS+=" baseline"
 CPU="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
 HEADER="CPU: $CPU ($(nproc) cores), $(date -u +%Y-%m-%dT%H:%MZ)
 $("$DRUN" --version | sed 's/^/    /')"
 [[ -n "$INHERITED_CORETYPE" ]] && HEADER+="
 OPENBLAS_CORETYPE=$INHERITED_CORETYPE from the environment not passed on (every framework picks its own kernels)"
+[[ -n "$BASELINE" ]] && HEADER+="
+baseline: $BASELINE, $("$BASELINE" --version | head -n 1)"
 [[ "$ISA" == avx2 ]] && HEADER+="
 every framework capped at AVX2 + FMA (--isa avx2): DRUN_ISA=$DRUN_ISA OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE ONEDNN_MAX_CPU_ISA=$ONEDNN_MAX_CPU_ISA ATEN_CPU_CAPABILITY=$ATEN_CPU_CAPABILITY MKL_ENABLE_INSTRUCTIONS=$MKL_ENABLE_INSTRUCTIONS"
-TABLE="| model | threads | drun img/s | PyTorch $V2 img/s | Debian PyTorch $VD img/s | drun / $V2 | drun / Debian |
-| --- | --- | --- | --- | --- | --- | --- |"
+TABLE="| model | threads | drun img/s | PyTorch $V2 img/s | Debian PyTorch $VD img/s | drun / $V2 | drun / Debian |"
+RULE="| --- | --- | --- | --- | --- | --- | --- |"
+[[ -n "$BASELINE" ]] && TABLE+=" baseline img/s | drun / baseline |" RULE+=" --- | --- |"
+TABLE+=$'\n'"$RULE"
 NOTES=""
 echo "$HEADER" >&2
 for model in $MODELS; do
   for t in $THREADS; do
-    d=(); p=(); b=()
+    d=(); p=(); b=(); o=()
     for ((r = 0; r < REPEATS; r++)); do
       # Rotate the order each repeat: drun first, then second, then last.
       order="drun $PEERS"
       for ((k = 0; k < r; k++)); do order="${order#* } ${order%% *}"; done
       for who in $order; do
         v="$(run_one "$model" "$who" "$t")" || exit 1
-        case "$who" in drun) d+=("$v") ;; pytorch2) p+=("$v") ;; debian) b+=("$v") ;; esac
+        case "$who" in
+          drun) d+=("$v") ;; pytorch2) p+=("$v") ;; debian) b+=("$v") ;; baseline) o+=("$v") ;;
+        esac
       done
     done
     dm="$(median "${d[@]}")"; pm="$(median "${p[@]}")"; bm="nan"
@@ -187,7 +199,11 @@ for model in $MODELS; do
     TABLE+=$'\n'"$(awk -v m="$model" -v t="$t" -v d="$dm" -v p="$pm" -v b="$bm" 'BEGIN {
       if (b == "nan") printf "| %s | %d | %.0f | %.0f | - | %.2f | - |", m, t, d, p, d / p
       else printf "| %s | %d | %.0f | %.0f | %.0f | %.2f | %.2f |", m, t, d, p, b, d / p, d / b }')"
+    if [[ ${#o[@]} -gt 0 ]]; then
+      TABLE+="$(awk -v d="$dm" -v o="$(median "${o[@]}")" 'BEGIN { printf " %.0f | %.3f |", o, d / o }')"
+    fi
     NOTES+=$'\n'"- $model, $t threads: drun ${d[*]}; PyTorch $V2 ${p[*]}; Debian ${b[*]}"
+    [[ ${#o[@]} -gt 0 ]] && NOTES+="; baseline ${o[*]}"
   done
 done
 REPORT="$HEADER
