@@ -1,48 +1,24 @@
-// drun.core's registries (base/registry.hpp), from which the Lua modules make
-// their constructors: core.registry(kind) lists a kind's entries, and
+// drun.core's registries (train/registries.hpp), from which the Lua modules
+// make their constructors: core.registry(kind) lists a kind's entries, and
 // core.check(kind, name, options) checks a description where the script makes
 // it, so that a mistake is reported at the line that made it. The checks are
 // the runtime's own: nothing is validated twice.
-#include <functional>
-#include <map>
+#include "train/registries.hpp"
 
 #include "binding.hpp"
 #include "core.hpp"
-#include "distributed/strategy_spec.hpp"
 #include "lua_json.hpp"
-#include "nn/layer_registry.hpp"
 
 namespace drun::lua {
 
 namespace {
 
-struct Kind {
-  std::function<json()> describe;
-  std::function<void(const std::string& name, const json& options)> check;
-};
-
-const std::map<std::string, Kind>& kinds() {
-  static const std::map<std::string, Kind> table = {
-      {"layers",
-       {[] { return describe_all(nn::layer_registry()); },
-        [](const std::string& name, const json& options) {
-          const auto& info = entry_named(nn::layer_registry(), name, "layer class");
-          Options(options, "nn." + name, info.about.schema);
-        }}},
-      {"strategies",
-       {distributed::describe_strategies,
-        [](const std::string& name, const json& options) {
-          distributed::parse_strategy({{"name", name}, {"options", options}});
-        }}},
-  };
-  return table;
-}
-
-const Kind& kind_arg(lua_State* L) {
-  const std::string kind = arg_string(L, 1, "registry kind");
-  const auto it = kinds().find(kind);
-  if (it == kinds().end()) throw UsageError("core.registry: no registry '" + kind + "'");
-  return it->second;
+const train::RegistryKind& kind_arg(lua_State* L) {
+  try {
+    return train::registry_kind(arg_string(L, 1, "registry kind"));
+  } catch (const UsageError& e) {
+    throw UsageError(std::string("core.registry: ") + e.what());
+  }
 }
 
 // core.registry(kind) -> {{names, doc, options = {{name, type, default, doc, required}},
@@ -57,7 +33,7 @@ int registry_list(lua_State* L) {
 // core.check(kind, name, options): raises the runtime's error for a bad description.
 int registry_check(lua_State* L) {
   return guarded(L, [&] {
-    const Kind& kind = kind_arg(L);
+    const train::RegistryKind& kind = kind_arg(L);
     kind.check(arg_string(L, 2, "name"), to_json(L, 3, "options"));
     return 0;
   });

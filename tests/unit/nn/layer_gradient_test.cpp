@@ -1,11 +1,13 @@
 // Every layer's backward against finite differences, through one checker.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "gradient_checker.hpp"
 #include "nn/layer.hpp"
+#include "nn/layer_registry.hpp"
 
 namespace drun::nn {
 namespace {
@@ -24,8 +26,15 @@ struct Case {
   int64_t max_points = 0;    // elements checked per tensor (0: all; GradCheckOptions)
 };
 
+// The classes some test has checked, for EveryRegisteredLayerHasACase.
+std::set<std::string>& checked_classes() {
+  static std::set<std::string> classes;
+  return classes;
+}
+
 void check_layer(const Case& c) {
   SCOPED_TRACE(c.cls + " " + c.config.dump());
+  checked_classes().insert(c.cls);
   Rng rng(11);
   auto layer = make_layer(c.cls, c.config, "probe");
   const Shape in_shapes[1] = {c.in};
@@ -140,6 +149,7 @@ TEST(LayerGradient, ShapeAndActivationLayers) {
   check_layer({"Activation", {{"activation", "swish"}}, Shape{3, 6}});
   check_layer({"Activation", {{"activation", "hard_sigmoid"}}, Shape{3, 6}, 2, true, 5.0f});
   check_layer({"ReLU", json::object(), Shape{10}});
+  check_layer({"Softmax", json::object(), Shape{2, 5}});
   check_layer({"LeakyReLU", json::object(), Shape{10}});
   check_layer({"LeakyReLU", {{"negative_slope", 0.05}}, Shape{4, 3}});
 }
@@ -161,6 +171,7 @@ TEST(LayerGradient, DropoutInferenceIsIdentity) {
 // its backward must apply exactly the forward's mask instead.
 TEST(LayerGradient, DropoutBackwardUsesForwardMask) {
   Rng rng(3);
+  checked_classes().insert("Dropout");
   auto layer = make_layer("Dropout", {{"rate", 0.4}, {"seed", 5}}, "dropout");
   const Shape in[1] = {Shape{100}};
   layer->build(in, rng);
@@ -180,6 +191,7 @@ TEST(LayerGradient, DropoutBackwardUsesForwardMask) {
 
 TEST(LayerGradient, AddPassesGradientToEachInput) {
   Rng rng(1);
+  checked_classes().insert("Add");
   auto layer = make_layer("Add", json::object(), "add");
   const Shape in[2] = {Shape{3, 2}, Shape{3, 2}};
   layer->build(in, rng);
@@ -194,6 +206,14 @@ TEST(LayerGradient, AddPassesGradientToEachInput) {
   for (int k = 0; k < 2; ++k)
     for (int64_t i = 0; i < dy.numel(); ++i)
       EXPECT_FLOAT_EQ(layer->input_grad(k).f32()[i], dy.f32()[i]);
+}
+
+// Last in this file, so that GoogleTest's order has run every case above: a
+// layer added to nn/layer_list.hpp without a backward check fails here.
+TEST(LayerGradient, EveryRegisteredLayerHasACase) {
+  for (const LayerInfo* info : layer_registry())
+    EXPECT_TRUE(checked_classes().count(info->about.name()))
+        << info->about.name() << " has no gradient case in this file";
 }
 
 }  // namespace
