@@ -8,10 +8,11 @@
 //   - the emulated GPU of the tests (tests/unit/emulated: each op on host
 //     views of its tensors).
 // Adding an op means: its line here; its CPU side (on_cpu::<op> in
-// cpu/ops_cpu.cpp, over a kernel in cpu/); its CUDA side (the CudaBackend override in
-// cuda/ops_cuda.cpp, over a kernel in cuda/); its case in the cross-backend
-// harness (tests/unit/cuda/backend_harness_test.cpp). A missing side does not
-// build: on_cpu::<op> is declared from here and the backend is abstract.
+// cpu/ops_cpu.cpp, over a kernel in cpu/); its CUDA side (the CudaBackend
+// override in cuda/ops_cuda.cpp, over a kernel in cuda/); its case in the
+// cross-backend harness (tests/unit/cuda/backend_harness_test.cpp). A missing
+// side does not build: on_cpu::<op> is declared from here and the backend is
+// abstract; a missing case fails the harness's EveryOpHasACase.
 //
 // DRUN_OP(return type, name, (parameters), (arguments), device, checks)
 //   arguments: the parameters' names, to forward them;
