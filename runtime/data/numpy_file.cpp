@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/options.hpp"
-#include "kernels/half.hpp"
+#include "tensor/half.hpp"
 
 namespace drun::data {
 namespace {
@@ -171,7 +171,7 @@ double element(const Header& h, const unsigned char* p) {
       return static_cast<double>(s);
     }
     default:
-      if (h.item_bytes == 2) return kernels::half_to_float(static_cast<uint16_t>(u));
+      if (h.item_bytes == 2) return half_to_float(static_cast<uint16_t>(u));
       if (h.item_bytes == 4) return std::bit_cast<float>(static_cast<uint32_t>(u));
       return std::bit_cast<double>(u);
   }

@@ -27,4 +27,14 @@ class DeviceCommunicator {
 // is built without NCCL.
 std::unique_ptr<DeviceCommunicator> make_nccl_communicator(Communicator& mpi);
 
+using MakeDeviceCommunicator = std::unique_ptr<DeviceCommunicator> (*)(Communicator&);
+
 }  // namespace drun::distributed
+
+// NCCL's entry in the CUDA backend module, libdrun_cuda.so
+// (kernels/cuda_module.hpp), which holds this communicator beside the
+// backend: the module's own make_nccl_communicator (comm_nccl_entry.cpp). The
+// drun executable, which loads the module rather than linking the backend,
+// forwards its make_nccl_communicator there (comm_nccl_loader.cpp). The
+// version in its name changes with the function's signature.
+extern "C" drun::distributed::MakeDeviceCommunicator drun_nccl_module_v1();

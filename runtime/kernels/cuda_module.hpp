@@ -3,20 +3,18 @@
 // same sources as the drun_backend library that tests link directly. Loading
 // cuBLAS (with cuBLASLt), cuDNN and NCCL costs a process about 150 MB of
 // resident memory at start (cuBLASLt's static tables alone 140 MB), which a
-// run on the CPU has no use for. The module hands out its entry points
-// through one C function, so that the executable's own forwarders of the same
-// names never call themselves.
+// run on the CPU has no use for. The module hands out the backend's entry
+// points through one C function, so that the executable's own forwarders of
+// the same names never call themselves. Parts of the module that belong to
+// higher layers (NCCL's communicator, distributed/comm_nccl.hpp) hand out
+// theirs through C functions of their own, which their forwarders find with
+// cuda_module_entry: kernels/ knows nothing of them.
 #pragma once
 #include <cstddef>
 #include <memory>
 #include <string>
 
 #include "tensor/tensor.hpp"
-
-namespace drun::distributed {
-class Communicator;
-class DeviceCommunicator;
-}  // namespace drun::distributed
 
 namespace drun::kernels {
 
@@ -36,10 +34,15 @@ struct CudaModule {
   std::string (*device_name)(int);
   std::shared_ptr<cuda::Context> (*make_context)(int);
   GpuBackend* (*backend)();
-  std::unique_ptr<distributed::DeviceCommunicator> (*make_nccl)(distributed::Communicator&);
 };
+
+// In the drun executable: the address of the C function `name` of the
+// module, loaded first if it is not yet. Throws where the module cannot be
+// loaded or has no such function.
+void* cuda_module_entry(const char* name);
 
 }  // namespace drun::kernels
 
-// The module's one exported entry; the version in its name changes with the table.
-extern "C" const drun::kernels::CudaModule* drun_cuda_module_v1();
+// The module's entry for the backend; the version in its name changes with
+// the table.
+extern "C" const drun::kernels::CudaModule* drun_cuda_module_v2();

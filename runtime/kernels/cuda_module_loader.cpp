@@ -12,7 +12,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "distributed/comm_nccl.hpp"
 #include "kernels/cuda_module.hpp"
 #include "kernels/gpu_backend.hpp"
 #include "tensor/device_memory.hpp"
@@ -21,6 +20,7 @@ namespace drun::kernels {
 namespace {
 
 std::atomic<const CudaModule*> loaded{nullptr};
+void* handle = nullptr;  // the module's, once loaded; set once, under `once`
 std::string load_error;  // why it did not load; set once, under `once`
 std::once_flag once;
 
@@ -38,17 +38,18 @@ std::string module_path() {
 void load() {
   const std::string path = module_path();
   // RTLD_NOW: a module that does not fit this executable fails here, whole.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
+  void* opened = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!opened) {
     load_error = "cannot load the CUDA backend: " + std::string(dlerror());
     return;
   }
   using Entry = const CudaModule* (*)();
-  auto entry = reinterpret_cast<Entry>(dlsym(handle, "drun_cuda_module_v1"));
+  auto entry = reinterpret_cast<Entry>(dlsym(opened, "drun_cuda_module_v2"));
   if (!entry) {
-    load_error = path + " is not drun's CUDA backend (no drun_cuda_module_v1)";
+    load_error = path + " is not drun's CUDA backend (no drun_cuda_module_v2)";
     return;
   }
+  handle = opened;
   loaded = entry();  // loaded for good: never closed
 }
 
@@ -96,6 +97,13 @@ GpuBackend* gpu_backend() {
   return module().backend();
 }
 
+void* cuda_module_entry(const char* name) {
+  module();  // loaded, or its error thrown
+  void* entry = dlsym(handle, name);
+  if (!entry) throw std::runtime_error("the CUDA backend module has no " + std::string(name));
+  return entry;
+}
+
 }  // namespace drun::kernels
 
 namespace drun::device_memory {
@@ -121,11 +129,3 @@ void unpin(void* p) {
 }
 
 }  // namespace drun::device_memory
-
-namespace drun::distributed {
-
-std::unique_ptr<DeviceCommunicator> make_nccl_communicator(Communicator& mpi) {
-  return kernels::module().make_nccl(mpi);
-}
-
-}  // namespace drun::distributed

@@ -2,15 +2,17 @@
 // signature is written. From it come
 //   - the ops themselves (ops.hpp declares them, ops.cpp defines each: its
 //     checks, the check that every tensor argument is on the op's device,
-//     and the hand-off to the GPU backend or the CPU side, on_cpu::<op>),
+//     and the hand-off to the GPU backend or the CPU side, on_cpu::<op>,
+//     declared in cpu/ops_cpu.hpp),
 //   - the GPU backend interface (gpu_backend.hpp: one pure virtual per op),
 //   - the emulated GPU of the tests (tests/unit/emulated: each op on host
 //     views of its tensors).
-// Adding an op means: its line here; its CPU side (on_cpu::<op> in ops.cpp,
-// over a kernel in cpu/); its CUDA side (the CudaBackend override in
-// cuda/ops_cuda.cpp, over a kernel in cuda/); its case in the cross-backend
-// harness (tests/unit/cuda/backend_harness_test.cpp). A missing side does not
-// build: on_cpu::<op> is declared from here and the backend is abstract.
+// Adding an op means: its line here; its CPU side (on_cpu::<op> in
+// cpu/ops_cpu.cpp, over a kernel in cpu/); its CUDA side (the CudaBackend
+// override in cuda/ops_cuda.cpp, over a kernel in cuda/); its case in the
+// cross-backend harness (tests/unit/cuda/backend_harness_test.cpp). A missing
+// side does not build: on_cpu::<op> is declared from here and the backend is
+// abstract; a missing case fails the harness's EveryOpHasACase.
 //
 // DRUN_OP(return type, name, (parameters), (arguments), device, checks)
 //   arguments: the parameters' names, to forward them;

@@ -8,7 +8,7 @@ namespace drun {
 
 // u8: data sets' pixels as stored (data::Dataset), converted per batch.
 // f16 (IEEE binary16) and bf16 (bfloat16): mixed precision's copies of
-// activations and kernels for the convolutions and GEMMs (kernels/half.hpp
+// activations and kernels for the convolutions and GEMMs (tensor/half.hpp
 // converts them).
 enum class DType : uint8_t { f32, i32, u8, f16, bf16 };
 enum class Device : uint8_t { cpu, cuda };

@@ -34,6 +34,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -232,8 +233,60 @@ const char* name(LossKind k) {
 }
 
 // ---------------------------------------------------------------------------
+// Which ops the cases cover
+
+// Every op of kernels/op_list.hpp: an enumerator and its name.
+enum class Op {
+#define DRUN_OP(ret, name, params, args, device, checks) name,
+#include "kernels/op_list.hpp"
+#undef DRUN_OP
+};
+const char* const kOpNames[] = {
+#define DRUN_OP(ret, name, params, args, device, checks) #name,
+#include "kernels/op_list.hpp"
+#undef DRUN_OP
+};
+
+// The ops that the TESTs below compare: each TEST names its ops in a COVERS
+// line above it, registered at start-up (before any test runs, whatever the
+// filter), so that an op added to the list without a case fails
+// EveryOpHasACase.
+std::set<Op>& covered_ops() {
+  static std::set<Op> ops;
+  return ops;
+}
+bool covers(std::initializer_list<Op> ops) {
+  covered_ops().insert(ops.begin(), ops.end());
+  return true;
+}
+#define HARNESS_CONCAT_(a, b) a##b
+#define HARNESS_CONCAT(a, b) HARNESS_CONCAT_(a, b)
+#define COVERS(...) \
+  [[maybe_unused]] const bool HARNESS_CONCAT(covers_, __LINE__) = covers({__VA_ARGS__})
+
+// The ops no case compares, each with the reason it cannot be.
+const Op kNoCase[] = {
+    // Waits for the GPU and computes nothing to compare; every case calls it
+    // (on_both) before reading the GPU's outputs.
+    Op::synchronize,
+};
+
+TEST(BackendHarness, EveryOpHasACase) {
+  for (size_t i = 0; i < std::size(kOpNames); ++i) {
+    const auto op = static_cast<Op>(i);
+    const bool has_case = covered_ops().count(op) > 0;
+    const bool exempt = std::find(std::begin(kNoCase), std::end(kNoCase), op) != std::end(kNoCase);
+    EXPECT_TRUE(has_case || exempt)
+        << kOpNames[i] << " (kernels/op_list.hpp) has no case in the harness: add one that "
+        << "compares it with the CPU and name it in that case's COVERS line";
+    EXPECT_FALSE(has_case && exempt) << kOpNames[i] << " has a case: take it out of kNoCase";
+  }
+}
+
+// ---------------------------------------------------------------------------
 // GEMM and the dense layer's helpers
 
+COVERS(Op::matmul);
 TEST(BackendHarness, MatmulEveryTransposeAndScaling) {
   struct Case {
     int64_t m, n, k;
@@ -271,6 +324,7 @@ TEST(BackendHarness, MatmulEveryTransposeAndScaling) {
       }
 }
 
+COVERS(Op::bias_add, Op::column_sums);
 TEST(BackendHarness, BiasAddAndColumnSums) {
   const Shape shapes[] = {Shape{1, 1}, Shape{5, 300}, Shape{64, 10}, Shape{2, 7, 7, 16}};
   int seed = 200;
@@ -323,6 +377,7 @@ TEST(BackendHarness, EveryActivationHasACase) {
         << name(a) << " has no case in kActivationCases";
 }
 
+COVERS(Op::activation_forward, Op::activation_backward);
 TEST(BackendHarness, ActivationsForwardAndBackward) {
   // Softmax works over the last dimension: a 1000-wide row needs the GPU's
   // row reduction to span several threads.
@@ -369,6 +424,8 @@ TEST(BackendHarness, ActivationsForwardAndBackward) {
 // ---------------------------------------------------------------------------
 // Elementwise ops and the finiteness check
 
+COVERS(Op::add, Op::add_relu, Op::add_relu_backward, Op::axpy, Op::scale, Op::scale_by, Op::fill,
+       Op::mul);
 TEST(BackendHarness, ElementwiseOps) {
   // Odd lengths leave tails past any vector width; 65537 spans many blocks.
   const int64_t sizes[] = {1, 7, 1000, 65537};
@@ -417,6 +474,7 @@ TEST(BackendHarness, ElementwiseOps) {
   }
 }
 
+COVERS(Op::mark_nonfinite);
 TEST(BackendHarness, MarkNonfinite) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
@@ -463,11 +521,9 @@ TEST(BackendHarness, MarkNonfinite) {
   }
 }
 
-// Every direction between float32, float16 and bfloat16, bit for bit: the
-// GPU's conversions against kernels/half.hpp. The inputs span every
-// exponent either type has (subnormals, overflow to infinity, ties) and the
-// special values; NaNs need only stay NaNs.
-// Dropout's forward draws the same mask on both sides, in place (x = y) too.
+// Dropout's key is stored alike, and its forward draws the same mask on both
+// sides, in place (x = y) too.
+COVERS(Op::dropout_set_key, Op::dropout_forward);
 TEST(BackendHarness, DropoutForward) {
   int seed = 600;
   for (const int64_t n : {int64_t{1}, int64_t{4097}, int64_t{100003}}) {
@@ -480,6 +536,7 @@ TEST(BackendHarness, DropoutForward) {
       dropout_forward(ex, key.on(ex), 0.75f, x.on(ex), mask.on(ex), y.on(ex));
     });
     const std::string len = " n=" + std::to_string(n);
+    EXPECT_TRUE(matches("dropout_set_key" + len + ": key", key, kExact));
     EXPECT_TRUE(matches("dropout_forward" + len + ": mask", mask, kExact));
     EXPECT_TRUE(matches("dropout_forward" + len + ": y", y, kExact));
     Both inplace = both(x.cpu);
@@ -492,6 +549,11 @@ TEST(BackendHarness, DropoutForward) {
   }
 }
 
+// Every direction between float32, float16 and bfloat16, bit for bit: the
+// GPU's conversions against kernels/half.hpp. The inputs span every
+// exponent either type has (subnormals, overflow to infinity, ties) and the
+// special values; NaNs need only stay NaNs.
+COVERS(Op::cast);
 TEST(BackendHarness, CastBetweenFloatTypes) {
   const DType types[] = {DType::f32, DType::f16, DType::bf16};
   const float specials[] = {0.0f,
@@ -577,6 +639,10 @@ void expect_filter_gradients(Rng& rng, const ConvGeometry& g, const Both& x, con
     }
 }
 
+// conv2d_workspace_floats: each backend's own size (not comparable), which
+// its convolutions then run in.
+COVERS(Op::conv2d_workspace_floats, Op::conv2d_forward, Op::conv2d_backward_filter,
+       Op::conv2d_backward_data);
 TEST(BackendHarness, Conv2dForwardAndBackward) {
   struct Case {
     int64_t n, h, w, c, k, co, stride;
@@ -650,6 +716,7 @@ Tensor narrowed(const Tensor& x, DType type) {
   return t;
 }
 
+COVERS(Op::matmul);
 TEST(BackendHarness, MixedPrecisionMatmul) {
   for (const DType type : {DType::f16, DType::bf16}) {
     int seed = 900;
@@ -675,6 +742,7 @@ TEST(BackendHarness, MixedPrecisionMatmul) {
   }
 }
 
+COVERS(Op::conv2d_forward, Op::conv2d_backward_filter, Op::conv2d_backward_data);
 TEST(BackendHarness, MixedPrecisionConv2d) {
   struct Case {
     int64_t n, h, w, c, k, co, stride;
@@ -744,6 +812,7 @@ TEST(BackendHarness, MixedPrecisionConv2d) {
 // ---------------------------------------------------------------------------
 // Pooling
 
+COVERS(Op::max_pool_forward, Op::max_pool_backward, Op::avg_pool_forward, Op::avg_pool_backward);
 TEST(BackendHarness, PoolingForwardAndBackward) {
   struct Case {
     int64_t n, h, w, c, window, stride;
@@ -801,6 +870,7 @@ TEST(BackendHarness, PoolingForwardAndBackward) {
 // backend has the kernel (the CPU, where the direct convolution suits),
 // else as the layer runs it, conv2d_forward then max_pool_forward (CUDA).
 // Backward gets the CPU's pooled output and winners on both backends.
+COVERS(Op::conv2d_max_pool_forward, Op::conv2d_max_pool_backward_filter);
 TEST(BackendHarness, ConvolutionWithMaxPool) {
   struct Case {
     int64_t n, h, w, c, k, co, window;
@@ -868,6 +938,7 @@ TEST(BackendHarness, ConvolutionWithMaxPool) {
   }
 }
 
+COVERS(Op::global_avg_pool_forward, Op::global_avg_pool_backward);
 TEST(BackendHarness, GlobalAvgPoolForwardAndBackward) {
   const Shape shapes[] = {Shape{2, 7, 7, 16}, Shape{3, 1, 1, 5}, Shape{2, 8, 8, 64},
                           Shape{1, 32, 32, 3}};
@@ -891,6 +962,7 @@ TEST(BackendHarness, GlobalAvgPoolForwardAndBackward) {
 // ---------------------------------------------------------------------------
 // Batch normalisation
 
+COVERS(Op::batchnorm_forward_train, Op::batchnorm_forward_infer, Op::batchnorm_backward);
 TEST(BackendHarness, BatchNormTrainInferBackward) {
   // Over the last axis: (rows, c) after a dense layer, NHWC after a conv.
   const Shape shapes[] = {Shape{64, 8}, Shape{4, 5, 5, 16}, Shape{2, 3, 3, 3}, Shape{256, 1}};
@@ -1008,6 +1080,7 @@ LossInputs loss_inputs(Rng& rng, LossKind kind, int64_t rows, int64_t cols) {
   return in;
 }
 
+COVERS(Op::loss_forward_backward);
 TEST(BackendHarness, LossesForwardAndBackward) {
   const LossKind kinds[] = {
       LossKind::softmax_xent_sparse, LossKind::xent_sparse, LossKind::softmax_xent, LossKind::xent,
@@ -1040,6 +1113,7 @@ TEST(BackendHarness, LossesForwardAndBackward) {
 // A label outside [0, classes) must not be read out of bounds: its gradient
 // row is zeros and the loss NaN, on both sides; one too large, and one
 // negative in the last row.
+COVERS(Op::loss_forward_backward);
 TEST(BackendHarness, SparseLossWithABadLabelIsNaN) {
   struct Case {
     LossKind kind;
@@ -1074,6 +1148,7 @@ TEST(BackendHarness, SparseLossWithABadLabelIsNaN) {
 // Every metric's batch sum; hits exactly. Ties go to the first maximum (as
 // NumPy and Keras' accuracy): an all-zero row (a dead ReLU layer's logits)
 // and a row with its maximum twice.
+COVERS(Op::metric_sum);
 TEST(BackendHarness, MetricSums) {
   struct Size {
     int64_t rows, cols;
@@ -1224,6 +1299,8 @@ std::vector<Both> all_of(const Both& w, const PerBackend<std::vector<Tensor>>& s
   return out;
 }
 
+COVERS(Op::sgd_update, Op::sgd_momentum_update, Op::adagrad_update, Op::adam_update,
+       Op::rmsprop_update, Op::rmsprop_momentum_update);
 TEST(BackendHarness, OptimizerUpdates) {
   const int64_t sizes[] = {7, 4099};
   int seed = 1300;

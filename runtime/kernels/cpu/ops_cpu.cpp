@@ -1,0 +1,413 @@
+// The CPU side of each op of kernels/op_list.hpp (cpu/ops_cpu.hpp), on host
+// tensors, after ops.cpp's checks: each adapts the op's tensors to a kernel of
+// kernels/cpu/ (or of kernels/mixed_reference.hpp for mixed precision) and
+// splits the work over ex's threads where the kernel's rows are independent.
+// The CUDA side of the same ops is cuda/ops_cuda.cpp.
+#include "kernels/cpu/ops_cpu.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/activation.hpp"
+#include "kernels/batchnorm.hpp"
+#include "kernels/cast.hpp"
+#include "kernels/cpu/batchnorm_threads.hpp"
+#include "kernels/cpu/conv2d.hpp"
+#include "kernels/cpu/conv2d_direct.hpp"
+#include "kernels/cpu/gemm.hpp"
+#include "kernels/cpu/pool.hpp"
+#include "kernels/cpu/split.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/loss.hpp"
+#include "kernels/metric.hpp"
+#include "kernels/mixed_reference.hpp"
+#include "kernels/optimizer_update.hpp"
+
+namespace drun::kernels {
+
+namespace {
+
+int64_t last_dim(const Tensor& t) {
+  return t.rank() ? t.dim(-1) : 1;
+}
+
+// Splits `rows` rows into one contiguous range per thread of ex's budget and
+// runs f(first_row, row_count) on each, for kernels whose rows are
+// independent: the result is the same, bit for bit, whatever the split.
+// Small inputs stay on one thread (a parallel region costs microseconds).
+template <class F>
+void by_rows(const Exec& ex, int64_t rows, int64_t cols, F&& f) {
+  constexpr int64_t kMinPerThread = 1 << 14;  // floats
+  const int64_t most = std::max<int64_t>(1, rows * cols / kMinPerThread);
+  cpu::for_each_range(rows, static_cast<int>(std::min<int64_t>(ex.threads, most)),
+                      [&](int64_t, int64_t r0, int64_t r1) {
+                        if (r1 > r0) f(r0, r1 - r0);
+                      });
+}
+
+}  // namespace
+
+void on_cpu::synchronize(const Exec&) {}
+
+void on_cpu::matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                    const Tensor& a, const Tensor& b, float beta, Tensor& y) {
+  if (mixed_reference::mixed(a, b))
+    return mixed_reference::matmul(ex, ta, tb, m, n, k, alpha, a, b, beta, y);
+  if (a.numel() < m * k || b.numel() < k * n || y.numel() < m * n)
+    throw std::logic_error("matmul: operands smaller than " + std::to_string(m) + "x" +
+                           std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n));
+  cpu::gemm(ta, tb, m, n, k, alpha, a.f32(), ta ? m : k, b.f32(), tb ? k : n, beta, y.f32(), n,
+            ex.threads);
+}
+
+void on_cpu::bias_add(const Exec& ex, Tensor& y, const Tensor& b) {
+  const int64_t cols = b.numel();
+  float* yp = y.f32();
+  by_rows(ex, y.numel() / cols, cols,
+          [&](int64_t r0, int64_t n) { cpu::bias_add(yp + r0 * cols, b.f32(), n, cols); });
+}
+
+void on_cpu::column_sums(const Exec&, const Tensor& x, Tensor& s) {
+  const int64_t cols = s.numel();
+  cpu::column_sums(x.f32(), x.numel() / cols, cols, s.f32());
+}
+
+void on_cpu::activation_forward(const Exec& ex, ActivationFn a, const Tensor& x, Tensor& y) {
+  const int64_t cols = last_dim(x);
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  by_rows(ex, x.numel() / cols, cols, [&](int64_t r0, int64_t n) {
+    cpu::activation_forward(a, xp + r0 * cols, yp + r0 * cols, n, cols);
+  });
+}
+
+void on_cpu::activation_backward(const Exec& ex, ActivationFn a, const Tensor& x, const Tensor& y,
+                                 const Tensor& dy, Tensor& dx) {
+  const int64_t cols = last_dim(y);
+  const float* xp = x.defined() ? x.f32() : nullptr;
+  const float *yp = y.f32(), *dyp = dy.f32();
+  float* dxp = dx.f32();
+  by_rows(ex, y.numel() / cols, cols, [&](int64_t r0, int64_t n) {
+    const int64_t o = r0 * cols;
+    cpu::activation_backward(a, xp ? xp + o : nullptr, yp + o, dyp + o, dxp + o, n, cols);
+  });
+}
+
+void on_cpu::add(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
+  const float *ap = a.f32(), *bp = b.f32();
+  float* yp = y.f32();
+  by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) { cpu::add(ap + i, bp + i, yp + i, n); });
+}
+
+void on_cpu::add_relu(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
+  const float *ap = a.f32(), *bp = b.f32();
+  float* yp = y.f32();
+  by_rows(ex, a.numel(), 1,
+          [&](int64_t i, int64_t n) { cpu::add_relu(ap + i, bp + i, yp + i, n); });
+}
+
+void on_cpu::add_relu_backward(const Exec& ex, const Tensor& a, const Tensor& b, const Tensor& y,
+                               Tensor& dx) {
+  const float *ap = a.f32(), *bp = b.f32(), *yp = y.f32();
+  float* dxp = dx.f32();
+  by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) {
+    cpu::add_relu_backward(ap + i, bp + i, yp + i, dxp + i, n);
+  });
+}
+
+void on_cpu::axpy(const Exec& ex, float alpha, const Tensor& x, Tensor& y) {
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  by_rows(ex, x.numel(), 1, [&](int64_t i, int64_t n) { cpu::axpy(alpha, xp + i, yp + i, n); });
+}
+
+void on_cpu::fill(const Exec&, float value, Tensor& y) {
+  std::fill_n(y.f32(), y.numel(), value);
+}
+
+void on_cpu::scale(const Exec& ex, float alpha, Tensor& y) {
+  float* yp = y.f32();
+  by_rows(ex, y.numel(), 1, [&](int64_t i, int64_t n) { cpu::scale(alpha, yp + i, n); });
+}
+
+void on_cpu::scale_by(const Exec& ex, const Tensor& alpha, Tensor& y) {
+  const float* a = alpha.f32();
+  float* yp = y.f32();
+  by_rows(ex, y.numel(), 1, [&](int64_t i, int64_t n) { cpu::scale_by(a, yp + i, n); });
+}
+
+void on_cpu::mul(const Exec& ex, const Tensor& a, const Tensor& b, Tensor& y) {
+  const float *ap = a.f32(), *bp = b.f32();
+  float* yp = y.f32();
+  by_rows(ex, a.numel(), 1, [&](int64_t i, int64_t n) { cpu::mul(ap + i, bp + i, yp + i, n); });
+}
+
+void on_cpu::dropout_set_key(const Exec&, uint64_t key, Tensor& stored) {
+  cpu::dropout_set_key(key, stored.i32());
+}
+
+void on_cpu::dropout_forward(const Exec& ex, const Tensor& stored, float keep, const Tensor& x,
+                             Tensor& mask, Tensor& y) {
+  const float* xp = x.f32();
+  float *mp = mask.f32(), *yp = y.f32();
+  by_rows(ex, x.numel(), 1, [&](int64_t i, int64_t n) {
+    cpu::dropout_forward(xp + i, mp + i, yp + i, n, stored.i32(), i, keep);
+  });
+}
+
+void on_cpu::cast(const Exec& ex, const Tensor& x, Tensor& y) {
+  const auto* xp = static_cast<const char*>(x.raw());
+  auto* yp = static_cast<char*>(y.raw());
+  const size_t from = dtype_size(x.dtype()), to = dtype_size(y.dtype());
+  by_rows(ex, x.numel(), 1, [&](int64_t i, int64_t n) {
+    cpu::cast(xp + i * from, x.dtype(), yp + i * to, y.dtype(), n);
+  });
+}
+
+void on_cpu::mark_nonfinite(const Exec&, const Tensor& x, Tensor& flag) {
+  cpu::mark_nonfinite(x.f32(), x.numel(), flag.f32());
+}
+
+namespace {
+
+// A convolution without bias on the CPU: its engines add zeros and sum the
+// bias gradient into a sink, both the CO floats that on_cpu's workspace has
+// after the engines' part (no allocation in a step).
+float* bias_room(const Exec& ex, const ConvGeometry& g, Tensor& ws) {
+  return ws.f32() + cpu::conv2d_workspace_floats(g, ex.threads);
+}
+const float* bias_or_zeros(const Exec& ex, const ConvGeometry& g, const Tensor& b, Tensor& ws) {
+  if (b.defined()) return b.f32();
+  float* zeros = bias_room(ex, g, ws);
+  std::fill_n(zeros, g.co, 0.0f);
+  return zeros;
+}
+float* db_or_sink(const Exec& ex, const ConvGeometry& g, Tensor& db, Tensor& ws) {
+  return db.defined() ? db.f32() : bias_room(ex, g, ws);
+}
+
+}  // namespace
+
+int64_t on_cpu::conv2d_workspace_floats(const Exec& ex, const ConvGeometry& g) {
+  return cpu::conv2d_workspace_floats(g, ex.threads) + g.co;
+}
+
+bool on_cpu::conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w,
+                            const Tensor& b, Tensor& y, bool relu, Tensor& ws, Tensor* moments) {
+  if (mixed_reference::mixed(x, w)) {
+    mixed_reference::conv2d_forward(ex, g, x, w, b, y, relu, ws);
+    return false;
+  }
+  const float* bias = bias_or_zeros(ex, g, b, ws);
+  return cpu::conv2d_forward_with_moments(g, x.f32(), w.f32(), bias, y.f32(), relu, ws.f32(),
+                                          ex.threads, moments ? moments->f32() : nullptr);
+}
+
+void on_cpu::conv2d_backward_filter(const Exec& ex, const ConvGeometry& g, const Tensor& x,
+                                    const Tensor& dy, const Tensor* relu_y, Tensor& dw, Tensor& db,
+                                    Tensor& ws) {
+  if (mixed_reference::mixed(x, dy))
+    return mixed_reference::conv2d_backward_filter(ex, g, x, dy, relu_y, dw, db, ws);
+  cpu::conv2d_backward_filter(g, x.f32(), dy.f32(), relu_y ? relu_y->f32() : nullptr, dw.f32(),
+                              db_or_sink(ex, g, db, ws), ws.f32(), ex.threads);
+}
+
+void on_cpu::conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
+                                  const Tensor& w, Tensor& dx, Tensor& ws) {
+  if (mixed_reference::mixed(dy, w))
+    return mixed_reference::conv2d_backward_data(ex, g, dy, w, dx, ws);
+  cpu::conv2d_backward_data(g, dy.f32(), w.f32(), dx.f32(), ws.f32(), ex.threads);
+}
+
+bool on_cpu::conv2d_max_pool_forward(const Exec& ex, const ConvGeometry& g, const PoolGeometry& pg,
+                                     const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                                     Tensor& argmax, bool relu, Tensor& ws) {
+  if (x.dtype() != DType::f32 || w.dtype() != DType::f32 ||
+      !cpu::conv2d_direct_max_pool_suits(g, pg))
+    return false;
+  cpu::conv2d_direct_max_pool_forward(g, pg, x.f32(), w.f32(), bias_or_zeros(ex, g, b, ws), y.f32(),
+                                      argmax.i32(), relu, ex.threads);
+  return true;
+}
+
+void on_cpu::conv2d_max_pool_backward_filter(const Exec& ex, const ConvGeometry& g,
+                                             const PoolGeometry& pg, const Tensor& x,
+                                             const Tensor& dy, const Tensor& argmax,
+                                             const Tensor* relu_y, Tensor& dw, Tensor& db,
+                                             Tensor& ws) {
+  cpu::conv2d_direct_max_pool_backward_filter(g, pg, x.f32(), dy.f32(), argmax.i32(),
+                                              relu_y ? relu_y->f32() : nullptr, dw.f32(),
+                                              db_or_sink(ex, g, db, ws), ws.f32(), ex.threads);
+}
+
+void on_cpu::max_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y,
+                              Tensor& argmax) {
+  cpu::max_pool_forward(g, x.f32(), y.f32(), argmax.i32(), ex.threads);
+}
+
+void on_cpu::max_pool_backward(const Exec& ex, const PoolGeometry& g, const Tensor& dy,
+                               const Tensor& argmax, Tensor& dx) {
+  cpu::max_pool_backward(g, dy.f32(), argmax.i32(), dx.f32(), ex.threads);
+}
+
+void on_cpu::avg_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y) {
+  cpu::avg_pool_forward(g, x.f32(), y.f32(), ex.threads);
+}
+
+void on_cpu::avg_pool_backward(const Exec& ex, const PoolGeometry& g, const Tensor& dy,
+                               Tensor& dx) {
+  cpu::avg_pool_backward(g, dy.f32(), dx.f32(), ex.threads);
+}
+
+void on_cpu::global_avg_pool_forward(const Exec&, const Tensor& x, Tensor& y) {
+  const int64_t n = x.dim(0), c = x.dim(-1);
+  cpu::global_avg_pool_forward(n, x.numel() / (n * c), c, x.f32(), y.f32());
+}
+
+void on_cpu::global_avg_pool_backward(const Exec&, const Tensor& dy, Tensor& dx) {
+  const int64_t n = dx.dim(0), c = dx.dim(-1);
+  cpu::global_avg_pool_backward(n, dx.numel() / (n * c), c, dy.f32(), dx.f32());
+}
+
+void on_cpu::batchnorm_forward_train(const Exec& ex, const Tensor& x, const Tensor& gamma,
+                                     const Tensor& beta, float eps, float momentum,
+                                     Tensor& moving_mean, Tensor& moving_var, Tensor& mean,
+                                     Tensor& inv_std, Tensor& y, bool relu, const Tensor* moments) {
+  const int64_t c = gamma.numel();
+  cpu::batchnorm_forward_train(x.f32(), x.numel() / c, c, gamma.f32(), beta.f32(), eps, momentum,
+                               moving_mean.f32(), moving_var.f32(), mean.f32(), inv_std.f32(),
+                               y.f32(), relu, ex.threads, moments ? moments->f32() : nullptr,
+                               moments ? moments->dim(0) : 0);
+}
+
+void on_cpu::batchnorm_forward_infer(const Exec& ex, const Tensor& x, const Tensor& gamma,
+                                     const Tensor& beta, float eps, const Tensor& moving_mean,
+                                     const Tensor& moving_var, Tensor& y, bool relu) {
+  const int64_t c = gamma.numel();
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  by_rows(ex, x.numel() / c, c, [&](int64_t r0, int64_t n) {
+    cpu::batchnorm_forward_infer(xp + r0 * c, n, c, gamma.f32(), beta.f32(), eps, moving_mean.f32(),
+                                 moving_var.f32(), yp + r0 * c, relu);
+  });
+}
+
+void on_cpu::batchnorm_backward(const Exec& ex, const Tensor& x, const Tensor& dy,
+                                const Tensor* relu_y, const Tensor& gamma, const Tensor& beta,
+                                const Tensor& mean, const Tensor& inv_std, bool batch_statistics,
+                                Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  const int64_t c = gamma.numel();
+  cpu::batchnorm_backward(x.f32(), dy.f32(), relu_y ? beta.f32() : nullptr, x.numel() / c, c,
+                          gamma.f32(), mean.f32(), inv_std.f32(), batch_statistics, dx.f32(),
+                          dgamma.f32(), dbeta.f32(), ex.threads);
+}
+
+void on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred,
+                                   const Tensor& target, Tensor& grad, Tensor& loss) {
+  const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+  float* out = loss.f32();
+  switch (kind) {
+    case LossKind::softmax_xent_sparse:
+      return cpu::softmax_xent_sparse(pred.f32(), target.i32(), rows, cols, grad.f32(), out);
+    case LossKind::xent_sparse:
+      return cpu::xent_sparse_probs(pred.f32(), target.i32(), rows, cols, grad.f32(), out);
+    case LossKind::softmax_xent:
+      return cpu::softmax_xent_dense(pred.f32(), target.f32(), rows, cols, grad.f32(), out);
+    case LossKind::xent:
+      return cpu::xent_dense_probs(pred.f32(), target.f32(), rows, cols, grad.f32(), out);
+    case LossKind::sigmoid_bce:
+      return cpu::sigmoid_bce(pred.f32(), target.f32(), pred.numel(), grad.f32(), out);
+    case LossKind::bce:
+      return cpu::bce_probs(pred.f32(), target.f32(), pred.numel(), grad.f32(), out);
+    case LossKind::mse:
+      return cpu::mse(pred.f32(), target.f32(), pred.numel(), grad.f32(), out);
+  }
+}
+
+void on_cpu::metric_sum(const Exec&, MetricKind kind, const Tensor& pred, const Tensor& target,
+                        Tensor& sum) {
+  const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+  float* out = sum.f32();
+  switch (kind) {
+    case MetricKind::label_accuracy:
+      return cpu::label_hits(pred.f32(), target.i32(), rows, cols, out);
+    case MetricKind::onehot_accuracy:
+      return cpu::argmax_hits(pred.f32(), target.f32(), rows, cols, out);
+    case MetricKind::binary_accuracy_logits:
+      return cpu::threshold_hits(pred.f32(), target.f32(), pred.numel(), 0.0f, out);
+    case MetricKind::binary_accuracy_probs:
+      return cpu::threshold_hits(pred.f32(), target.f32(), pred.numel(), 0.5f, out);
+    case MetricKind::squared_error:
+      return cpu::error_sum(pred.f32(), target.f32(), pred.numel(), true, out);
+    case MetricKind::absolute_error:
+      return cpu::error_sum(pred.f32(), target.f32(), pred.numel(), false, out);
+  }
+}
+
+namespace {
+
+// p + offset, or null for an unused optional slot.
+float* at(Tensor* t, int64_t offset) {
+  return t ? t->f32() + offset : nullptr;
+}
+
+}  // namespace
+
+// The updates are elementwise, so a large variable is cut into one range per
+// thread (by_rows over one column): each element's arithmetic is the same as
+// in one pass, bit-identical for any thread count. Measured on a 16-core Xeon
+// (seed CNN, 347k parameters): on one thread the update took 0.6 ms of a
+// 1.5 ms step, reading gradients that the GEMM's threads had left in the
+// other cores' caches.
+void on_cpu::sgd_update(const Exec& ex, const Tensor& g, Tensor& w, const Tensor& step,
+                        float weight_decay) {
+  by_rows(ex, w.numel(), 1, [&](int64_t o, int64_t n) {
+    cpu::sgd(w.f32() + o, g.f32() + o, n, step.f32(), weight_decay);
+  });
+}
+
+void on_cpu::sgd_momentum_update(const Exec& ex, const Tensor& g, Tensor& w, Tensor& v,
+                                 const Tensor& step, float momentum, bool nesterov,
+                                 float weight_decay) {
+  by_rows(ex, w.numel(), 1, [&](int64_t o, int64_t n) {
+    cpu::sgd_momentum(w.f32() + o, g.f32() + o, v.f32() + o, n, step.f32(), momentum, nesterov,
+                      weight_decay);
+  });
+}
+
+void on_cpu::adagrad_update(const Exec& ex, const Tensor& g, Tensor& w, Tensor& acc,
+                            const Tensor& step, float epsilon, float weight_decay) {
+  by_rows(ex, w.numel(), 1, [&](int64_t o, int64_t n) {
+    cpu::adagrad(w.f32() + o, g.f32() + o, acc.f32() + o, n, step.f32(), epsilon, weight_decay);
+  });
+}
+
+void on_cpu::adam_update(const Exec& ex, const Tensor& g, Tensor& w, Tensor& m, Tensor& v,
+                         Tensor* vhat, const Tensor& step, float beta_1, float beta_2,
+                         float epsilon, float weight_decay) {
+  by_rows(ex, w.numel(), 1, [&](int64_t o, int64_t n) {
+    cpu::adam(w.f32() + o, g.f32() + o, m.f32() + o, v.f32() + o, at(vhat, o), n, step.f32(),
+              beta_1, beta_2, epsilon, weight_decay);
+  });
+}
+
+void on_cpu::rmsprop_update(const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg,
+                            const Tensor& step, float rho, float epsilon, float weight_decay) {
+  by_rows(ex, w.numel(), 1, [&](int64_t o, int64_t n) {
+    cpu::rmsprop(w.f32() + o, g.f32() + o, rms.f32() + o, at(mg, o), n, step.f32(), rho, epsilon,
+                 weight_decay);
+  });
+}
+
+void on_cpu::rmsprop_momentum_update(const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms,
+                                     Tensor* mg, Tensor& mom, const Tensor& step, float rho,
+                                     float momentum, float epsilon, float weight_decay) {
+  by_rows(ex, w.numel(), 1, [&](int64_t o, int64_t n) {
+    cpu::rmsprop_momentum(w.f32() + o, g.f32() + o, rms.f32() + o, at(mg, o), mom.f32() + o, n,
+                          step.f32(), rho, momentum, epsilon, weight_decay);
+  });
+}
+
+}  // namespace drun::kernels
