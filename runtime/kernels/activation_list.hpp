@@ -24,11 +24,7 @@
 #pragma once
 #include <math.h>  // expf, tanhf, erfcf...: the same names in host and device code
 
-#if defined(__CUDACC__)
-#define DRUN_HOST_DEVICE __host__ __device__
-#else
-#define DRUN_HOST_DEVICE
-#endif
+#include "kernels/host_device.hpp"
 
 namespace drun::kernels::act {
 

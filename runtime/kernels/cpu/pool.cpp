@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/split.hpp"
+#include "kernels/pool_window.hpp"
 
 namespace drun::kernels::cpu {
 
@@ -26,14 +27,6 @@ void max_pool_backward(const PoolGeometry& g, const float* dy, const int32_t* ar
   });
 }
 
-static int64_t window_count(const PoolGeometry& g, int64_t oy, int64_t ox) {
-  const int64_t y0 = std::max<int64_t>(0, oy * g.sh - g.pad_top);
-  const int64_t y1 = std::min<int64_t>(g.h, oy * g.sh - g.pad_top + g.ph);
-  const int64_t x0 = std::max<int64_t>(0, ox * g.sw - g.pad_left);
-  const int64_t x1 = std::min<int64_t>(g.w, ox * g.sw - g.pad_left + g.pw);
-  return std::max<int64_t>(1, (y1 - y0) * (x1 - x0));
-}
-
 void avg_pool_forward(const PoolGeometry& g, const float* x, float* y, int threads) {
   const int64_t c = g.c;
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -43,16 +36,12 @@ void avg_pool_forward(const PoolGeometry& g, const float* x, float* y, int threa
       for (int64_t ox = 0; ox < g.ow; ++ox) {
         float* yo = y + ((n * g.oh + oy) * g.ow + ox) * c;
         for (int64_t ci = 0; ci < c; ++ci) yo[ci] = 0.0f;
-        for (int64_t ky = 0; ky < g.ph; ++ky) {
-          const int64_t iy = oy * g.sh + ky - g.pad_top;
-          if (iy < 0 || iy >= g.h) continue;
-          for (int64_t kx = 0; kx < g.pw; ++kx) {
-            const int64_t ix = ox * g.sw + kx - g.pad_left;
-            if (ix < 0 || ix >= g.w) continue;
+        const WindowSpan ys = window_rows(g, oy), xs = window_cols(g, ox);
+        for (int64_t iy = ys.begin; iy < ys.end; ++iy)
+          for (int64_t ix = xs.begin; ix < xs.end; ++ix) {
             const float* xp = xn + (iy * g.w + ix) * c;
             for (int64_t ci = 0; ci < c; ++ci) yo[ci] += xp[ci];
           }
-        }
         const float inv = 1.0f / static_cast<float>(window_count(g, oy, ox));
         for (int64_t ci = 0; ci < c; ++ci) yo[ci] *= inv;
       }
@@ -70,16 +59,12 @@ void avg_pool_backward(const PoolGeometry& g, const float* dy, float* dx, int th
       for (int64_t ox = 0; ox < g.ow; ++ox) {
         const float* d = dy + ((n * g.oh + oy) * g.ow + ox) * c;
         const float inv = 1.0f / static_cast<float>(window_count(g, oy, ox));
-        for (int64_t ky = 0; ky < g.ph; ++ky) {
-          const int64_t iy = oy * g.sh + ky - g.pad_top;
-          if (iy < 0 || iy >= g.h) continue;
-          for (int64_t kx = 0; kx < g.pw; ++kx) {
-            const int64_t ix = ox * g.sw + kx - g.pad_left;
-            if (ix < 0 || ix >= g.w) continue;
+        const WindowSpan ys = window_rows(g, oy), xs = window_cols(g, ox);
+        for (int64_t iy = ys.begin; iy < ys.end; ++iy)
+          for (int64_t ix = xs.begin; ix < xs.end; ++ix) {
             float* dp = dxn + (iy * g.w + ix) * c;
             for (int64_t ci = 0; ci < c; ++ci) dp[ci] += d[ci] * inv;
           }
-        }
       }
     }
   }

@@ -10,34 +10,13 @@
 
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/pool.hpp"
+#include "kernels/pool_window.hpp"
 
 namespace drun::kernels::cuda {
 
 using namespace launch;
 
 namespace {
-
-// The windows (first, last inclusive) along one axis that contain input
-// coordinate i; empty when last < first.
-struct Span {
-  int64_t first, last;
-};
-
-__device__ Span covering(int64_t i, int64_t pad, int64_t pool, int64_t stride, int64_t out) {
-  const int64_t t = i + pad;  // >= 0: the position in padded coordinates
-  const int64_t first = t >= pool ? (t - pool) / stride + 1 : 0;
-  const int64_t last = t / stride < out - 1 ? t / stride : out - 1;
-  return {first, last};
-}
-
-// Valid (unpadded) pixels of window (oy, ox), as cpu::window_count.
-__device__ int64_t window_count(const PoolGeometry& g, int64_t oy, int64_t ox) {
-  const int64_t ys = oy * g.sh - g.pad_top, xs = ox * g.sw - g.pad_left;
-  const int64_t y0 = ys > 0 ? ys : 0, y1 = ys + g.ph < g.h ? ys + g.ph : g.h;
-  const int64_t x0 = xs > 0 ? xs : 0, x1 = xs + g.pw < g.w ? xs + g.pw : g.w;
-  const int64_t count = (y1 - y0) * (x1 - x0);
-  return count > 1 ? count : 1;
-}
 
 __global__ void max_pool_forward_kernel(PoolGeometry g, const float* __restrict__ x,
                                         float* __restrict__ y, int32_t* __restrict__ argmax) {
@@ -50,19 +29,15 @@ __global__ void max_pool_forward_kernel(PoolGeometry g, const float* __restrict_
     // as the CPU's branch-free select does; an all-NaN window keeps pixel 0.
     float best = -INFINITY;
     int32_t won = 0;
-    for (int64_t ky = 0; ky < g.ph; ++ky) {
-      const int64_t iy = oy * g.sh + ky - g.pad_top;
-      if (iy < 0 || iy >= g.h) continue;
-      for (int64_t kx = 0; kx < g.pw; ++kx) {
-        const int64_t ix = ox * g.sw + kx - g.pad_left;
-        if (ix < 0 || ix >= g.w) continue;
+    const WindowSpan ys = window_rows(g, oy), xs = window_cols(g, ox);
+    for (int64_t iy = ys.begin; iy < ys.end; ++iy)
+      for (int64_t ix = xs.begin; ix < xs.end; ++ix) {
         const float v = xn[(iy * g.w + ix) * c];
         if (v > best) {
           best = v;
           won = static_cast<int32_t>(iy * g.w + ix);
         }
       }
-    }
     y[i] = best;
     argmax[i] = won;
   }
@@ -78,12 +53,12 @@ __global__ void max_pool_backward_kernel(PoolGeometry g, const float* __restrict
   for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t ci = i % c, p = i / c, ix = p % g.w, iy = (p / g.w) % g.h, n = p / (g.w * g.h);
     const int32_t pix = static_cast<int32_t>(iy * g.w + ix);
-    const Span ys = covering(iy, g.pad_top, g.ph, g.sh, g.oh);
-    const Span xs = covering(ix, g.pad_left, g.pw, g.sw, g.ow);
+    const WindowSpan ys = windows_over(iy, g.sh, g.pad_top, g.ph, g.oh);
+    const WindowSpan xs = windows_over(ix, g.sw, g.pad_left, g.pw, g.ow);
     const int64_t base = n * g.oh * g.ow * c + ci;
     float acc = 0.0f;
-    for (int64_t oy = ys.first; oy <= ys.last; ++oy)
-      for (int64_t ox = xs.first; ox <= xs.last; ++ox) {
+    for (int64_t oy = ys.begin; oy < ys.end; ++oy)
+      for (int64_t ox = xs.begin; ox < xs.end; ++ox) {
         const int64_t o = base + (oy * g.ow + ox) * c;
         if (argmax[o] != pix) continue;
         acc = tiles ? dy[o] : acc + dy[o];
@@ -117,15 +92,9 @@ __global__ void avg_pool_forward_kernel(PoolGeometry g, const float* __restrict_
                   n = p / (g.ow * g.oh);
     const float* xn = x + n * g.h * g.w * c + ci;
     float acc = 0.0f;
-    for (int64_t ky = 0; ky < g.ph; ++ky) {
-      const int64_t iy = oy * g.sh + ky - g.pad_top;
-      if (iy < 0 || iy >= g.h) continue;
-      for (int64_t kx = 0; kx < g.pw; ++kx) {
-        const int64_t ix = ox * g.sw + kx - g.pad_left;
-        if (ix < 0 || ix >= g.w) continue;
-        acc += xn[(iy * g.w + ix) * c];
-      }
-    }
+    const WindowSpan ys = window_rows(g, oy), xs = window_cols(g, ox);
+    for (int64_t iy = ys.begin; iy < ys.end; ++iy)
+      for (int64_t ix = xs.begin; ix < xs.end; ++ix) acc += xn[(iy * g.w + ix) * c];
     y[i] = acc * __fdiv_rn(1.0f, static_cast<float>(window_count(g, oy, ox)));
   }
 }
@@ -135,12 +104,12 @@ __global__ void avg_pool_backward_kernel(PoolGeometry g, const float* __restrict
   const int64_t c = g.c, total = g.n * g.h * g.w * c;
   for (int64_t i = first_index(); i < total; i += grid_stride()) {
     const int64_t ci = i % c, p = i / c, ix = p % g.w, iy = (p / g.w) % g.h, n = p / (g.w * g.h);
-    const Span ys = covering(iy, g.pad_top, g.ph, g.sh, g.oh);
-    const Span xs = covering(ix, g.pad_left, g.pw, g.sw, g.ow);
+    const WindowSpan ys = windows_over(iy, g.sh, g.pad_top, g.ph, g.oh);
+    const WindowSpan xs = windows_over(ix, g.sw, g.pad_left, g.pw, g.ow);
     const int64_t base = n * g.oh * g.ow * c + ci;
     float acc = 0.0f;
-    for (int64_t oy = ys.first; oy <= ys.last; ++oy)
-      for (int64_t ox = xs.first; ox <= xs.last; ++ox) {
+    for (int64_t oy = ys.begin; oy < ys.end; ++oy)
+      for (int64_t ox = xs.begin; ox < xs.end; ++ox) {
         const float inv = __fdiv_rn(1.0f, static_cast<float>(window_count(g, oy, ox)));
         acc = __fadd_rn(acc, __fmul_rn(dy[base + (oy * g.ow + ox) * c], inv));
       }

@@ -17,12 +17,9 @@ void max_pool_forward(const PoolGeometry& g, const float* x, float* y, int32_t* 
           yo[ci] = -std::numeric_limits<float>::infinity();
           ao[ci] = 0;
         }
-        for (int64_t ky = 0; ky < g.ph; ++ky) {
-          const int64_t iy = oy * g.sh + ky - g.pad_top;
-          if (iy < 0 || iy >= g.h) continue;
-          for (int64_t kx = 0; kx < g.pw; ++kx) {
-            const int64_t ix = ox * g.sw + kx - g.pad_left;
-            if (ix < 0 || ix >= g.w) continue;
+        const WindowSpan ys = window_rows(g, oy), xs = window_cols(g, ox);
+        for (int64_t iy = ys.begin; iy < ys.end; ++iy)
+          for (int64_t ix = xs.begin; ix < xs.end; ++ix) {
             const float* xp = xn + (iy * g.w + ix) * c;
             const int32_t pix = static_cast<int32_t>(iy * g.w + ix);
             for (int64_t ci = 0; ci < c; ++ci) {
@@ -31,7 +28,6 @@ void max_pool_forward(const PoolGeometry& g, const float* x, float* y, int32_t* 
               ao[ci] = more ? pix : ao[ci];
             }
           }
-        }
       }
     }
   }
