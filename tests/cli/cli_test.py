@@ -14,6 +14,7 @@ lines of a tabular run, and the model directory of a run given no flags.
                     train and eval events; the rerun says it is done and exits 0
   kill_and_resume   kill -9 mid-run, the same command resumes from the last checkpoint
   earlier_summary   starting afresh over another run's summary.json says so
+  preempted         SIGTERM: exit 75 and one line saying the step and how to resume, no traceback
 
 Usage: cli_test.py DRUN SOURCE_ROOT [CASE...]"""
 import glob
@@ -216,6 +217,33 @@ def case_earlier_summary():
         assert not glob.glob(os.path.join(d, "ckpt-*")), os.listdir(d)
         rc, out, err = run(args)
         assert rc == 0 and "holds an earlier run's summary.json" in err, show(rc, out, err)
+
+
+def case_preempted():
+    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+        d = os.path.join(tmp, "run")
+        out_path = os.path.join(tmp, "out")
+        with open(out_path, "w") as out_file:
+            job = subprocess.Popen([DRUN, TABULAR, "--steps", "1000000", "--step-ms", "1",
+                                    "--model-dir", d], stdout=out_file,
+                                   stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
+            deadline = time.time() + 60
+            while job.poll() is None and time.time() < deadline:
+                with open(out_path) as f:
+                    if "training to step" in f.read():
+                        break
+                time.sleep(0.05)
+            assert job.poll() is None, "the run ended before it trained"
+            time.sleep(0.5)
+            job.send_signal(signal.SIGTERM)
+            _, err = job.communicate(timeout=60)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert job.returncode == 75, "exit %s, expected 75\n%s" % (job.returncode, err)
+        assert len(lines) == 1 and "traceback" not in err, err
+        m = re.fullmatch(r"drun: preempted at step (\d+); checkpoint written to (\S+), "
+                         r"rerun the same command to resume", lines[0])
+        assert m and m.group(2) == d, err
+        assert os.path.exists(os.path.join(d, "ckpt-%s.h5" % m.group(1))), os.listdir(d)
 
 
 def main():
