@@ -65,6 +65,14 @@ TEST(Api, OneProcessIsTheChiefOfOneWorker) {
   EXPECT_STRNE(drun::kVersion, "");
 }
 
+// The device is chosen as drun chooses it; an unknown one is refused.
+TEST(Api, TheRuntimeComputesOnTheDeviceItIsGiven) {
+  auto s = quiet();
+  EXPECT_EQ(s.device, "cpu");
+  s.device = "tpu";
+  EXPECT_NE(error_of([&] { drun::Runtime runtime(s); }).find("device 'tpu'"), std::string::npos);
+}
+
 // A preempted fit is a drun::Error that carries the exit code to end with.
 static_assert(std::is_base_of_v<drun::Error, drun::Preempted>);
 TEST(Api, APreemptedFitCarriesItsExitCode) {
