@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "command_line.hpp"
 #include "distributed/strategy_spec.hpp"
 #include "launch/start_command.hpp"
 #include "runner.hpp"
@@ -167,11 +168,8 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
               << " workers) on " << hosts << " (" << cluster.source << "): " << line << "\n";
   }
   cmd.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
-  if (r.threads > 0) cmd.insert(cmd.end(), {"--threads", std::to_string(r.threads)});
-  if (!r.data_dir.empty()) cmd.insert(cmd.end(), {"--data-dir", r.data_dir});
-  if (r.quiet) cmd.push_back("-q");
-  if (r.device != "auto") cmd.insert(cmd.end(), {"--device", r.device});
-  if (!r.timeline.empty()) cmd.insert(cmd.end(), {"--timeline", r.timeline});
+  const auto passed = cli::rank_arguments(r);
+  cmd.insert(cmd.end(), passed.begin(), passed.end());
   cmd.push_back(r.script);
   cmd.insert(cmd.end(), r.script_args.begin(), r.script_args.end());
   if (r.max_restarts > 0) {

@@ -1,24 +1,21 @@
 // drun: runs a Lua experiment script, as one process or as a job of many.
-// This file parses the command line and decides which: a process's start-up
-// (threads, role, communicators, device) is the runtime's (train/job),
-// placing and starting ranks the launcher's (launch.cpp).
+// This file only decides which: the command line is command_line.cpp's, a
+// process's start-up (threads, role, communicators, device) the runtime's
+// (train/job), placing and starting ranks the launcher's (launch.cpp).
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "base/install_layout.hpp"
+#include "command_line.hpp"
 #include "keras/keras_h5.hpp"
 #include "kernels/cpu/blas_core.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
-#include "kernels/platform.hpp"
 #include "launch.hpp"
 #include "launch/cluster.hpp"
 #include "runner.hpp"
@@ -29,9 +26,6 @@
 #endif
 #ifndef DRUN_MODELS_DIR
 #define DRUN_MODELS_DIR ""
-#endif
-#ifndef DRUN_VERSION
-#define DRUN_VERSION "unknown"
 #endif
 
 namespace {
@@ -53,28 +47,6 @@ std::string module_root() {
   if (const char* env = std::getenv("DRUN_LUA_PATH")) return env;
   if (const auto prefix = own_prefix()) return (*prefix / drun::installed_lua_dir()).string();
   return std::filesystem::weakly_canonical(DRUN_LUA_DIR).string();
-}
-
-// drun's options that take a separate value.
-bool takes_value(const std::string& a) {
-  for (const char* o :
-       {"--threads", "--threads-per-rank", "--data-dir", "-np", "-n", "--np", "--mpirun",
-        "--mpi-arg", "--hostfile", "--workers-per-node", "--gpus-per-node", "--ps-per-node", "--ps",
-        "--device", "--launcher", "--max-restarts", "--stall-timeout", "--timeline"})
-    if (a == o) return true;
-  return false;
-}
-
-// Index in argv of the script: the first argument that is neither one of
-// drun's options nor the value of one (argc when there is none).
-int script_position(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--") return i + 1 < argc ? i + 1 : argc;
-    if (a.empty() || a[0] != '-' || a == "-") return i;
-    if (takes_value(a)) ++i;  // `--name=value` carries its own
-  }
-  return argc;
 }
 
 std::string hostname() {
@@ -131,114 +103,6 @@ int inspect(int argc, char** argv) {
     std::cerr << "drun inspect: " << e.what() << "\n";
     return 1;
   }
-}
-
-// A count given on the command line: a whole number of at least `least`
-// (CLI11's own number checks print the range of a double).
-CLI::Validator count_of_at_least(int least) {
-  return CLI::Validator(
-      [least](std::string& value) -> std::string {
-        size_t used = 0;
-        long n = 0;
-        try {
-          n = std::stol(value, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == value.size() && !value.empty() && n >= least) return "";
-        return "expected a whole number of at least " + std::to_string(least) + ", got '" + value +
-               "'";
-      },
-      "N");
-}
-
-// Reads the command line into `req`; the exit code when drun ends here.
-std::optional<int> parse_command_line(int argc, char** argv, drun::launch::Request& req) {
-  CLI::App app{"drun: distributed deep-learning training from Lua experiment scripts", "drun"};
-  app.footer(
-      "subcommands:\n"
-      "  inspect MODEL.h5     what a Keras HDF5 model file holds (drun inspect --help)\n\n"
-      "script.lua --help lists the script's own options.");
-  app.set_version_flag("--version", [] {
-    return "drun " DRUN_VERSION "\n" + drun::kernels::platform_text() + "lua: " DRUN_LUA_TEXT "\n";
-  });
-  app.add_option("--threads,--threads-per-rank", req.threads,
-                 "threads for each process (default: the node's cores shared by its ranks)")
-      ->check(count_of_at_least(0));
-  app.add_option("--data-dir", req.data_dir, "where data sets are read from (or DRUN_DATA_DIR)");
-  app.add_flag("-q,--quiet", req.quiet, "no progress output");
-  app.add_option("--device", req.device,
-                 "where workers compute: auto (each worker's GPU where it has one), cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  app.add_option("-n,--np", req.ranks, "workers in all (-np N as with mpirun)")
-      ->check(count_of_at_least(1));
-  app.add_option("--hostfile", req.hostfile, "nodes to run on (Open MPI hostfile format)");
-  app.add_option("--workers-per-node", req.workers_per_node,
-                 "workers on each node (default: the tasks asked of the scheduler less the "
-                 "servers there, else one per GPU, else 1)");
-  app.add_option("--gpus-per-node", req.gpus_per_node,
-                 "GPUs on each node (default: CUDA_VISIBLE_DEVICES, the scheduler, or 0)");
-  app.add_option("--ps-per-node", req.ps_per_node,
-                 "parameter servers on each node (default: 1 when the strategy uses them)");
-  app.add_option("--ps", req.ps,
-                 "parameter servers in all, spread over the nodes like -np (instead of "
-                 "--ps-per-node)")
-      ->check(count_of_at_least(0));
-  app.add_flag("--evaluator", req.evaluator,
-               "run as the evaluator of a training job: evaluate each new checkpoint in the "
-               "script's model_dir until the training is over (one process, beside the job)");
-  app.add_flag("--dry-run", req.dry_run,
-               "print strategy, model, placement and TF_CONFIG, and start nothing");
-  app.add_option("--mpirun", req.mpirun, "the mpirun to start ranks with");
-  app.add_option("--launcher", req.launcher,
-                 "what starts the ranks: auto (srun --mpi=pmix inside a Slurm allocation, "
-                 "else mpirun), srun or mpirun")
-      ->check(CLI::IsMember({"auto", "srun", "mpirun"}));
-  app.add_option("--max-restarts", req.max_restarts,
-                 "when a rank dies, restart the job from the newest checkpoint up to N times "
-                 "(default 0: the job ends)")
-      ->check(count_of_at_least(0));
-  app.add_option("--stall-timeout", req.stall_timeout,
-                 "seconds a rank may wait in an exchange for a rank that has fallen silent "
-                 "(stopped, frozen) before that rank is named and the job ends (default 60; "
-                 "0: never)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--timeline", req.timeline,
-                 "write a Chrome trace (Perfetto, chrome://tracing) of every fit: each rank's "
-                 "layers, exchanges, waits, input and updates (docs/timeline.md)");
-  app.add_option("--mpi-arg", req.mpi_args,
-                 "an argument passed through to mpirun or srun (repeatable)");
-  app.add_option("script", req.script, "the experiment, a Lua file")->required();
-  // Everything after the script belongs to the script (`drun exp.lua --help`
-  // is the script's help), so drun parses only the arguments before it.
-  const int script_at = script_position(argc, argv);
-  for (int i = script_at + 1; i < argc; ++i) req.script_args.emplace_back(argv[i]);
-  // mpirun's spelling -np is one dash and two letters, which CLI11 cannot name.
-  std::vector<std::string> own(argv, argv + std::min(argc, script_at + 1));
-  for (auto& a : own)
-    if (a == "-np") a = "--np";
-  std::vector<char*> own_argv;
-  for (auto& a : own) own_argv.push_back(a.data());
-  try {
-    app.parse(static_cast<int>(own_argv.size()), own_argv.data());
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // One line, as for a script's own options: what was wrong, and where to look.
-    std::cerr << "drun: " << e.what() << " (drun --help lists the options)\n";
-    return drun::lua::kUsageExitCode;
-  }
-  if (!std::filesystem::exists(req.script)) {
-    std::cerr << "drun: no such script: " << req.script << "\n";
-    return drun::lua::kUsageExitCode;
-  }
-  if (req.data_dir.empty())
-    if (const char* env = std::getenv("DRUN_DATA_DIR")) req.data_dir = env;
-  // Absolute: the ranks' working directory need not be this one.
-  if (!req.timeline.empty()) req.timeline = std::filesystem::absolute(req.timeline).string();
-  return std::nullopt;
 }
 
 // This process's start-up as the request asks for it.
@@ -306,7 +170,7 @@ int main(int argc, char** argv) {
   if (!cpu_kernels_chosen()) return 1;
   if (argc >= 2 && std::string(argv[1]) == "inspect") return inspect(argc, argv);
   drun::launch::Request req;
-  if (const auto done = parse_command_line(argc, argv, req)) return *done;
+  if (const auto done = drun::cli::parse(argc, argv, req)) return *done;
   try {
     if (const auto job = launch_if_needed(req)) return *job;
   } catch (const std::exception& e) {
