@@ -10,6 +10,7 @@
 #include "base/options.hpp"
 #include "drun/config.hpp"
 #include "drun/error.hpp"
+#include "train/preemption.hpp"
 
 namespace drun::api {
 
@@ -18,13 +19,16 @@ json to_json(const Config& config, const std::string& what);
 // {"class_name": ..., "config": {...}}, as Keras describes layers and optimizers.
 json described(const std::string& class_name, const Config& config, const std::string& what);
 
-// Runs f; any exception other than drun::Error leaves as a drun::Error with its message.
+// Runs f; any exception other than drun::Error leaves as a drun::Error with
+// its message (a preempted fit as a drun::Preempted with its exit code).
 template <class F>
 auto at_edge(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const Error&) {
     throw;
+  } catch (const train::Preempted& e) {
+    throw Preempted(e.what(), e.exit_code());
   } catch (const std::exception& e) {
     throw Error(e.what());
   }

@@ -10,10 +10,11 @@ namespace {
 std::unique_ptr<Runtime::Impl> make_impl(int* argc, char*** argv, const RuntimeSettings& s) {
   return api::at_edge([&] {
     auto impl = std::make_unique<Runtime::Impl>();
-    train::EmbeddedProcess::Settings settings;
+    train::Process::Settings settings;
     settings.threads = s.threads;
     settings.quiet = s.quiet;
-    impl->process = std::make_unique<train::EmbeddedProcess>(argc, argv, settings);
+    settings.device = s.device;
+    impl->process = std::make_unique<train::Process>(argc, argv, settings);
     return impl;
   });
 }

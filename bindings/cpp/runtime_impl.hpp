@@ -9,7 +9,7 @@
 namespace drun {
 
 struct Runtime::Impl {
-  std::unique_ptr<train::EmbeddedProcess> process;
+  std::unique_ptr<train::Process> process;
   train::Context& context() const { return process->context(); }
 };
 

@@ -6,10 +6,18 @@ namespace drun::lua {
 
 namespace {
 const char* const kContextKey = "drun.context";
+const char* const kExitErrorType = "drun.exit_error";
 
 // (t, key) -> t[key], for get_field's protected call.
 int index_table(lua_State* L) {
   lua_gettable(L, 1);
+  return 1;
+}
+
+// An exit error's __tostring: its message (print(err) in a script's pcall).
+int exit_error_message(lua_State* L) {
+  lua_pushliteral(L, "message");
+  lua_rawget(L, 1);
   return 1;
 }
 
@@ -30,6 +38,34 @@ train::Context& context(lua_State* L) {
   lua_pop(L, 1);
   if (!ctx) throw std::logic_error("drun.core used without a runtime context");
   return *ctx;
+}
+
+void push_exit_error(lua_State* L, const char* message, int exit_code) {
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, message);
+  lua_setfield(L, -2, "message");
+  lua_pushinteger(L, exit_code);
+  lua_setfield(L, -2, "exit_code");
+  if (luaL_newmetatable(L, kExitErrorType)) {
+    lua_pushcfunction(L, exit_error_message);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_setmetatable(L, -2);
+}
+
+const char* exit_error(lua_State* L, int index, int* exit_code) {
+  if (index < 0 && index > LUA_REGISTRYINDEX) index = lua_gettop(L) + index + 1;
+  if (!lua_istable(L, index) || !lua_getmetatable(L, index)) return nullptr;
+  luaL_getmetatable(L, kExitErrorType);
+  const bool ours = lua_rawequal(L, -1, -2) != 0;
+  lua_pop(L, 2);
+  if (!ours) return nullptr;
+  lua_getfield(L, index, "exit_code");
+  *exit_code = static_cast<int>(lua_tointeger(L, -1));
+  lua_getfield(L, index, "message");
+  const char* message = lua_tostring(L, -1);  // stays alive: the table holds the string
+  lua_pop(L, 2);
+  return message;
 }
 
 std::string user_location(lua_State* L) {

@@ -19,6 +19,7 @@
 
 #include "base/options.hpp"
 #include "train/context.hpp"
+#include "train/preemption.hpp"
 
 namespace drun::lua {
 
@@ -30,14 +31,24 @@ void register_context(lua_State* L, train::Context* ctx);
 // own Lua modules), or "" when there is none.
 std::string user_location(lua_State* L);
 
+// An error that ends the script with an exit code of its own and is no fault
+// of the script (a preempted fit): the table {message = ..., exit_code = N},
+// whose tostring is the message. run_script reports it in one line, without
+// location or traceback, and exits with its code.
+void push_exit_error(lua_State* L, const char* message, int exit_code);
+// The message of such an error at `index` (its code in *exit_code), or null.
+const char* exit_error(lua_State* L, int index, int* exit_code);
+
 // Runs f (which returns the number of Lua results); any C++ exception becomes
-// a Lua error carrying the user's location. The message is built and pushed
-// in a scope that ends before lua_error, so no C++ object is alive when it
-// unwinds.
+// a Lua error carrying the user's location (a preempted fit: an exit error).
+// The message is built and pushed in a scope that ends before lua_error, so
+// no C++ object is alive when it unwinds.
 template <class F>
 int guarded(lua_State* L, F&& f) {
   try {
     return f();
+  } catch (const train::Preempted& e) {
+    push_exit_error(L, e.what(), e.exit_code());
   } catch (const std::exception& e) {
     const std::string msg = user_location(L) + e.what();
     lua_pushstring(L, msg.c_str());

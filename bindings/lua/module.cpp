@@ -1,9 +1,10 @@
 // The Lua C module drun/core.so: `require 'drun'` in a stock luajit (or any
 // Lua 5.1 host that finds PREFIX/lib/lua/5.1/?.so and PREFIX/share/lua/5.1)
 // loads the same drun.core that the drun executable preloads, with a context
-// of its own: one process (multi-rank jobs are drun's), threads and data_dir
-// from DRUN_THREADS and DRUN_DATA_DIR. The Lua modules it serves are found by
-// the host's package.path, as any Lua module's.
+// of its own, started as drun starts one (train::Process): one process on the
+// CPU (multi-rank jobs are drun's), threads and data_dir from DRUN_THREADS and
+// DRUN_DATA_DIR. The Lua modules it serves are found by the host's
+// package.path, as any Lua module's.
 #include <dlfcn.h>
 
 #include <filesystem>
@@ -28,10 +29,11 @@ std::filesystem::path module_file() {
 // One process-wide context, made at the first require. The host closes its
 // Lua states (and frees drun's userdata) before static objects are destroyed.
 train::Context& process_context() {
-  static const std::unique_ptr<train::EmbeddedProcess> process = [] {
-    train::EmbeddedProcess::Settings s;
+  static const std::unique_ptr<train::Process> process = [] {
+    train::Process::Settings s;
     s.join_mpi = false;
-    auto p = std::make_unique<train::EmbeddedProcess>(nullptr, nullptr, s);
+    s.device = "cpu";
+    auto p = std::make_unique<train::Process>(nullptr, nullptr, s);
     const auto so = std::filesystem::weakly_canonical(module_file());
     if (const auto prefix = install_prefix_of(so, kInstalledLuaCoreDir)) {
       p->context().module_root = (*prefix / installed_lua_dir()).string();

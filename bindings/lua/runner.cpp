@@ -24,7 +24,8 @@ const char* usage_message(lua_State* L, int index) {
 // Message handler: appends a traceback to the error (as lua.c does). Through
 // debug.traceback, not luaL_traceback: PUC Lua 5.1's C API has no such call.
 int traceback(lua_State* L) {
-  if (usage_message(L, 1)) return 1;
+  int code = 0;
+  if (usage_message(L, 1) || exit_error(L, 1, &code)) return 1;
   if (!lua_tostring(L, 1)) {
     lua_pushliteral(L, "(error object is not a string)");
     lua_replace(L, 1);
@@ -148,9 +149,14 @@ int run_script(train::Context& ctx, const std::string& script,
       std::fprintf(stderr, "drun: %s%s\n", who.c_str(), usage);
       return kUsageExitCode;
     }
+    int code = 1;
+    if (const char* message = exit_error(L, -1, &code)) {  // a preempted fit
+      std::fprintf(stderr, "drun: %s%s\n", who.c_str(), message);
+      return code;
+    }
     const char* msg = lua_tostring(L, -1);
     std::fprintf(stderr, "drun: %s%s\n", who.c_str(), msg ? msg : "(error object is not a string)");
-    return ctx.exit_code != 0 ? ctx.exit_code : 1;
+    return 1;
   }
   return 0;
 }

@@ -1,7 +1,8 @@
 // Runs a user's experiment script in a fresh Lua state with the drun module
 // on its path, `arg` set as the standalone Lua interpreter sets it, and every
 // error reported as "drun: file:line: message" plus a Lua traceback, except a
-// usage error (a bad command-line option): one line "drun: message".
+// usage error (a bad command-line option) and an exit error (a preempted
+// fit): one line "drun: message".
 #pragma once
 #include <string>
 #include <vector>
@@ -14,8 +15,9 @@ namespace drun::lua {
 // but 2 is what shells and argparse use).
 inline constexpr int kUsageExitCode = 2;
 
-// Returns the process exit code: 0, kUsageExitCode after a usage error, or
-// the context's exit code (1 unless set) after printing the error to stderr.
+// Returns the process exit code: 0, kUsageExitCode after a usage error, an
+// exit error's own code (a preempted fit's kPreemptedExitCode), else 1 after
+// printing the error to stderr.
 int run_script(train::Context& ctx, const std::string& script,
                const std::vector<std::string>& args);
 

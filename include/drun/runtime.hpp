@@ -10,8 +10,10 @@
 namespace drun {
 
 struct RuntimeSettings {
-  int threads = 0;     // 0: DRUN_THREADS, else the node's cores shared by its ranks
-  bool quiet = false;  // no progress output
+  int threads = 0;             // 0: DRUN_THREADS, else the node's cores shared by its ranks
+  bool quiet = false;          // no progress output
+  std::string device = "cpu";  // where models compute: cpu, auto (this process's GPU where it
+                               // has one, as drun --device auto) or cuda (drun::Error without)
 };
 
 class Runtime {

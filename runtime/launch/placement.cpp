@@ -61,6 +61,10 @@ int workers_on(const Node& node, int i, int n, int ps, const PlacementOptions& o
 
 }  // namespace
 
+int cores_per_rank(int cores, int ranks_on_node) {
+  return std::max(1, cores / std::max(1, ranks_on_node));
+}
+
 std::vector<RankInfo> place(const ClusterSpec& cluster, const PlacementOptions& opt) {
   check(opt);
   const int n = static_cast<int>(cluster.nodes.size());
@@ -87,8 +91,8 @@ std::vector<RankInfo> place(const ClusterSpec& cluster, const PlacementOptions& 
     const int ps = servers_on(i, n, opt);
     const int workers = workers_on(node, i, n, ps, opt);
     const int local = ps + workers;
-    const int threads = opt.threads_per_rank > 0 ? opt.threads_per_rank
-                                                 : std::max(1, node.cores / std::max(1, local));
+    const int threads =
+        opt.threads_per_rank > 0 ? opt.threads_per_rank : cores_per_rank(node.cores, local);
     for (int j = 0; j < local; ++j) {
       RankInfo r;
       r.rank = static_cast<int>(ranks.size());

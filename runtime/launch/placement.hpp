@@ -27,8 +27,13 @@ struct PlacementOptions {
   int workers_per_node = -1;  // -1: the node's GPUs when > 0, else 1
   int total_workers = -1;     // -np: workers in all; on several nodes spread evenly,
                               // the first nodes taking the remainder
-  int threads_per_rank = 0;   // 0: max(1, node cores / ranks on the node)
+  int threads_per_rank = 0;   // 0: cores_per_rank(node cores, ranks on the node)
 };
+
+// The threads of a rank that was given none: its node's cores shared by the
+// ranks there, at least one. The one rule for dividing a node's cores, which
+// the placement and a rank started without one (train/job) both follow.
+int cores_per_rank(int cores, int ranks_on_node);
 
 struct RankInfo {
   int rank = 0;

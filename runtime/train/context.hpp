@@ -43,7 +43,6 @@ struct Context {
   std::optional<PlannedFit> planned_fit;  // plan mode: the last fit the script reached
   // --timeline: every fit writes its Chrome trace there (docs/timeline.md); empty: none.
   std::string timeline;
-  int exit_code = 0;  // set before an error that must end the process with a code of its own
 
   // The job's workers and this one's index among them (1 and 0 alone).
   int worker_count() const { return workers ? workers->size() : 1; }

@@ -167,9 +167,8 @@ json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, co
     s.strategy.reset();
   }
   if (result.preempted) {
-    ctx.exit_code = kPreemptedExitCode;
     const std::string& dir = r.config.model_dir;
-    throw UsageError(
+    throw Preempted(
         "preempted at step " + std::to_string(result.global_step) +
         (dir.empty() ? "; no model_dir, so nothing was saved"
                      : "; checkpoint written to " + dir + ", rerun the same command to resume"));

@@ -39,8 +39,8 @@ struct FitRequest {
 FitRequest parse_fit_request(const json& options);
 
 // Returns what fit gives the script: summary.json's content on a worker, what
-// a parameter server served, the evaluator's results. A preempted fit sets
-// ctx.exit_code to kPreemptedExitCode and throws UsageError saying how to resume.
+// a parameter server served, the evaluator's results. A preempted fit throws
+// Preempted (train/preemption.hpp), saying where it stopped and how to resume.
 json run_fit(Context& ctx, Session& session, const FitRequest& request, const Input& train,
              const Input* eval);
 

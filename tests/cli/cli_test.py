@@ -14,11 +14,17 @@ lines of a tabular run, and the model directory of a run given no flags.
                     train and eval events; the rerun says it is done and exits 0
   kill_and_resume   kill -9 mid-run, the same command resumes from the last checkpoint
   earlier_summary   starting afresh over another run's summary.json says so
+  threads           --threads N and DRUN_THREADS=N give the script N threads alike: one
+                    process, each rank of drun -np 2, each rank of mpirun -np 2 drun; without
+                    either, the node's cores shared by its ranks; a bad DRUN_THREADS is named
+  passed_to_ranks   drun -np 2 gives every rank its --data-dir (or DRUN_DATA_DIR) and --device
+  preempted         SIGTERM: exit 75 and one line saying the step and how to resume, no traceback
 
 Usage: cli_test.py DRUN SOURCE_ROOT [CASE...]"""
 import glob
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -216,6 +222,102 @@ def case_earlier_summary():
         assert not glob.glob(os.path.join(d, "ckpt-*")), os.listdir(d)
         rc, out, err = run(args)
         assert rc == 0 and "holds an earlier run's summary.json" in err, show(rc, out, err)
+
+
+CONTEXT_LUA = ("local c = require('drun').context()\n"
+               "print(('threads=%d data_dir=%s device=%s role=%s')"
+               ":format(c.threads, c.data_dir, c.device, c.role))\n")
+
+
+def context_script(tmp):
+    path = os.path.join(tmp, "context.lua")
+    with open(path, "w") as f:
+        f.write(CONTEXT_LUA)
+    return path
+
+
+def seen(out, key):
+    """What each process printed for key, in the order of its lines."""
+    return re.findall(r"\b%s=(\S*)" % key, out)
+
+
+def run_env(cmd, threads, timeout=120):
+    env = dict(os.environ)
+    env.pop("DRUN_THREADS", None)
+    if threads is not None:
+        env["DRUN_THREADS"] = threads
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+    return p.returncode, p.stdout, p.stderr
+
+
+def case_threads():
+    cores = os.cpu_count()
+    mpirun = shutil.which("mpirun")
+    by_hand = [mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "2"]
+    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+        script = context_script(tmp)
+        starts = [("one process", [DRUN], 1), ("drun -np 2", [DRUN, "-np", "2"], 2)]
+        if mpirun:
+            starts.append(("mpirun -np 2 drun", by_hand + [DRUN], 2))
+        for name, start, ranks in starts:
+            for how, extra, env in [("--threads 3", ["--threads", "3"], None),
+                                    ("DRUN_THREADS=3", [], "3"),
+                                    ("--threads 3 over DRUN_THREADS=5", ["--threads", "3"], "5"),
+                                    ("neither", [], None)]:
+                rc, out, err = run_env(start + extra + [script], env)
+                assert rc == 0, "%s, %s: %s" % (name, how, show(rc, out, err))
+                want = "3" if extra or env else str(max(1, cores // ranks))
+                assert seen(out, "threads") == [want] * ranks, \
+                    "%s, %s: threads %s, expected %s on each of %d\n%s" % (
+                        name, how, seen(out, "threads"), want, ranks, out)
+        rc, out, err = run_env([DRUN, script], "many")
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert rc == 1 and len(lines) == 1 and "DRUN_THREADS" in lines[0] and "many" in lines[0], \
+            show(rc, out, err)
+    if not mpirun:
+        raise Skip("no mpirun on PATH: one process and drun -np 2 only")
+
+
+def case_passed_to_ranks():
+    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+        script = context_script(tmp)
+        rc, out, err = run(["-np", "2", "--data-dir", tmp, "--device", "cpu", "-q", script])
+        assert rc == 0, show(rc, out, err)
+        assert seen(out, "data_dir") == [tmp, tmp], out
+        assert seen(out, "device") == ["cpu", "cpu"], out
+        assert sorted(seen(out, "role")) == ["chief", "worker"], out
+        env = dict(ENV, DRUN_DATA_DIR=tmp)
+        p = subprocess.run([DRUN, "-np", "2", script], capture_output=True, text=True,
+                           timeout=120, env=env, cwd=ROOT)
+        assert p.returncode == 0 and seen(p.stdout, "data_dir") == [tmp, tmp], \
+            show(p.returncode, p.stdout, p.stderr)
+
+
+def case_preempted():
+    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+        d = os.path.join(tmp, "run")
+        out_path = os.path.join(tmp, "out")
+        with open(out_path, "w") as out_file:
+            job = subprocess.Popen([DRUN, TABULAR, "--steps", "1000000", "--step-ms", "1",
+                                    "--model-dir", d], stdout=out_file,
+                                   stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
+            deadline = time.time() + 60
+            while job.poll() is None and time.time() < deadline:
+                with open(out_path) as f:
+                    if "training to step" in f.read():
+                        break
+                time.sleep(0.05)
+            assert job.poll() is None, "the run ended before it trained"
+            time.sleep(0.5)
+            job.send_signal(signal.SIGTERM)
+            _, err = job.communicate(timeout=60)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert job.returncode == 75, "exit %s, expected 75\n%s" % (job.returncode, err)
+        assert len(lines) == 1 and "traceback" not in err, err
+        m = re.fullmatch(r"drun: preempted at step (\d+); checkpoint written to (\S+), "
+                         r"rerun the same command to resume", lines[0])
+        assert m and m.group(2) == d, err
+        assert os.path.exists(os.path.join(d, "ckpt-%s.h5" % m.group(1))), os.listdir(d)
 
 
 def main():

@@ -13,10 +13,12 @@
 #include <map>
 #include <sstream>
 
+#include "command_line.hpp"
 #include "distributed/strategy_spec.hpp"
 #include "launch/start_command.hpp"
 #include "runner.hpp"
 #include "supervise.hpp"
+#include "train/job.hpp"
 
 namespace drun::launch {
 
@@ -112,7 +114,8 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   opt.total_ps = r.ps;
   opt.workers_per_node = r.workers_per_node;
   opt.total_workers = r.ranks > 0 ? r.ranks : -1;
-  opt.threads_per_rank = r.threads;
+  // --threads or DRUN_THREADS, as each rank would read them (train::thread_count).
+  opt.threads_per_rank = train::requested_threads(r.threads, std::getenv("DRUN_THREADS"));
   const auto ranks = launch::place(cluster, opt);
   const launch::Starter starter =
       launch::choose_starter(r.launcher, cluster, std::getenv("SLURM_JOB_ID") != nullptr,
@@ -165,10 +168,8 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
               << " workers) on " << hosts << " (" << cluster.source << "): " << line << "\n";
   }
   cmd.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
-  if (!r.data_dir.empty()) cmd.insert(cmd.end(), {"--data-dir", r.data_dir});
-  if (r.quiet) cmd.push_back("-q");
-  if (r.device != "auto") cmd.insert(cmd.end(), {"--device", r.device});
-  if (!r.timeline.empty()) cmd.insert(cmd.end(), {"--timeline", r.timeline});
+  const auto passed = cli::rank_arguments(r);
+  cmd.insert(cmd.end(), passed.begin(), passed.end());
   cmd.push_back(r.script);
   cmd.insert(cmd.end(), r.script_args.begin(), r.script_args.end());
   if (r.max_restarts > 0) {

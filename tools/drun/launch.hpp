@@ -24,6 +24,7 @@ struct Request {
   int max_restarts = 0;       // --max-restarts: restarts of the job after a rank dies
   double stall_timeout = 60;  // --stall-timeout: seconds; 0: no stall inspector
   bool dry_run = false;
+  bool evaluator = false;  // --evaluator: one process beside a training job
   std::string data_dir;
   bool quiet = false;
   std::string device = "auto";  // auto (a GPU where this rank has one), cpu or cuda

@@ -8,6 +8,7 @@
 #include <drun/drun.hpp>
 #include <filesystem>
 #include <string>
+#include <type_traits>
 
 namespace {
 
@@ -62,6 +63,22 @@ TEST(Api, OneProcessIsTheChiefOfOneWorker) {
   EXPECT_TRUE(runtime.is_chief());
   EXPECT_EQ(runtime.threads(), 1);
   EXPECT_STRNE(drun::kVersion, "");
+}
+
+// The device is chosen as drun chooses it; an unknown one is refused.
+TEST(Api, TheRuntimeComputesOnTheDeviceItIsGiven) {
+  auto s = quiet();
+  EXPECT_EQ(s.device, "cpu");
+  s.device = "tpu";
+  EXPECT_NE(error_of([&] { drun::Runtime runtime(s); }).find("device 'tpu'"), std::string::npos);
+}
+
+// A preempted fit is a drun::Error that carries the exit code to end with.
+static_assert(std::is_base_of_v<drun::Error, drun::Preempted>);
+TEST(Api, APreemptedFitCarriesItsExitCode) {
+  const drun::Preempted preempted("preempted at step 3", 75);
+  EXPECT_EQ(preempted.exit_code(), 75);
+  EXPECT_STREQ(preempted.what(), "preempted at step 3");
 }
 
 TEST(Api, TrainsPredictsSavesAndLoads) {

@@ -1,14 +1,20 @@
 // What the Lua binding hands the runtime for a fit: fit options parsed and
 // checked (parse_fit_request), the role decisions of run_fit that need no MPI
-// job, plan mode's record, and one fit of a small model in one process.
+// job, plan mode's record, one fit of a small model in one process, and a
+// preempted fit's own exception.
 #include "train/run_fit.hpp"
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <type_traits>
 
 #include "data/arrays.hpp"
+#include "train/preemption.hpp"
 #include "usage_error.hpp"
 
 namespace drun::train {
@@ -120,6 +126,31 @@ TEST(RunFit, OneProcessTrainsAndReturnsTheSummary) {
   EXPECT_EQ(result["workers"], 1);
   EXPECT_TRUE(result.contains("eval"));
   EXPECT_EQ(session.strategy, nullptr);  // one process: no strategy joined
+}
+
+// A preempted fit is neither a user's mistake nor a bug: it throws its own
+// exception, which carries the exit code the process ends with (75).
+static_assert(!std::is_base_of_v<UsageError, Preempted>);
+
+TEST(RunFitDeathTest, APreemptedFitThrowsPreemptedWithItsExitCode) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto session = small_session();
+        Context ctx;
+        ctx.quiet = true;
+        install_preemption_handlers();
+        std::raise(SIGTERM);  // recorded; the fit stops after its step
+        try {
+          run_fit(ctx, session, parse_fit_request(json::parse(R"({"epochs": 2})")), small_input(),
+                  nullptr);
+        } catch (const Preempted& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          std::_Exit(e.exit_code());
+        }
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(kPreemptedExitCode), "preempted at step 1; no model_dir");
 }
 
 // A rerun of a finished fit trains nothing and returns (and keeps) the
