@@ -16,36 +16,31 @@ Usage: cifar10_test.py DRUN SOURCE_ROOT [CASE...]"""
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, run, summary, temp_dir  # noqa: E402
 
 DRUN, ROOT = sys.argv[1:3]
 ONLY = sys.argv[3:]
 
 
 def drun(*args, timeout=900):
-    return subprocess.run([DRUN, *args], capture_output=True, text=True, timeout=timeout)
+    return run([DRUN, *args], timeout)
 
 
 def main():
-    failed = 0
-
-    def check(name, ok, what):
-        nonlocal failed
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {what}", flush=True)
-        failed += not ok
-
-    with tempfile.TemporaryDirectory(prefix="drun_cifar_") as tmp:
+    with temp_dir("cifar") as tmp:
         data = os.path.join(tmp, "cifar")
-        subprocess.run([sys.executable, os.path.join(ROOT, "tests/data/make_cifar10.py"), data,
-                        "--train", "2000", "--test", "500", "--signal"], check=True,
-                       capture_output=True)
+        p = run([sys.executable, os.path.join(ROOT, "tests/data/make_cifar10.py"), data,
+                 "--train", "2000", "--test", "500", "--signal"], timeout=300)
+        if not check(p.returncode == 0, "make_cifar10.py writes the data set", p.stderr[-1500:]):
+            return summary()
         if not ONLY or "signal" in ONLY:
             p = drun("-q", "--data-dir", data, os.path.join(ROOT, "tests/cifar/resnet_signal.lua"))
             m = re.search(r"train accuracy (\S+) after (\d+) steps", p.stdout)
             ok = p.returncode == 0 and m and float(m.group(1)) >= 0.75 and m.group(2) == "300"
-            check("signal", ok, m.group(0) if m else p.stderr[-1500:])
+            check(ok, f"signal: {m.group(0) if m else p.stderr[-1500:]}")
         script = os.path.join(ROOT, "scripts/cifar10_resnet56.lua")
         for strategy in ("all_reduce", "downpour"):
             if ONLY and strategy not in ONLY:
@@ -53,19 +48,18 @@ def main():
             d = os.path.join(tmp, strategy)
             p = drun("-q", "-np", "2", script, "--data-dir", data, "--epochs", "1",
                      "--train-limit", "2000", "--strategy", strategy, "--model-dir", d)
-            summary = {}
+            result = {}
             if p.returncode == 0 and os.path.exists(os.path.join(d, "summary.json")):
                 with open(os.path.join(d, "summary.json")) as f:
-                    summary = json.load(f)
-            ok = summary.get("workers") == 2 and "eval" in summary and summary.get("global_step", 0) > 0
-            check(strategy, ok, f"exit {p.returncode}, summary {json.dumps(summary)[:300]}"
-                  + ("" if ok else p.stderr[-1500:]))
+                    result = json.load(f)
+            ok = result.get("workers") == 2 and "eval" in result and result.get("global_step", 0) > 0
+            check(ok, f"{strategy}: exit {p.returncode}, summary {json.dumps(result)[:300]}",
+                  p.stderr[-1500:])
         if not ONLY or "missing" in ONLY:
             p = drun("--data-dir", os.path.join(tmp, "nothing"), script, "--epochs", "1")
             ok = p.returncode != 0 and "data_batch_1.bin" in p.stderr and "cifar-10-binary" in p.stderr
-            check("missing", ok, p.stderr.strip().splitlines()[0] if p.stderr else "no message")
-    print(f"{failed} failed")
-    return 1 if failed else 0
+            check(ok, "missing: " + (p.stderr.strip().splitlines()[0] if p.stderr.strip() else "no message"))
+    return summary()
 
 
 if __name__ == "__main__":

@@ -28,9 +28,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+import testlib  # noqa: E402
+from testlib import Skip, background, run_cases, show, temp_dir, wait_for  # noqa: E402
 
 DRUN = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(sys.argv[2])
@@ -42,18 +44,9 @@ FASHION_DIR = "/usr/share/datasets/fashion-mnist"
 ENV = dict(os.environ, DRUN_THREADS="2")
 
 
-class Skip(Exception):
-    pass
-
-
 def run(args, cwd=None, timeout=120):
-    p = subprocess.run([DRUN] + args, cwd=cwd or ROOT, capture_output=True, text=True,
-                       timeout=timeout, env=ENV)
+    p = testlib.run([DRUN] + args, timeout, cwd=cwd or ROOT, env=ENV)
     return p.returncode, p.stdout, p.stderr
-
-
-def show(rc, out, err):
-    return "exit code %s\n--- stdout ---\n%s\n--- stderr ---\n%s" % (rc, out[-3000:], err[-3000:])
 
 
 def need_fashion_mnist():
@@ -110,12 +103,18 @@ def step_lines(out):
 
 def case_progress_steps():
     # 300 steps of about 10 ms over 32-step epochs: bounded by the steps alone.
+    start = time.monotonic()
     rc, out, err = run([TABULAR, "--steps", "300", "--step-ms", "10"])
+    took = time.monotonic() - start
     assert rc == 0, show(rc, out, err)
     assert "1000000000" not in out and not re.search(r"epoch \d+/", out), out
     assert "training to step 300" in out, out
     steps = step_lines(out)
-    assert 1 <= len(steps) <= 10, "%d step lines\n%s" % (len(steps), out)
+    # Few: a line every 2 s at most (about 3 s of steps), however slowly a
+    # loaded machine runs them.
+    most = max(10, int(took / 2) + 1)
+    assert 1 <= len(steps) <= most, "%d step lines (at most %d in %.1f s)\n%s" % (
+        len(steps), most, took, out)
     assert all(re.search(r"step \d+/300 ", l) for l in steps), out
     assert "examples/s" in out and "img/s" not in out, out
     # Lines come at least ~2 s apart (one second of slack for the clock's rounding).
@@ -140,7 +139,7 @@ def case_progress_epochs():
 
 def case_throughput_two_workers():
     # Each worker's examples/s, summed, and labelled as such (summary.json's too).
-    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+    with temp_dir("cli") as tmp:
         rc, out, err = run(["-np", "2", TABULAR, "--steps", "40", "--step-ms", "0",
                             "--model-dir", tmp])
         assert rc == 0, show(rc, out, err)
@@ -154,7 +153,7 @@ def events_in(directory):
 
 def case_defaults():
     need_fashion_mnist()
-    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+    with temp_dir("cli") as tmp:
         d = os.path.join(tmp, "run")
         # 100 steps of 64: one scalar summary at step 100, no checkpoint flag.
         args = [FASHION, "--train-limit", "6400", "--epochs", "1", "--model-dir", d]
@@ -178,25 +177,19 @@ def case_defaults():
 
 def case_kill_and_resume():
     need_fashion_mnist()
-    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+    with temp_dir("cli") as tmp:
         d = os.path.join(tmp, "run")
         cmd = [DRUN, "-q", FASHION, "--train-limit", "6400", "--epochs", "3",
                "--save-checkpoints-steps", "20", "--model-dir", d]
-        job = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env=ENV, start_new_session=True)
-        try:
-            deadline = time.time() + 120
-            while not os.path.exists(os.path.join(d, "ckpt-40.h5")) and job.poll() is None \
-                    and time.time() < deadline:
-                time.sleep(0.01)
+        with background(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV,
+                        start_new_session=True) as job:
+            wait_for(lambda: os.path.exists(os.path.join(d, "ckpt-40.h5")) or job.poll() is not None,
+                     120, every=0.01)
             assert job.poll() is None, "the run ended before its checkpoint of step 40"
             os.killpg(job.pid, signal.SIGKILL)
-        finally:
-            if job.poll() is None:
-                os.killpg(job.pid, signal.SIGKILL)
             job.wait()
         assert not os.path.exists(os.path.join(d, "ckpt-300.h5")), "finished before the kill"
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=ENV)
+        p = testlib.run(cmd, 300, env=ENV)
         assert p.returncode == 0, show(p.returncode, p.stdout, p.stderr)
         m = re.search(r"resuming from \S+/ckpt-(\d+)\.h5", p.stderr)
         assert m and int(m.group(1)) >= 40, p.stderr
@@ -206,7 +199,7 @@ def case_kill_and_resume():
 def case_earlier_summary():
     # No checkpoints (0 turns them off): a second run starts afresh and says
     # it replaces the first one's summary.json. Tabular rows: no data set needed.
-    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+    with temp_dir("cli") as tmp:
         d = os.path.join(tmp, "run")
         script = os.path.join(tmp, "no_checkpoints.lua")
         with open(TABULAR) as f:
@@ -324,20 +317,7 @@ def main():
     cases = [(n[5:], f) for n, f in globals().items() if n.startswith("case_")]
     if ONLY:
         cases = [(n, f) for n, f in cases if n in ONLY]
-    failed = 0
-    for name, fn in cases:
-        start = time.time()
-        try:
-            fn()
-            print("ok      %s (%.1f s)" % (name, time.time() - start))
-        except Skip as e:
-            print("skip    %s: %s" % (name, e))
-        except Exception:  # noqa: BLE001 - report every failure, then go on
-            failed += 1
-            print("FAILED  %s\n%s" % (name, traceback.format_exc()))
-        sys.stdout.flush()
-    print("%d of %d cases failed" % (failed, len(cases)))
-    return 1 if failed else 0
+    return run_cases(cases)
 
 
 if __name__ == "__main__":

@@ -23,11 +23,22 @@ for i = 1, 256 do
 end
 local rows = drun.data.arrays{x = x, y = y}
 
--- A busy wait: os.clock is all plain Lua has, and the step must take wall time.
-local slow = {after_step = function()
-  local until_ = os.clock() + opt.step_ms / 1000
-  while os.clock() < until_ do end
-end}
+-- Each step lasts at least --step-ms of wall time: LuaJIT's FFI sleeps in
+-- poll(2) (no descriptors, a timeout), leaving the CPU to the rest of the
+-- machine. A Lua without FFI busy-waits on os.clock, which counts the CPU time
+-- of every thread of the process, so there a step may end early when other
+-- threads spin.
+local has_ffi, ffi = pcall(require, 'ffi')
+local pause
+if has_ffi and pcall(ffi.cdef, 'int poll(void *fds, unsigned long nfds, int timeout);') then
+  pause = function(ms) ffi.C.poll(nil, 0, ms) end
+else
+  pause = function(ms)
+    local until_ = os.clock() + ms / 1000
+    while os.clock() < until_ do end
+  end
+end
+local slow = {after_step = function() pause(opt.step_ms) end}
 
 local estimator = drun.Estimator{
   model = nn.Sequential{nn.Dense{units = 8, activation = 'relu', input_shape = {4}}, nn.Dense{units = 1},

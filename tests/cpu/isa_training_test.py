@@ -8,9 +8,10 @@ Usage: isa_training_test.py DRUN SOURCE_ROOT"""
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, run, summary, temp_dir  # noqa: E402
 
 BAR = 0.875
 SPREAD = 0.01
@@ -18,47 +19,37 @@ SPREAD = 0.01
 
 def main():
     drun, root = sys.argv[1], sys.argv[2]
-    version = subprocess.run([drun, "--version"], capture_output=True, text=True, check=True).stdout
-    m = re.search(r"cpu kernels: \S+ \(this CPU runs ([^;]+);", version)
-    if not m:
-        sys.exit("drun --version names no CPU kernel variants:\n" + version)
+    p = run([drun, "--version"], 60)
+    m = re.search(r"cpu kernels: \S+ \(this CPU runs ([^;]+);", p.stdout)
+    if not check(p.returncode == 0 and m, "drun --version names the CPU kernel variants",
+                 p.stdout + p.stderr):
+        return summary()
     variants = [v.strip() for v in m.group(1).split(",")]
-    print(version.strip())
+    print(p.stdout.strip())
     script = os.path.join(root, "scripts/fashion_mnist.lua")
-    results, failed = {}, 0
-    with tempfile.TemporaryDirectory(prefix="drun_isa_") as tmp:
+    results = {}
+    with temp_dir("isa") as tmp:
         for isa in variants:
             d = os.path.join(tmp, isa)
-            p = subprocess.run([drun, "-q", "--threads", "2", script, "--epochs", "3",
-                                "--model-dir", d],
-                               capture_output=True, text=True, timeout=900,
-                               env=dict(os.environ, DRUN_ISA=isa))
-            summary = {}
+            p = run([drun, "-q", "--threads", "2", script, "--epochs", "3", "--model-dir", d], 900,
+                    env=dict(os.environ, DRUN_ISA=isa))
+            result = {}
             path = os.path.join(d, "summary.json")
             if p.returncode == 0 and os.path.exists(path):
                 with open(path) as f:
-                    summary = json.load(f)
-            acc = summary.get("eval", {}).get("accuracy")
-            used = summary.get("platform", {}).get("cpu_kernels")
-            ok = acc is not None and acc >= BAR and used == isa
-            failed += not ok
+                    result = json.load(f)
+            acc = result.get("eval", {}).get("accuracy")
+            used = result.get("platform", {}).get("cpu_kernels")
             results[isa] = acc
-            print("%s  DRUN_ISA=%s: test accuracy %s, %s img/s, kernels %s" %
-                  ("ok    " if ok else "FAILED", isa, acc,
-                   summary.get("train", {}).get("images_per_sec"), used))
-            if not ok:
-                print(p.stdout[-2000:] + p.stderr[-2000:])
-    checks = len(variants)
+            check(acc is not None and acc >= BAR and used == isa,
+                  "DRUN_ISA=%s: test accuracy %s (at least %s), %s img/s, kernels %s" %
+                  (isa, acc, BAR, result.get("train", {}).get("images_per_sec"), used),
+                  p.stdout[-2000:] + p.stderr[-2000:])
     accs = [a for a in results.values() if a is not None]
     if len(accs) > 1:
-        checks += 1
         spread = max(accs) - min(accs)
-        if spread > SPREAD:
-            failed += 1
-        print("%s  the variants' accuracies differ by %.4f (at most %.2f)" %
-              ("ok    " if spread <= SPREAD else "FAILED", spread, SPREAD))
-    print("%d passed, %d failed" % (checks - failed, failed))
-    return 1 if failed else 0
+        check(spread <= SPREAD, "the variants' accuracies differ by %.4f (at most %.2f)" % (spread, SPREAD))
+    return summary()
 
 
 if __name__ == "__main__":

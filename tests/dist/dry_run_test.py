@@ -5,37 +5,25 @@ environment. Usage: dry_run_test.py DRUN SOURCE_ROOT"""
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
-failures = []
-checks_run = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    checks_run.append(what)
-    if not ok:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, run, scheduler_free_env, summary, temp_dir  # noqa: E402
 
 
 def dry_run(drun, script, args=(), env=None, script_args=()):
-    full_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(("SLURM_", "LSB_", "PBS_", "OMPI_", "PMI", "CUDA_"))}
-    full_env.update(env or {})
-    run = subprocess.run([drun, "--dry-run", *args, script, *script_args], capture_output=True, text=True,
-                         env=full_env, timeout=60)
+    p = run([drun, "--dry-run", *args, script, *script_args], timeout=60,
+            env=scheduler_free_env(**(env or {})))
     rows = re.findall(r"^\s*(\d+)\s+(\S+)\s+(chief|worker|ps)\s+(\d+)\s+(\S+)\s+(\d+)\s*$",
-                      run.stdout, re.M)
-    tf = re.search(r"^TF_CONFIG of rank 0: (.*)$", run.stdout, re.M)
-    return run, rows, json.loads(tf.group(1)) if tf else None
+                      p.stdout, re.M)
+    tf = re.search(r"^TF_CONFIG of rank 0: (.*)$", p.stdout, re.M)
+    return p, rows, json.loads(tf.group(1)) if tf else None
 
 
 def main():
     drun, root = sys.argv[1], sys.argv[2]
     script = os.path.join(root, "scripts/fashion_mnist.lua")
-    with tempfile.TemporaryDirectory() as tmp:
+    with temp_dir("dry_run") as tmp:
         hostfile = os.path.join(tmp, "hosts")
         with open(hostfile, "w") as f:
             f.write("# two nodes\nnode1 slots=8\nnode2 slots=8\n")
@@ -76,7 +64,7 @@ def main():
         check(run.returncode == 0 and hosts == ["a1", "a1", "b2", "b2"],
               f"LSF: the batch launch host is skipped, a worker per slot asked for ({rows})")
 
-        # Issue 17: inside `sbatch -n 2` a bare `drun script.lua` plans the 2
+        # Inside `sbatch -n 2` a bare `drun script.lua` plans the 2
         # tasks asked for, not one a node; -np still wins; with servers the
         # tasks are shared (sbatch -N 2 -n 3, drun --ps 1: 1 ps + 2 workers).
         slurm_n2 = {"SLURM_JOB_NODELIST": "nodea", "SLURM_JOB_CPUS_PER_NODE": "2",
@@ -92,8 +80,7 @@ def main():
         check(run.returncode == 0 and [(r[1], r[2]) for r in rows]
               == [("nodea", "ps"), ("nodea", "chief"), ("nodeb", "worker")],
               f"sbatch -N 2 -n 3, --ps 1: 1 ps + 2 workers over two nodes ({rows})")
-    print(f"{len(checks_run) - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

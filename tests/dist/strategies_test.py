@@ -14,10 +14,11 @@ summary.json must say so. Usage: strategies_test.py DRUN SOURCE_ROOT
 [--device cpu|cuda] [NAME...]"""
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import alive, check, run, summary, temp_dir, wait_for  # noqa: E402
 
 LIST_STRATEGIES = """
 for _, entry in ipairs(require('drun.core').registry('strategies')) do
@@ -35,54 +36,51 @@ def drun_processes(drun):
         if not pid.isdigit():
             continue
         try:
-            if os.path.realpath(f"/proc/{pid}/exe") == target:
-                with open(f"/proc/{pid}/stat") as f:
-                    if f.read().split(")")[-1].split()[0] != "Z":
-                        found.append(int(pid))
+            if os.path.realpath(f"/proc/{pid}/exe") == target and alive(pid):
+                found.append(int(pid))
         except OSError:
             pass
     return found
 
 
-def run(drun, root, name, tmp, device):
+def train(drun, root, name, tmp, device):
     model_dir = os.path.join(tmp, name)
-    start = time.time()
-    p = subprocess.run(
-        [drun, "-q", "--device", device, "-np", "2",
-         os.path.join(root, "scripts/strategies", name + ".lua"),
-         "--train-limit", "12000", "--epochs", "2", "--model-dir", model_dir],
-        capture_output=True, text=True, timeout=300)
-    took = time.time() - start
+    start = time.monotonic()
+    p = run([drun, "-q", "--device", device, "-np", "2",
+             os.path.join(root, "scripts/strategies", name + ".lua"),
+             "--train-limit", "12000", "--epochs", "2", "--model-dir", model_dir], timeout=300)
+    took = time.monotonic() - start
     problems = []
     if p.returncode != 0:
         problems.append(f"exit code {p.returncode}: {p.stderr.strip()[-2000:]}")
         return problems, took, None
     with open(os.path.join(model_dir, "summary.json")) as f:
-        summary = json.load(f)
-    accuracy = summary.get("eval", {}).get("accuracy", 0)
-    if summary.get("workers") != 2:
-        problems.append(f"summary.json says workers {summary.get('workers')}, expected 2")
-    if summary.get("device") != device:
-        problems.append(f"summary.json says device {summary.get('device')}, expected {device}")
+        result = json.load(f)
+    accuracy = result.get("eval", {}).get("accuracy", 0)
+    if result.get("workers") != 2:
+        problems.append(f"summary.json says workers {result.get('workers')}, expected 2")
+    if result.get("device") != device:
+        problems.append(f"summary.json says device {result.get('device')}, expected {device}")
     if accuracy < BAR:
         problems.append(f"test accuracy {accuracy:.4f} < {BAR}")
     if not os.path.exists(os.path.join(model_dir, "ps-0.h5")):
         problems.append("the parameter server wrote no ps-0.h5")
-    time.sleep(0.2)
+    # The ranks have exited with the launcher; give a busy machine a moment to reap them.
+    wait_for(lambda: not drun_processes(drun), 5, every=0.1)
     left = drun_processes(drun)
     if left:
         problems.append(f"drun processes left after the job: {left}")
-    return problems, took, summary
+    return problems, took, result
 
 
 def registered_strategies(drun, root):
     """The --strategy names of the parameter-server family, from drun's registry
     (distributed/strategy_list.hpp): a strategy added there is tested here."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with temp_dir("strategy-list") as tmp:
         script = os.path.join(tmp, "list_strategies.lua")
         with open(script, "w") as f:
             f.write(LIST_STRATEGIES)
-        p = subprocess.run([drun, "-q", script], capture_output=True, text=True, timeout=60)
+        p = run([drun, "-q", script], 60)
     if p.returncode != 0:
         sys.exit("listing the strategies failed: " + p.stderr[-2000:])
     names = [n for n in p.stdout.split() if n != "all_reduce"]
@@ -99,20 +97,17 @@ def main():
     if rest[:1] == ["--device"]:
         device, rest = rest[1], rest[2:]
     names = rest or registered_strategies(drun, root)
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    with temp_dir("strategies") as tmp:
         for name in names:
-            problems, took, summary = run(drun, root, name, tmp, device)
-            if summary:
-                acc = summary.get("eval", {}).get("accuracy", 0)
-                stats = summary.get("strategy", {})
-                print(f"{name:14s} accuracy {acc:.4f}  {summary['train']['images_per_sec']:7.0f} img/s"
+            problems, took, result = train(drun, root, name, tmp, device)
+            if result:
+                acc = result.get("eval", {}).get("accuracy", 0)
+                stats = result.get("strategy", {})
+                print(f"{name:14s} accuracy {acc:.4f}  {result['train']['images_per_sec']:7.0f} img/s"
                       f"  {took:5.1f} s  {json.dumps(stats)}")
-            for p in problems:
-                print(f"{name}: FAIL: {p}")
-            failed += bool(problems)
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+            check(not problems, f"{name}: every rank exits 0, 2 workers on {device}, test accuracy "
+                  f">= {BAR}, the server wrote ps-0.h5, no drun left", "\n      ".join(problems))
+    return summary()
 
 
 if __name__ == "__main__":

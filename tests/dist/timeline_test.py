@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""drun --timeline (issue 22): the trace of a 2-worker AllReduce run (the
+"""drun --timeline: the trace of a 2-worker AllReduce run (the
 launcher's --timeline) and of a 1 ps + 2 worker synchronous parameter-server
 run (RunConfig's timeline) follow the Trace Event Format that Perfetto and
 chrome://tracing read, and show what they promise.
@@ -17,9 +17,10 @@ parameter-server run has pushes, pulls and server applies.
 Usage: timeline_test.py DRUN VENV_PYTHON SOURCE_ROOT"""
 import json
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, need_venv, run, summary, temp_dir  # noqa: E402
 
 METADATA = {"process_name": "name", "process_labels": "labels", "process_sort_index": "sort_index",
             "thread_name": "name", "thread_sort_index": "sort_index"}
@@ -101,10 +102,7 @@ for e in sorted(jsonschema.Draft202012Validator(schema).iter_errors(trace), key=
 
 
 def check_by_jsonschema(python, path):
-    if not os.access(python, os.X_OK):
-        sys.exit(f"{python} is missing: run tools/python_env (tools/bootstrap does)")
-    p = subprocess.run([python, "-c", VALIDATE, path], input=json.dumps(SCHEMA) + "\n",
-                       capture_output=True, text=True, timeout=120)
+    p = run([python, "-c", VALIDATE, path], timeout=120, input=json.dumps(SCHEMA) + "\n")
     if p.returncode != 0:
         return [f"jsonschema check failed: {p.stderr[-1000:]}"]
     if p.stdout.strip() == "NO-JSONSCHEMA":
@@ -195,18 +193,12 @@ def check_ps(trace):
     return problems
 
 
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    if p.returncode != 0:
-        print(" ".join(cmd), "\n", p.stdout[-2000:], p.stderr[-3000:])
-        sys.exit(f"drun exited {p.returncode}")
-
-
 def main():
     drun, python, root = sys.argv[1:4]
+    if not need_venv(python):
+        return summary()
     script = os.path.join(root, "tests/dist/timeline_cnn.lua")
-    failures = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    with temp_dir("timeline") as tmp:
         runs = [
             ("AllReduce, 2 workers, drun --timeline", os.path.join(tmp, "allreduce.json"),
              [drun, "-q", "-np", "2", "--timeline", os.path.join(tmp, "allreduce.json"), script,
@@ -219,20 +211,21 @@ def main():
              3, {0: "ps 0", 1: "chief", 2: "worker 0"}, check_ps),
         ]
         for title, path, cmd, ranks, roles, specific in runs:
-            print(title)
-            run(cmd)
+            print(title, flush=True)
+            p = run(cmd, timeout=240)
+            if not check(p.returncode == 0 and os.path.exists(path), f"{title}: drun exits 0 and writes "
+                         f"the trace (exit {p.returncode})",
+                         " ".join(cmd) + "\n" + p.stdout[-2000:] + p.stderr[-3000:]):
+                continue
             with open(path) as f:
                 trace = json.load(f)
             print(f"  {len(trace['traceEvents'])} events")
             problems = (check_by_hand(trace) + check_by_jsonschema(python, path) +
                         check_structure(trace, ranks, roles) + specific(trace))
-            for p in problems[:20]:
-                print("  FAIL:", p)
-            failures += len(problems)
-    if failures:
-        sys.exit(f"{failures} problems")
-    print("ok")
+            check(not problems, f"{title}: the trace follows the format and shows what it promises "
+                  f"({len(problems)} problems)", "\n      ".join(problems[:20]))
+    return summary()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

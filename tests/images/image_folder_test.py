@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""data.image_folder against Pillow (issue 19): folders of JPEG and PNG files
+"""data.image_folder against Pillow: folders of JPEG and PNG files
 written by Pillow, decoded by drun (libjpeg-turbo, libpng) through its
 pipeline (tests/images/pipeline_dump.cpp) and through build/drun.
 
@@ -9,11 +9,13 @@ resize(BILINEAR) + crop; training crops the same for the same seed and epoch,
 different across epochs and seeds, whatever the thread count; 2 shards
 disjoint and complete; bad folders and bad files refused with their path.
 Usage: image_folder_test.py PIPELINE_DUMP DRUN VENV_PYTHON SOURCE_ROOT"""
+import io
 import json
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, run, summary, temp_dir  # noqa: E402
 
 DUMP, DRUN, VENV_PY, ROOT = (os.path.abspath(a) for a in sys.argv[1:5])
 
@@ -29,21 +31,12 @@ except ImportError:
     os.environ["DRUN_IMAGE_TEST_IN_VENV"] = "1"
     os.execv(VENV_PY, [VENV_PY, os.path.abspath(__file__)] + sys.argv[1:])
 
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
 
 def dump(options, ops=None, epoch=0):
     """The epoch's examples and labels, or (None, stderr) on a refusal."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with temp_dir("image_dump") as tmp:
         out = os.path.join(tmp, "out")
-        p = subprocess.run([DUMP, json.dumps(options), json.dumps(ops or []), str(epoch), out],
-                           capture_output=True, text=True, timeout=120)
+        p = run([DUMP, json.dumps(options), json.dumps(ops or []), str(epoch), out], timeout=120)
         if p.returncode != 0:
             return None, p.stderr
         info = json.loads(p.stdout)
@@ -226,7 +219,6 @@ def test_bad_inputs(root, rng):
         "empty.png": b"",
         "text.png": b"this is not a png\n",
     }
-    import io
     buf = io.BytesIO()
     Image.fromarray(smooth_image(rng, 64, 48)).save(buf, format="JPEG", quality=90)
     bads["truncated.jpg"] = buf.getvalue()[: len(buf.getvalue()) // 2]
@@ -269,38 +261,32 @@ model:fit{x = train:shuffle(1):batch(4):prefetch(2), epochs = 8}
 local m = model:evaluate(data.image_folder{dir = opt.dir, size = {8, 8}}:batch(6))
 print('ACCURACY ' .. m.accuracy)
 """)
-    p = subprocess.run([DRUN, script, "--dir", d], capture_output=True, text=True, timeout=120,
-                       cwd=root, env=dict(os.environ, DRUN_THREADS="1"))
+    p = run([DRUN, script, "--dir", d], timeout=120, cwd=root, env=dict(os.environ, DRUN_THREADS="1"))
     acc = [l for l in p.stdout.splitlines() if l.startswith("ACCURACY")]
     check(p.returncode == 0 and acc and float(acc[0].split()[1]) == 1.0,
           f"build/drun trains on an image folder (exit {p.returncode}, {acc}) {p.stderr[-600:]}")
     bad = os.path.join(d, "dark", "zz_corrupt.jpg")
     with open(bad, "wb") as f:
         f.write(b"\xff\xd8\xff\xe0 definitely not a jpeg")
-    p = subprocess.run([DRUN, script, "--dir", d, "--n", "13"], capture_output=True, text=True,
-                       timeout=120, cwd=root, env=dict(os.environ, DRUN_THREADS="1"))
+    p = run([DRUN, script, "--dir", d, "--n", "13"], timeout=120, cwd=root,
+            env=dict(os.environ, DRUN_THREADS="1"))
     check(p.returncode != 0 and bad in p.stderr + p.stdout and "Traceback" not in p.stderr,
           f"a corrupt file stops build/drun with its path (exit {p.returncode}): {p.stderr.strip()[-300:]}")
     missing = os.path.join(root, "missing_dir")
-    p = subprocess.run([DRUN, script, "--dir", missing], capture_output=True, text=True, timeout=60,
-                       cwd=root)
+    p = run([DRUN, script, "--dir", missing], timeout=60, cwd=root)
     check(p.returncode != 0 and missing in p.stderr, f"a missing dir: exit {p.returncode}, {p.stderr.strip()[-200:]}")
 
 
 def main():
     rng = np.random.default_rng(19)
-    with tempfile.TemporaryDirectory(prefix="drun_image_folder_") as root:
+    with temp_dir("image_folder") as root:
         test_pixels_and_labels(root, rng)
         test_eval_resize(root, rng)
         test_training_crops(root, rng)
         test_shards(root, rng)
         test_bad_inputs(root, rng)
         test_through_drun(root, rng)
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return summary()
 
 
 if __name__ == "__main__":

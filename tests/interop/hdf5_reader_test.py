@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""drun.data.hdf5 on files h5py writes (issue 19): datasets of several types
+"""drun.data.hdf5 on files h5py writes: datasets of several types
 and ranks, nested paths, sharding over 2 workers (disjoint, complete), read
 whole and streamed, from one file and from a list of files (contiguous,
 chunked, gzip), bad inputs refused with the file and dataset named, and the
@@ -8,11 +8,11 @@ files.
 Usage: hdf5_reader_test.py DRUN VENV_PYTHON SOURCE_ROOT"""
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
-from array_checks import Checks
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, need_venv, run, summary, temp_dir  # noqa: E402
+from array_checks import six_examples  # noqa: E402
 
 DRUN, PY, ROOT = sys.argv[1:4]
 LUA = os.path.join(ROOT, "tests/lua")
@@ -60,29 +60,25 @@ with open(d + "/not.h5", "wb") as f:
 
 
 def main():
-    if not os.access(PY, os.X_OK):
-        print(f"FAIL: no {PY}: run tools/python_env (tools/bootstrap does) to create the venv")
-        return 1
-    checks = Checks()
-    check = checks.check
+    if not need_venv(PY):
+        return summary()
 
     def drun(script, *args):
-        r = subprocess.run([DRUN, "-q", os.path.join(LUA, script), *args], capture_output=True,
-                           text=True, timeout=300)
+        r = run([DRUN, "-q", os.path.join(LUA, script), *args], timeout=300)
         return r.returncode, r.stdout, r.stderr
 
-    with tempfile.TemporaryDirectory(prefix="drun_hdf5_") as d:
-        made = subprocess.run([PY, "-c", MAKE, d], capture_output=True, text=True, timeout=300)
+    with temp_dir("hdf5") as d:
+        made = run([PY, "-c", MAKE, d], timeout=300)
         check(made.returncode == 0, f"h5py writes the files ({made.stderr[-300:]})")
         h5 = os.path.join(d, "data.h5")
         arrays = lambda x, y, *more: drun("array_reader.lua", "--reader", "hdf5", "--path", h5,
                                           "--x", x, "--y", y, *more)
         for x in ("x_u8", "x_f16", "x_i16_chunked", "deep/x_f64"):
-            checks.six_examples(x, *arrays(x, "y_i64"))
-            checks.six_examples(x + " streamed", *arrays(x, "y_i64", "--stream", "true"))
+            six_examples(x, *arrays(x, "y_i64"))
+            six_examples(x + " streamed", *arrays(x, "y_i64", "--stream", "true"))
         parts = ",".join(os.path.join(d, p) for p in ("part1.h5", "part2.h5"))
         for stream in ("true", "false"):
-            checks.six_examples(f"two files, stream {stream}",
+            six_examples(f"two files, stream {stream}",
                                 *drun("array_reader.lua", "--reader", "hdf5", "--path", parts,
                                       "--x", "x", "--y", "y", "--stream", stream))
         other = os.path.join(d, "other_shape.h5")
@@ -122,7 +118,7 @@ def main():
         check(rc == 0 and m is not None and m.group(1) == m.group(2),
               f"the seed CNN learns the same from HDF5 as from idx ({out.strip()}{err[-300:]})")
 
-    return checks.exit_code()
+    return summary()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Our TensorBoard event files and checkpoints, read by readers nobody here
-wrote (issue 5): TensorBoard's EventAccumulator (tensorboard_reader.py) lists
+wrote: TensorBoard's EventAccumulator (tensorboard_reader.py) lists
 the train and eval scalar tags with the steps and values the training loop
 saw, and h5py reads a checkpoint's weights and training state.
 Usage: interop_test.py DRUN VENV_PYTHON SOURCE_ROOT"""
@@ -8,9 +8,10 @@ import json
 import os
 import re
 import struct
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, need_venv, run, summary, temp_dir  # noqa: E402
 
 DRUN, PY, ROOT = sys.argv[1:4]
 HERE = os.path.join(ROOT, "tests/interop")
@@ -25,27 +26,17 @@ def close(a, b):
 
 
 def main():
-    if not os.access(PY, os.X_OK):
-        print(f"FAIL: no {PY}: run tools/python_env (tools/bootstrap does) to create the venv")
-        return 1
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
-
-    with tempfile.TemporaryDirectory(prefix="drun_interop_") as d:
-        run = subprocess.run([DRUN, "-q", os.path.join(ROOT, "tests/lua/tb_run.lua"), "--model-dir", d],
-                             capture_output=True, text=True, timeout=120)
-        check(run.returncode == 0, f"the training run exits 0 ({run.stderr[-500:]})")
+    if not need_venv(PY):
+        return summary()
+    with temp_dir("interop") as d:
+        p = run([DRUN, "-q", os.path.join(ROOT, "tests/lua/tb_run.lua"), "--model-dir", d], timeout=120)
+        check(p.returncode == 0, f"the training run exits 0 ({p.stderr[-500:]})")
         steps = {int(m[0]): tuple(map(float, m[1:])) for m in
-                 re.findall(r"^STEP (\d+) (\S+) (\S+) (\S+)$", run.stdout, re.M)}
-        ev = re.search(r"^EVAL (\d+) (\S+) (\S+)$", run.stdout, re.M)
+                 re.findall(r"^STEP (\d+) (\S+) (\S+) (\S+)$", p.stdout, re.M)}
+        ev = re.search(r"^EVAL (\d+) (\S+) (\S+)$", p.stdout, re.M)
         check(len(steps) == 20 and ev is not None, f"20 steps and an evaluation recorded ({len(steps)})")
 
-        tb = subprocess.run([PY, os.path.join(HERE, "tensorboard_reader.py"), d],
-                            capture_output=True, text=True, timeout=120)
+        tb = run([PY, os.path.join(HERE, "tensorboard_reader.py"), d], timeout=120)
         check(tb.returncode == 0, f"TensorBoard reads the event files ({tb.stderr[-500:]})")
         scalars = json.loads(tb.stdout) if tb.returncode == 0 else {}
         train, evals = scalars.get(".", {}), scalars.get("eval", {})
@@ -65,7 +56,7 @@ def main():
                   f"eval 'loss' and 'accuracy' at step {step} equal the evaluation ({last})")
             check(len(evals.get("loss", [])) == 5, f"one evaluation per epoch ({evals.get('loss')})")
 
-        h5 = subprocess.run([PY, "-c", """
+        h5 = run([PY, "-c", """
 import h5py, json, sys
 import numpy as np
 with h5py.File(sys.argv[1], "r") as f:
@@ -74,7 +65,7 @@ with h5py.File(sys.argv[1], "r") as f:
     print(json.dumps({"datasets": names, "state": json.loads(f.attrs["drun"]),
                       "finite": bool(np.isfinite(f["model/dense/kernel"][()]).all()),
                       "kernel_abs_sum": float(np.abs(f["model/dense/kernel"][()]).sum())}))
-""", os.path.join(d, "ckpt-20.h5")], capture_output=True, text=True, timeout=60)
+""", os.path.join(d, "ckpt-20.h5")], timeout=60)
         check(h5.returncode == 0, f"h5py opens ckpt-20.h5 ({h5.stderr[-500:]})")
         if h5.returncode == 0:
             got = json.loads(h5.stdout)
@@ -85,8 +76,7 @@ with h5py.File(sys.argv[1], "r") as f:
             check(st.get("global_step") == 20 and st.get("epoch", 0) * 4 + st.get("batch", 0) == 20,
                   f"training state: step 20, at the end of the 5th epoch of 4 batches ({st})")
             check(got["finite"] and got["kernel_abs_sum"] > 0, "the kernel's values are finite, not all zero")
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

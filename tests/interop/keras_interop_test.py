@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""drun's Keras HDF5 model files against Keras 3 itself (issue 6), from the
+"""drun's Keras HDF5 model files against Keras 3 itself, from the
 venv that tools/python_env makes (keras with the JAX CPU backend, h5py):
  (a) drun trains the seed CNN for an epoch and saves it (fashion_mnist.lua
      --save); drun (drun.load_model) and Keras (keras.models.load_model)
@@ -19,9 +19,11 @@ import json
 import os
 import re
 import struct
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, need_venv, summary, temp_dir  # noqa: E402
+from testlib import run as run_command  # noqa: E402
 
 DRUN, PY, ROOT = sys.argv[1:4]
 HERE = os.path.join(ROOT, "tests/interop")
@@ -131,22 +133,11 @@ def shape_of(rows):
 
 
 def main():
-    if not os.access(PY, os.X_OK):
-        print(f"FAIL: no {PY}: run tools/python_env (tools/bootstrap does) to create the venv")
-        return 1
-    failures = []
-
-    def check(ok, what, detail=""):  # the detail only when it fails
-        print(("ok   " if ok else "FAIL ") + what + ("" if ok or not detail else f"\n      {detail}"), flush=True)
-        if not ok:
-            failures.append(what)
-        return ok
+    if not need_venv(PY):
+        return summary()
 
     def run(args, timeout=300):
-        try:
-            return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=ENV)
-        except subprocess.TimeoutExpired as e:
-            return subprocess.CompletedProcess(args, 124, "", f"timed out after {e.timeout} s")
+        return run_command(args, timeout, env=ENV)
 
     def why(p):  # a failed command's last words
         if p.returncode == 0:
@@ -175,10 +166,9 @@ def main():
     p = run([PY, "-c", "import keras, h5py; print(keras.__version__, keras.backend.backend())"], 120)
     if not check(p.returncode == 0, f"the venv has keras and h5py ({p.stdout.strip()}){why(p)}"):
         print("      run tools/python_env to install them")
-        print(f"{len(failures)} failed")
-        return 1
+        return summary()
 
-    with tempfile.TemporaryDirectory(prefix="drun_keras_") as d:
+    with temp_dir("keras") as d:
         m_h5 = os.path.join(d, "m.h5")
         # (a) drun trains and saves; drun and Keras predict the same images.
         train = run([DRUN, "-q", os.path.join(ROOT, "scripts/fashion_mnist.lua"), "--epochs", "1",
@@ -314,8 +304,7 @@ def main():
                   re.search(r"21,?930", p.stdout) is not None,
                   f"(d) drun inspect of Keras' sequential.h5 prints its layers, 21,930 parameters and "
                   f"Keras {version}{why(p)}", f"missing {missing} in: {p.stdout[-1500:]}")
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Models built and saved by Keras 3 itself, for drun.load_model to read (issue 6).
+"""Models built and saved by Keras 3 itself, for drun.load_model to read.
 Usage: keras_models.py OUTDIR  (run with the venv's python: tools/python_env)
 
 Writes, for each model NAME (sequential, residual, activations):

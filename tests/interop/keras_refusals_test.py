@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Keras files drun must refuse, made by Keras 3 itself (issue 21): a model
+"""Keras files drun must refuse, made by Keras 3 itself: a model
 with a Lambda layer (its config carries Python bytecode: refused by name,
 never interpreted), one with a layer class drun lacks, and one whose weights
 contradict its model_config (h5py edits a Dense layer's units). Each gives
@@ -7,9 +7,10 @@ contradict its model_config (h5py edits a Dense layer's units). Each gives
 layer, and a non-zero exit.
 Usage: keras_refusals_test.py DRUN VENV_PYTHON"""
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, run, summary, temp_dir  # noqa: E402
 
 DRUN, PY = sys.argv[1:3]
 ENV = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3", JAX_PLATFORMS="cpu")
@@ -43,19 +44,10 @@ LOAD = "local drun = require 'drun'\ndrun.load_model(arg[1])\n"
 
 
 def main():
-    failures = []
-
-    def check(ok, what, detail=""):
-        print(("ok   " if ok else "FAIL ") + what + ("" if ok or not detail else f"\n      {detail}"),
-              flush=True)
-        if not ok:
-            failures.append(what)
-
-    with tempfile.TemporaryDirectory(prefix="drun_keras_refusals_") as out:
-        p = subprocess.run([PY, "-c", MAKE, out], capture_output=True, text=True, timeout=300, env=ENV)
-        if p.returncode != 0:
-            print(f"FAIL Keras makes the three files: {p.stderr[-1500:]}")
-            return 1
+    with temp_dir("keras_refusals") as out:
+        p = run([PY, "-c", MAKE, out], timeout=300, env=ENV)
+        if not check(p.returncode == 0, "Keras makes the three files", p.stderr[-1500:]):
+            return summary()
         script = os.path.join(out, "load.lua")
         with open(script, "w") as f:
             f.write(LOAD)
@@ -66,7 +58,7 @@ def main():
             path = os.path.join(out, name)
             for how, args in [("drun inspect", [DRUN, "inspect", path]),
                               ("drun.load_model", [DRUN, "-q", script, path])]:
-                p = subprocess.run(args, capture_output=True, text=True, timeout=120, env=ENV)
+                p = run(args, timeout=120, env=ENV)
                 lines = [l for l in p.stderr.splitlines() if l.strip()]
                 error = "\n".join(lines)
                 # load_model's Lua error line may be followed by the script's traceback.
@@ -78,8 +70,7 @@ def main():
                       error[-1500:])
         check(not os.path.exists(os.path.join(out, "lambda_ran")),
               "the Lambda's Python function never ran")
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

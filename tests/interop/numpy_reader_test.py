@@ -1,15 +1,15 @@
 #!/usr/bin/python3
-"""drun.data.numpy on files NumPy itself writes (issue 19): .npy of several
+"""drun.data.numpy on files NumPy itself writes: .npy of several
 element types and byte orders (read memory-mapped), .npz members (stored and
 compressed), sharding over 2 workers (disjoint, complete), and bad inputs
 refused with the file named.
 Usage: numpy_reader_test.py DRUN VENV_PYTHON SOURCE_ROOT"""
 import os
-import subprocess
 import sys
-import tempfile
 
-from array_checks import Checks
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, need_venv, run, summary, temp_dir  # noqa: E402
+from array_checks import six_examples  # noqa: E402
 
 DRUN, PY, ROOT = sys.argv[1:4]
 SCRIPT = os.path.join(ROOT, "tests/lua/array_reader.lua")
@@ -45,22 +45,19 @@ with open(d + "/not.npy", "wb") as f:
 
 
 def main():
-    if not os.access(PY, os.X_OK):
-        print(f"FAIL: no {PY}: run tools/python_env (tools/bootstrap does) to create the venv")
-        return 1
-    checks = Checks()
-    check = checks.check
+    if not need_venv(PY):
+        return summary()
 
     def drun(*args):
-        r = subprocess.run([DRUN, "-q", SCRIPT, *args], capture_output=True, text=True, timeout=120)
+        r = run([DRUN, "-q", SCRIPT, *args], timeout=120)
         return r.returncode, r.stdout, r.stderr
 
-    with tempfile.TemporaryDirectory(prefix="drun_numpy_") as d:
-        made = subprocess.run([PY, "-c", MAKE, d], capture_output=True, text=True, timeout=120)
+    with temp_dir("numpy") as d:
+        made = run([PY, "-c", MAKE, d], timeout=120)
         check(made.returncode == 0, f"NumPy writes the files ({made.stderr[-300:]})")
         f = lambda name: os.path.join(d, name)
         for x in ("x_u8.npy", "x_f16.npy", "x_be_i32.npy", "x_f32.npy"):
-            checks.six_examples(x, *drun("--x", f(x), "--y", f("y_i64.npy")))
+            six_examples(x, *drun("--x", f(x), "--y", f("y_i64.npy")))
         rc, out, err = drun("--x", f("x_f64_flat.npy"), "--y", f("y_bool.npy"))
         check(rc == 0 and "examples 6 shape 1\n" in out and "sums 0 1 2 3 4 5\n" in out,
               f"rank-1 float64 x with boolean labels ({out}{err[-300:]})")
@@ -90,7 +87,7 @@ def main():
             check(rc != 0 and all(w in err for w in words) and "array_reader.lua:20:" in first,
                   f"refused with {words} at the script's line ({first})")
 
-    return checks.exit_code()
+    return summary()
 
 
 if __name__ == "__main__":

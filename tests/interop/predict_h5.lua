@@ -1,4 +1,4 @@
--- Predicts with a Keras HDF5 model file (issue 6): drun.load_model(--model),
+-- Predicts with a Keras HDF5 model file: drun.load_model(--model),
 -- the inputs from --inputs (JSON: a nested list of examples, or an object whose
 -- "inputs" member is one, as tests/interop/keras_models.py writes), the
 -- predictions as JSON rows to --output (or to stdout after "PREDICTIONS ");

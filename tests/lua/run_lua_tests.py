@@ -17,10 +17,11 @@ import json
 import os
 import re
 import struct
-import subprocess
 import sys
-import tempfile
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+import testlib  # noqa: E402
+from testlib import Skip, run_cases, show, temp_dir  # noqa: E402
 
 ROOT = os.path.abspath(sys.argv[2])
 RANKS = [a for a in sys.argv[3:] if a in ("--single-rank", "--multi-rank")]
@@ -28,7 +29,7 @@ ONLY = [a for a in sys.argv[3:] if a not in RANKS]
 DRUN = json.loads(os.environ.get("DRUN_EXE_WRAPPER", "[]")) + [os.path.abspath(sys.argv[1])]
 HERE = os.path.join(ROOT, "tests", "lua")
 FASHION_DIR = "/usr/share/datasets/fashion-mnist"
-TIMEOUT = 60 * float(os.environ.get("DRUN_TEST_TIME_SCALE", "1"))
+TIMEOUT = 60  # seconds a drun run may take (testlib.run stretches it by DRUN_TEST_TIME_SCALE)
 
 
 def multi_rank(fn):
@@ -37,20 +38,11 @@ def multi_rank(fn):
     return fn
 
 
-class Skip(Exception):
-    pass
-
-
 def run(args, cwd=None, env=None):
     """Runs drun with args (in env, default this process's); returns (rc, stdout, stderr)."""
     env = dict(os.environ if env is None else env, DRUN_THREADS="2")
-    p = subprocess.run(DRUN + args, cwd=cwd or ROOT, capture_output=True, text=True,
-                       timeout=TIMEOUT, env=env)
+    p = testlib.run(DRUN + args, TIMEOUT, cwd=cwd or ROOT, env=env)
     return p.returncode, p.stdout, p.stderr
-
-
-def show(rc, out, err):
-    return "exit code %s\n--- stdout ---\n%s\n--- stderr ---\n%s" % (rc, out[-3000:], err[-3000:])
 
 
 def check_clean(rc, out, err):
@@ -114,12 +106,10 @@ def test_unknown_keys_everywhere():
 def test_unknown_cpu_kernel_variant():
     """DRUN_ISA naming a variant the CPU or build lacks is refused at start-up,
     naming the ones there are."""
-    p = subprocess.run(DRUN + ["unknown_keys.lua"], cwd=HERE, capture_output=True, text=True,
-                       timeout=TIMEOUT, env=dict(os.environ, DRUN_ISA="avx9"))
-    check_clean(p.returncode, p.stdout, p.stderr)
-    assert p.returncode == 1, show(p.returncode, p.stdout, p.stderr)
-    assert "DRUN_ISA=avx9" in p.stderr and "baseline" in p.stderr, show(p.returncode, p.stdout,
-                                                                        p.stderr)
+    rc, out, err = run(["unknown_keys.lua"], cwd=HERE, env=dict(os.environ, DRUN_ISA="avx9"))
+    check_clean(rc, out, err)
+    assert rc == 1, show(rc, out, err)
+    assert "DRUN_ISA=avx9" in err and "baseline" in err, show(rc, out, err)
 
 
 def test_shape_mismatch():
@@ -173,7 +163,7 @@ def test_core_bad_arguments():
 
 
 def test_hooks():
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         out, _ = expect_success(["hooks_test.lua", "--model-dir", d], cwd=HERE)
         # The Lua hook saw begin, every before/after in order, asked to stop at 6, and end_.
         steps = ",".join(f"before {i},after {i + 1}" for i in range(6))
@@ -215,7 +205,7 @@ def test_nan_guard():
 def test_global_step_waiter_needs_servers():
     # With AllReduce every worker counts its own steps: waiting would hang, so it is an error.
     # A fresh model_dir: the default one may hold a finished run, which would end at once.
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         expect_error(["-np", "2", "scripts/fashion_mnist.lua", "--epochs", "1", "--train-limit",
                       "640", "--delay-workers-by-global-step", "20", "--model-dir", d],
                      ["GlobalStepWaiterHook", "needs a parameter-server strategy"])
@@ -225,7 +215,7 @@ def test_global_step_waiter_needs_servers():
 def test_global_step_waiter():
     # Async parameter servers: worker 0 (rank 2) starts once the chief's updates
     # reach 40 (of the 100 steps each worker takes).
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         out, _ = expect_success(["-np", "2", "scripts/fashion_mnist.lua", "--epochs", "1",
                                  "--train-limit", "12800", "--strategy", "ps_async",
                                  "--delay-workers-by-global-step", "40", "--model-dir", d])
@@ -258,7 +248,7 @@ def small_idx_images(n=300):
 
 def test_truncated_idx_data():
     # A complete gzip stream whose idx content is shorter than its header says.
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         with gzip.open(os.path.join(d, "t10k-images-idx3-ubyte.gz"), "wb") as f:
             f.write(small_idx_images())
         bad = os.path.join(d, "t10k-labels-idx1-ubyte.gz")
@@ -269,7 +259,7 @@ def test_truncated_idx_data():
 
 def test_truncated_gzip_stream():
     # The gzip file itself is cut short.
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         with gzip.open(os.path.join(d, "t10k-labels-idx1-ubyte.gz"), "wb") as f:
             f.write(small_idx_labels())
         bad = os.path.join(d, "t10k-images-idx3-ubyte.gz")
@@ -281,7 +271,7 @@ def test_truncated_gzip_stream():
 
 def test_small_idx_loads():
     # The converse of the two above: the same files, whole, load.
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         with gzip.open(os.path.join(d, "t10k-images-idx3-ubyte.gz"), "wb") as f:
             f.write(small_idx_images())
         with gzip.open(os.path.join(d, "t10k-labels-idx1-ubyte.gz"), "wb") as f:
@@ -296,7 +286,7 @@ def test_idx_pair_reader():
     def idx(dims, data, type_code=0x08):
         return struct.pack(">BBBB", 0, 0, type_code, len(dims)) + \
             b"".join(struct.pack(">I", d) for d in dims) + bytes(data)
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         images, labels, short = (os.path.join(d, n) for n in ("x.idx.gz", "y.idx", "y4.idx"))
         with gzip.open(images, "wb") as f:
             f.write(idx([5, 3, 4], [i * 10 + p for i in range(5) for p in range(12)]))
@@ -370,7 +360,7 @@ def summary_of(model_dir):
 
 
 def test_train_arrays_end_to_end():
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         model_dir = os.path.join(d, "run")
         out, _ = expect_success(["-q", "train_arrays.lua", "--model-dir", model_dir], cwd=HERE)
         s = summary_of(model_dir)
@@ -394,7 +384,7 @@ def test_loss_scale_optimizer():
     # Loss scaling changes no bit without an overflow (the scale is a power of
     # two): the same run with and without it ends with the same losses; the
     # scale doubled after every 30 finite steps (80 steps) and is in summary.json.
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         runs = {}
         for name, extra in (("plain", []), ("scaled", ["--loss-scale", "1024"])):
             model_dir = os.path.join(d, name)
@@ -414,7 +404,7 @@ def test_mixed_precision_policy():
     # train to the float32 run's accuracy, mixed_float16 with a loss scale;
     # on the CPU they are refused with the reason. An unknown policy names
     # the script's line.
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         expect_success(["-q", "train_arrays.lua", "--model-dir", os.path.join(d, "f32")], cwd=HERE)
         f32 = summary_of(os.path.join(d, "f32"))
         device = f32["device"]
@@ -465,7 +455,7 @@ def test_functional_residual_summary():
 def test_fashion_mnist_small_run():
     if not os.path.isfile(os.path.join(FASHION_DIR, "train-images-idx3-ubyte.gz")):
         raise Skip(FASHION_DIR + " not installed (apt install dataset-fashion-mnist)")
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         # 2,000 examples in batches of 32 (63 steps): test accuracy ~0.71. With
         # the script's default batch of 64 (32 steps) it is ~0.60, too close
         # to the 0.6 bar to survive changes in summation order.
@@ -488,7 +478,7 @@ def test_iris_dnn_regressor():
     # petal_width from the other three measurements, 30 rows held out. With
     # seed 1: held-out MSE 0.350 after 300 steps (0.125 after the script's
     # 1000); predicting the training mean gives 0.584.
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         out, _ = expect_success(["-q", "scripts/iris_dnn_regressor.lua", "--steps", "300",
                                  "--model-dir", d])
         s = read_summary(d)
@@ -503,7 +493,7 @@ def test_iris_canned_classifiers():
     # All 150 rows through data.csv, 40 epochs of batch 16, accuracy on the
     # same rows: measured 0.960 (DNNClassifier {10, 10}) and 0.933 (LinearClassifier).
     for canned, bar in (("DNNClassifier", 0.9), ("LinearClassifier", 0.85)):
-        with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+        with temp_dir("lua") as d:
             out, _ = expect_success(["-q", "iris_classifier.lua", "--canned", canned, "--data",
                                      os.path.join(ROOT, "data", "iris.csv"), "--model-dir", d],
                                     cwd=HERE)
@@ -534,7 +524,7 @@ def test_layer_positional_shorthands():
     for case in ("twice", "too many", "none taken", "wrong type", "nil hole", "both places"):
         assert "ok " + case + ":" in out, "missing case %r\n%s" % (case, out)
     # Outside a pcall the error is located at the script's line.
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         path = os.path.join(d, "bad_dense.lua")
         with open(path, "w") as f:
             f.write("local nn = require('drun').nn\n\nlocal d = nn.Dense(32, 'relu', 'x')\n")
@@ -545,7 +535,7 @@ def test_layer_positional_shorthands():
 def test_iris_mlp_script():
     # scripts/iris_mlp.lua: 120 rows to train, 30 held out (seeded split).
     # Measured held-out accuracy 0.933-0.967 for seeds 1-5 after 30 epochs.
-    with tempfile.TemporaryDirectory(prefix="drun_lua_") as d:
+    with temp_dir("lua") as d:
         h5 = os.path.join(d, "iris_mlp.h5")
         out, _ = expect_success(["-q", "scripts/iris_mlp.lua", "--epochs", "30", "--save", h5])
         m = re.search(r"test accuracy ([0-9.]+), loss ([0-9.]+) on (\d+) flowers", out)
@@ -572,19 +562,7 @@ def main():
         cases = [(n, f) for n, f in cases if getattr(f, "multi_rank", False) == wanted]
     if ONLY:
         cases = [(n, f) for n, f in cases if any(o in n for o in ONLY)]
-    failed = 0
-    for name, fn in cases:
-        try:
-            fn()
-            print("ok      %s" % name)
-        except Skip as e:
-            print("skip    %s: %s" % (name, e))
-        except Exception:  # noqa: BLE001 - report every failure, then go on
-            failed += 1
-            print("FAILED  %s\n%s" % (name, traceback.format_exc()))
-        sys.stdout.flush()
-    print("%d of %d cases failed" % (failed, len(cases)))
-    return 1 if failed else 0
+    return run_cases(cases)
 
 
 if __name__ == "__main__":

@@ -172,7 +172,7 @@ class TwoNodes:
         """Runs the job; (returncode or "timeout", stdout, stderr, seconds)."""
         cmd = self.mpirun(ranks_per_node, argv, extra_env, cyclic)
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TMPDIR=self.tmp)
-        start = time.time()
+        start = time.monotonic()
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
             rc, out, err = r.returncode, r.stdout, r.stderr
@@ -180,7 +180,7 @@ class TwoNodes:
             rc = "timeout"
             out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
             err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
-        return rc, out, err, time.time() - start
+        return rc, out, err, time.monotonic() - start
 
     def agent_calls(self):
         if not os.path.exists(self.agent_log):

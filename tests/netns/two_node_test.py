@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Two nodes on one machine (issue 3, done-when 4; issue 17): two network
-namespaces joined by a veth pair act as two nodes (tests/netns/nodes.py).
-Two 2-node x 2-worker jobs must succeed, with ranks 0-1 on one host and 2-3
-on the other:
+"""Two nodes on one machine: two network namespaces joined by a veth pair act
+as two nodes (tests/netns/nodes.py), so that jobs across nodes are tested
+without a cluster. Two 2-node x 2-worker jobs must succeed, with ranks 0-1 on
+one host and 2-3 on the other:
 - tests/netns/two_nodes.lua, an AllReduce run of drun itself;
 - tests/dist/allreduce_equivalence across the nodes: the hierarchical sum
   (node-shared memory within a node, then across nodes per slice) and flat
@@ -16,17 +16,11 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 from nodes import Interrupted, TwoNodes  # noqa: E402
+from testlib import check, summary  # noqa: E402
 
 RUN_TIMEOUT = 120  # seconds for each mpirun job; meson's limit for the test is 300
-
-checks = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    checks.append(bool(ok))
-    return ok
 
 
 def ranks_and_hosts(nodes, out):
@@ -68,7 +62,8 @@ def main():
                   f"{e}\n     (this test needs root: CAP_NET_ADMIN and CAP_SYS_ADMIN for ip netns)")
             return 1
         a, b = nodes.a, nodes.b
-        check(True, f"namespaces {a.ns} ({a.ip}, host {a.host}) and {b.ns} ({b.ip}, host {b.host})")
+        print(f"namespaces {a.ns} ({a.ip}, host {a.host}) and {b.ns} ({b.ip}, host {b.host})",
+              flush=True)
         before = nodes.veth_counters(b)
 
         out = job(nodes, [drun, os.path.join(root, "tests/netns/two_nodes.lua")], "drun AllReduce")
@@ -100,9 +95,8 @@ def main():
             nodes.stop()
             left = nodes.leftovers()
             check(not left, f"cleaned up: left {left}")
-        passed = sum(checks)
-        print(f"{passed} passed, {len(checks) - passed} failed", flush=True)
-    return 0 if all(checks) else 1
+        rc = summary()
+    return rc
 
 
 if __name__ == "__main__":

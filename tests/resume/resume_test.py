@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checkpoints resume exactly (issue 5): the seed CNN on 6,000 Fashion-MNIST
+"""Checkpoints resume exactly: the seed CNN on 6,000 Fashion-MNIST
 images (94 batches an epoch for one worker, 47 for each of two), 600 steps, a
 checkpoint every 200 steps, so resumption lands mid-epoch.
 
@@ -25,12 +25,15 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import background, run, run_cases, wait_for  # noqa: E402
 
 DRUN, COMPARE, ROOT = sys.argv[1:4]
 ONLY = sys.argv[4:]
 SCRIPT = os.path.join(ROOT, "scripts/fashion_mnist.lua")
+RUN_LIMIT = 300  # seconds for one training run
 
 
 def command(model_dir, np=1, strategy="all_reduce", steps=600, extra=()):
@@ -42,37 +45,28 @@ def command(model_dir, np=1, strategy="all_reduce", steps=600, extra=()):
                   "--model-dir", model_dir, *extra]
 
 
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-
-
-def wait_for(path, proc, limit=120):
-    deadline = time.time() + limit
-    while time.time() < deadline:
-        if os.path.exists(path):
-            return True
-        if proc.poll() is not None:
-            return False
-        time.sleep(0.005)
-    return False
+def appears(path, proc, limit=120):
+    """Whether `path` exists before `proc` ends, within `limit` seconds."""
+    wait_for(lambda: os.path.exists(path) or proc.poll() is not None, limit, every=0.005)
+    return os.path.exists(path)
 
 
 def compare(a, b, tolerance):
-    p = subprocess.run([COMPARE, a, b, str(tolerance)], capture_output=True, text=True)
+    p = run([COMPARE, a, b, str(tolerance)], 120)
     return p.returncode == 0, (p.stdout + p.stderr).strip()
 
 
 def killed_and_resumed(tmp, np, strategy, tolerance):
     full, cut = os.path.join(tmp, "full"), os.path.join(tmp, "cut")
-    p = run(command(full, np, strategy))
+    p = run(command(full, np, strategy), RUN_LIMIT)
     assert p.returncode == 0, f"uninterrupted run failed: {p.stderr[-2000:]}"
-    job = subprocess.Popen(command(cut, np, strategy), stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True, start_new_session=True)
-    assert wait_for(os.path.join(cut, "ckpt-200.h5"), job), "no ckpt-200.h5 before the run ended"
-    os.killpg(job.pid, signal.SIGKILL)  # the launcher, mpirun and every rank
-    job.wait()
+    with background(command(cut, np, strategy), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    text=True, start_new_session=True) as job:
+        assert appears(os.path.join(cut, "ckpt-200.h5"), job), "no ckpt-200.h5 before the run ended"
+        os.killpg(job.pid, signal.SIGKILL)  # the launcher, mpirun and every rank
+        job.wait()
     assert not os.path.exists(os.path.join(cut, "ckpt-600.h5")), "the run finished before the kill"
-    p = run(command(cut, np, strategy))
+    p = run(command(cut, np, strategy), RUN_LIMIT)
     assert p.returncode == 0, f"the rerun failed: {p.stderr[-2000:]}"
     m = re.search(r"resuming from \S+/ckpt-(\d+)\.h5", p.stderr)
     assert m and m.group(1) in ("200", "400"), f"the rerun did not resume from 200 or 400: {p.stderr[-1500:]}"
@@ -95,18 +89,18 @@ def case_ps_sync(tmp):
 
 def case_sigterm(tmp):
     d = os.path.join(tmp, "term")
-    job = subprocess.Popen(command(d, steps=100000), stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True)
-    assert wait_for(os.path.join(d, "ckpt-200.h5"), job), "no ckpt-200.h5"
-    time.sleep(0.3)
-    job.send_signal(signal.SIGTERM)
-    _, err = job.communicate(timeout=60)
+    with background(command(d, steps=100000), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    text=True) as job:
+        assert appears(os.path.join(d, "ckpt-200.h5"), job), "no ckpt-200.h5"
+        time.sleep(0.3)
+        job.send_signal(signal.SIGTERM)
+        _, err = job.communicate(timeout=60)
     assert job.returncode == 75, f"exit code {job.returncode}, expected 75: {err[-1500:]}"
     m = re.search(r"preempted at step (\d+)", err)
     assert m, f"no 'preempted at step' message: {err[-1500:]}"
     step = int(m.group(1))
     assert os.path.exists(os.path.join(d, f"ckpt-{step}.h5")), f"no checkpoint of step {step}"
-    p = run(command(d, steps=step + 30))
+    p = run(command(d, steps=step + 30), RUN_LIMIT)
     assert p.returncode == 0, p.stderr[-1500:]
     assert f"ckpt-{step}.h5" in p.stderr and "resuming" in p.stderr, p.stderr[-1500:]
     with open(os.path.join(d, "summary.json")) as f:
@@ -118,11 +112,11 @@ def case_usr1_two_workers(tmp):
     # mpirun forwards SIGUSR1 to every rank (Slurm's --signal=USR1 reaches them
     # directly); the workers agree on a step, checkpoint and all exit 75.
     d = os.path.join(tmp, "usr1")
-    job = subprocess.Popen(command(d, np=2, steps=100000), stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True)
-    assert wait_for(os.path.join(d, "ckpt-200.h5"), job), "no ckpt-200.h5"
-    job.send_signal(signal.SIGUSR1)  # the launcher has become mpirun
-    _, err = job.communicate(timeout=60)
+    with background(command(d, np=2, steps=100000), stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE, text=True) as job:
+        assert appears(os.path.join(d, "ckpt-200.h5"), job), "no ckpt-200.h5"
+        job.send_signal(signal.SIGUSR1)  # the launcher has become mpirun
+        _, err = job.communicate(timeout=60)
     assert job.returncode == 75, f"exit code {job.returncode}, expected 75: {err[-1500:]}"
     steps = re.findall(r"preempted at step (\d+)", err)
     assert len(steps) == 2 and steps[0] == steps[1], f"both workers at one step: {steps}"
@@ -134,9 +128,9 @@ def case_past_the_end_ps(tmp):
     # Resumed at a step past what the rerun asks for: nothing to train, and
     # the parameter server must still be released (no hang at the end).
     d = os.path.join(tmp, "past")
-    p = run(command(d, np=2, strategy="ps_sync", steps=220))
+    p = run(command(d, np=2, strategy="ps_sync", steps=220), RUN_LIMIT)
     assert p.returncode == 0, p.stderr[-1500:]
-    p = run(command(d, np=2, strategy="ps_sync", steps=100))
+    p = run(command(d, np=2, strategy="ps_sync", steps=100), RUN_LIMIT)
     assert p.returncode == 0, f"the rerun failed: {p.stderr[-1500:]}"
     assert "is already at step 220 (training done)" in p.stderr, p.stderr[-1500:]
     return "resumed at step 220 with --steps 100: nothing to train, every rank exits 0"
@@ -144,13 +138,13 @@ def case_past_the_end_ps(tmp):
 
 def case_corrupt(tmp):
     d = os.path.join(tmp, "corrupt")
-    p = run(command(d, steps=400))
+    p = run(command(d, steps=400), RUN_LIMIT)
     assert p.returncode == 0, p.stderr[-1500:]
     newest = os.path.join(d, "ckpt-400.h5")
     size = os.path.getsize(newest)
     with open(newest, "r+b") as f:
         f.truncate(size // 2)
-    p = run(command(d, steps=450))
+    p = run(command(d, steps=450), RUN_LIMIT)
     assert p.returncode == 0, p.stderr[-1500:]
     assert "warning" in p.stderr and newest in p.stderr, f"no warning naming {newest}: {p.stderr[-1500:]}"
     assert "resuming from" in p.stderr and "ckpt-200.h5" in p.stderr, p.stderr[-1500:]
@@ -164,7 +158,7 @@ def case_disk_full(tmp):
     # the index naming it are untouched, no partial file is left, and a rerun
     # with space again resumes from ckpt-200.h5 (docs/formats.md).
     d = os.path.join(tmp, "full")
-    p = run(command(d, steps=200))
+    p = run(command(d, steps=200), RUN_LIMIT)
     assert p.returncode == 0, p.stderr[-1500:]
     limit = os.path.getsize(os.path.join(d, "ckpt-200.h5")) // 2
 
@@ -173,8 +167,7 @@ def case_disk_full(tmp):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
 
-    p = subprocess.run(command(d, steps=400), capture_output=True, text=True, timeout=300,
-                       preexec_fn=fill_up)
+    p = run(command(d, steps=400), RUN_LIMIT, preexec_fn=fill_up)
     newest = os.path.join(d, "ckpt-400.h5")
     errors = [l for l in p.stderr.splitlines() if newest in l]
     assert p.returncode != 0, f"the run went on past a failed checkpoint: {p.stderr[-1500:]}"
@@ -186,7 +179,7 @@ def case_disk_full(tmp):
     with open(os.path.join(d, "checkpoint")) as f:
         index = f.read()
     assert 'model_checkpoint_path: "ckpt-200.h5"' in index and "400" not in index, index
-    p2 = run(command(d, steps=400))
+    p2 = run(command(d, steps=400), RUN_LIMIT)
     assert p2.returncode == 0, p2.stderr[-1500:]
     assert "resuming from" in p2.stderr and "ckpt-200.h5" in p2.stderr, p2.stderr[-1500:]
     assert os.path.exists(newest), "the rerun wrote no ckpt-400.h5"
@@ -195,19 +188,9 @@ def case_disk_full(tmp):
 
 
 def main():
-    cases = [(n[5:], f) for n, f in globals().items() if n.startswith("case_")]
-    failed = 0
-    for name, f in cases:
-        if ONLY and name not in ONLY:
-            continue
-        with tempfile.TemporaryDirectory(prefix="drun_resume_") as tmp:
-            try:
-                print(f"ok      {name}: {f(tmp)}", flush=True)
-            except AssertionError as e:
-                failed += 1
-                print(f"FAIL    {name}: {e}", flush=True)
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    cases = [(n[5:], f) for n, f in globals().items()
+             if n.startswith("case_") and (not ONLY or n[5:] in ONLY)]
+    return run_cases(cases, temp="resume")
 
 
 if __name__ == "__main__":

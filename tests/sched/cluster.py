@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A real Slurm cluster on one machine, for tests (issue 17): munged,
+"""A real Slurm cluster on one machine, for tests: munged,
 slurmctld and two slurmd "nodes", each slurmd in a network namespace and a UTS
 namespace of its own (host names nodea and nodeb), the two joined by a veth
 pair as in tests/netns. slurmctld runs beside nodea's slurmd in the first

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""drun through a real Slurm (issue 17), on the two-node cluster of
+"""drun through a real Slurm, on the two-node cluster of
 tests/sched/cluster.py, submitting platforms/slurm/drun.sbatch as a user would.
 
   ps_srun        sbatch -N 2 -n 3 drun.sbatch --ps 1 ... --strategy ps_sync:
@@ -29,21 +29,15 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 from cluster import Interrupted, SlurmCluster  # noqa: E402
+from testlib import check, summary, wait_for  # noqa: E402
 
 DRUN, COMPARE, ROOT = (os.path.abspath(a) for a in sys.argv[1:4])
 ONLY = sys.argv[4:]
 TEMPLATE = os.path.join(ROOT, "platforms/slurm/drun.sbatch")
 SCRIPT = os.path.join(ROOT, "scripts/fashion_mnist.lua")
 JOB_LIMIT = 240  # seconds for one job to end; meson's limit for the test is 600
-
-checks = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    checks.append(bool(ok))
-    return ok
 
 
 def training(model_dir, steps, strategy="all_reduce", every=100):
@@ -66,7 +60,7 @@ def text(path):
         return ""
 
 
-def summary(model_dir):
+def summary_of(model_dir):
     try:
         with open(os.path.join(model_dir, "summary.json")) as f:
             return json.load(f)
@@ -90,7 +84,7 @@ def case_ps_srun(c, work):
                f"job {job} COMPLETED, exit code 0:0 (got {j.get('JobState')} {j.get('ExitCode')})")
     if not ok:
         print(log[-3000:] + c.logs("slurmd"))
-    s = summary(model_dir)
+    s = summary_of(model_dir)
     check(s.get("workers") == 2 and s.get("global_step") == 200,
           f"summary.json: 2 workers, global step 200 ({s.get('workers')}, {s.get('global_step')})")
     m = re.search(r"drun: 3 ranks .* on nodea, nodea, nodeb .*srun --mpi=pmix", log)
@@ -111,7 +105,7 @@ def case_mpirun(c, work):
                f"mpirun inside the allocation: job {job} COMPLETED ({j.get('JobState')} {j.get('ExitCode')})")
     if not ok:
         print(text(out)[-3000:])
-    s = summary(model_dir)
+    s = summary_of(model_dir)
     check(s.get("workers") == 2 and s.get("global_step") == 100,
           f"summary.json: 2 workers, global step 100 ({s.get('workers')}, {s.get('global_step')})")
     check(re.search(r"drun: 2 ranks .* on nodea, nodeb .*: mpirun ", text(out)),
@@ -131,19 +125,17 @@ def case_requeue(c, work):
         return
 
     job, out = submit(c, work, "cut", ["-N", "2", "-n", "2"], training(cut, steps, every=50))
-    deadline = time.time() + JOB_LIMIT
-    while not os.path.exists(os.path.join(cut, "ckpt-50.h5")) and time.time() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: os.path.exists(os.path.join(cut, "ckpt-50.h5")), JOB_LIMIT)
     # What --signal=B:USR1@120 sends, now instead of 120 s before the limit.
     c.run("scancel", "--signal=USR1", "--batch", job)
     # Requeued: pending again, then running, then done.
-    deadline = time.time() + JOB_LIMIT
     j = {}
-    while time.time() < deadline:
-        j = c.job(job)
-        if j.get("JobState") == "COMPLETED" or (j.get("JobState") in ("FAILED", "CANCELLED")):
-            break
-        time.sleep(0.5)
+
+    def ended():
+        j.clear()
+        j.update(c.job(job))
+        return j.get("JobState") in ("COMPLETED", "FAILED", "CANCELLED")
+    wait_for(ended, JOB_LIMIT, every=0.5)
     log = text(out)
     ok = check(j.get("JobState") == "COMPLETED" and j.get("Restarts") == "1",
                f"job {job} requeued once and COMPLETED (state {j.get('JobState')}, "
@@ -169,9 +161,7 @@ def case_requeue_async(c, work):
     model_dir = os.path.join(work, "async")
     job, out = submit(c, work, "async", ["-N", "2", "-n", "3"],
                       ["--ps", "1", *training(model_dir, 200, "ps_async", every=50)])
-    deadline = time.time() + JOB_LIMIT
-    while not os.path.exists(os.path.join(model_dir, "ckpt-50.h5")) and time.time() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: os.path.exists(os.path.join(model_dir, "ckpt-50.h5")), JOB_LIMIT)
     c.run("scancel", "--signal=USR1", "--full", job)
     j = c.wait_job(job, limit=JOB_LIMIT, states=("COMPLETED", "FAILED", "CANCELLED"))
     log = text(out)
@@ -179,7 +169,7 @@ def case_requeue_async(c, work):
                f"ps_async, scancel --signal=USR1 --full: job {job} requeued once and COMPLETED "
                f"(state {j.get('JobState')}, restarts {j.get('Restarts')})")
     r = re.search(r"resuming from \S+/ckpt-(\d+)\.h5", log)
-    s = summary(model_dir)
+    s = summary_of(model_dir)
     check(r and s.get("global_step") == 200 and s.get("workers") == 2,
           f"resumed from step {r and r.group(1)} and finished at step {s.get('global_step')}")
     if not ok:
@@ -193,9 +183,7 @@ def case_restart_srun(c, work):
     model_dir = os.path.join(work, "restart")
     job, out = submit(c, work, "restart", ["-N", "2", "-n", "2"],
                       ["--max-restarts", "1", *training(model_dir, 200, every=50)])
-    deadline = time.time() + JOB_LIMIT
-    while not os.path.exists(os.path.join(model_dir, "ckpt-50.h5")) and time.time() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: os.path.exists(os.path.join(model_dir, "ckpt-50.h5")), JOB_LIMIT)
     victims = c.node_processes(1, "drun")
     for pid in victims:
         os.kill(pid, signal.SIGKILL)
@@ -207,7 +195,7 @@ def case_restart_srun(c, work):
     ok = check(len(victims) == 1 and m and r and r.group(1) == m.group(2),
                f"kill -9 of the rank on nodeb: drun names it and restarts from step "
                f"{m and m.group(2)}; the rerun resumed from {r and r.group(1)}")
-    s = summary(model_dir)
+    s = summary_of(model_dir)
     ok = check(j.get("JobState") == "COMPLETED" and s.get("global_step") == 200,
                f"job {job} COMPLETED at step {s.get('global_step')} "
                f"({j.get('JobState')} {j.get('ExitCode')})") and ok
@@ -220,22 +208,22 @@ def main():
     cases = [(n[5:], f) for n, f in globals().items() if n.startswith("case_")]
     cluster = SlurmCluster()
     try:
-        start = time.time()
+        start = time.monotonic()
         with cluster as c:
-            check(True, f"two-node Slurm up in {time.time() - start:.1f} s "
-                  f"({', '.join(n.name for n in c.nodes)})")
+            print(f"two-node Slurm up in {time.monotonic() - start:.1f} s "
+                  f"({', '.join(n.name for n in c.nodes)})", flush=True)
             work = os.path.join(c.dir, "work")
             os.makedirs(work)
             for name, f in cases:
                 if ONLY and name not in ONLY:
                     continue
-                t = time.time()
+                t = time.monotonic()
                 print(f"--- {name}", flush=True)
                 try:
                     f(c, work)
                 except (RuntimeError, OSError) as e:
                     check(False, f"{name}: {e}")
-                print(f"    ({time.time() - t:.1f} s)", flush=True)
+                print(f"    ({time.monotonic() - t:.1f} s)", flush=True)
     except (RuntimeError, OSError) as e:
         check(False, f"the Slurm cluster: {e}")
     except (Interrupted, KeyboardInterrupt) as e:
@@ -243,9 +231,8 @@ def main():
     finally:
         left = cluster.leftovers()
         check(not left, f"nothing of the cluster is left (daemons, namespaces, files): {left}")
-        passed = sum(checks)
-        print(f"{passed} passed, {len(checks) - passed} failed", flush=True)
-    return 0 if checks and all(checks) else 1
+        rc = summary()
+    return rc
 
 
 if __name__ == "__main__":

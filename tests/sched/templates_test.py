@@ -18,25 +18,16 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, run, scheduler_free_env, summary, temp_dir, wait_for  # noqa: E402
 
 DRUN, ROOT = (os.path.abspath(a) for a in sys.argv[1:3])
 SCRIPT = os.path.join(ROOT, "scripts/fashion_mnist.lua")
-checks = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    checks.append(bool(ok))
-    return ok
 
 
 def clean_env(**extra):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLURM_", "LSB_", "LS_", "PBS_", "OMPI_", "PMI", "CUDA_"))}
-    env.update(DRUN=DRUN, OMP_NUM_THREADS="1", **extra)
-    return env
+    return scheduler_free_env(DRUN=DRUN, OMP_NUM_THREADS="1", **extra)
 
 
 def args(model_dir, steps):
@@ -50,11 +41,8 @@ def interrupted_run(template, env, model_dir, sig, tmp):
     with open(log_path, "w") as log:
         p = subprocess.Popen(["bash", template], env=env, cwd=tmp, stdout=log,
                              stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.time() + 120
-        while not os.path.exists(os.path.join(model_dir, "ckpt-100.h5")) and time.time() < deadline:
-            if p.poll() is not None:
-                break
-            time.sleep(0.05)
+        wait_for(lambda: os.path.exists(os.path.join(model_dir, "ckpt-100.h5")) or p.poll() is not None,
+                 120)
         if p.poll() is None:
             p.send_signal(sig)  # the scheduler signals the batch script only
         try:
@@ -89,10 +77,12 @@ def case_pbs(tmp):
     check("passed on to drun as SIGUSR1" in log, "pbs: SIGTERM reached the template, sent on as SIGUSR1")
     expect_preempted("pbs", rc, log, model_dir)
     env["DRUN_ARGS"] = args(model_dir, 300)
-    r = subprocess.run(["bash", template], env=env, cwd=tmp, capture_output=True, text=True,
-                       timeout=300)
-    with open(os.path.join(model_dir, "summary.json")) as f:
-        s = json.load(f)
+    r = run(["bash", template], timeout=300, env=env, cwd=tmp)
+    try:
+        with open(os.path.join(model_dir, "summary.json")) as f:
+            s = json.load(f)
+    except (OSError, ValueError):
+        s = {}
     check(r.returncode == 0 and "resuming from" in r.stdout + r.stderr and s.get("workers") == 2
           and s.get("global_step") == 300,
           f"pbs: the resubmitted job resumed and finished with 2 workers at step "
@@ -113,14 +103,12 @@ def case_lsf(tmp):
 
 def main():
     for name, f in [(n[5:], f) for n, f in globals().items() if n.startswith("case_")]:
-        with tempfile.TemporaryDirectory(prefix=f"drun-{name}-") as tmp:
+        with temp_dir(name) as tmp:
             try:
                 f(tmp)
             except (OSError, ValueError, subprocess.SubprocessError) as e:
                 check(False, f"{name}: {e}")
-    passed = sum(checks)
-    print(f"{passed} passed, {len(checks) - passed} failed")
-    return 0 if checks and all(checks) else 1
+    return summary()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""drun.data.hdf5 streaming a file larger than the memory it may use (issue
-19): h5py writes an HDF5 file of more than 2 GB (28x28 uint8 images in
-chunks of 1,024, each image a bar at its label's row), drun trains a small
+"""drun.data.hdf5 streaming a file larger than the memory it may use: h5py
+writes an HDF5 file of more than 2 GB (28x28 uint8 images in chunks of 1,024,
+each image a bar at its label's row), drun trains a small
 network on a few hundred batches of it drawn from the whole file (shuffled
 chunk order and a shuffle buffer), and summary.json's peak_rss_mib (VmHWM)
 must stay under 600 MB -- reading the file into memory would take 2 GB. The
@@ -9,12 +9,11 @@ file is deleted whatever happens (also when the test is stopped).
 Usage: stream_rss_test.py DRUN VENV_PYTHON SOURCE_ROOT"""
 import json
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, need_venv, run, summary, temp_dir  # noqa: E402
 
 DRUN, PY, ROOT = sys.argv[1:4]
 LIMIT_MIB = 600
@@ -36,60 +35,42 @@ with h5py.File(path, "w") as f:
 """
 
 
-def check(ok, what, failures):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
-
 def main():
-    if not os.access(PY, os.X_OK):
-        print(f"FAIL: no {PY}: run tools/python_env (tools/bootstrap does) to create the venv")
-        return 1
-    # meson stops a test that runs too long with SIGTERM: clean up then too.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    failures = []
+    if not need_venv(PY):
+        return summary()
     chunk = 1024
     rows = (2_100_000_000 // (28 * 28) // chunk + 1) * chunk  # > 2 GB of pixels
-    d = tempfile.mkdtemp(prefix="drun_stream_")
-    try:
+    with temp_dir("stream") as d:  # removed also when meson stops the test
         h5 = os.path.join(d, "big.h5")
         start = time.monotonic()
-        made = subprocess.run([PY, "-c", MAKE, h5, str(rows), str(chunk)], capture_output=True,
-                              text=True, timeout=300)
+        made = run([PY, "-c", MAKE, h5, str(rows), str(chunk)], timeout=300)
         size = os.path.getsize(h5) if os.path.exists(h5) else 0
-        check(made.returncode == 0 and size > 2e9,
-              f"h5py writes {size / 1e9:.2f} GB in {time.monotonic() - start:.0f} s "
-              f"({made.stderr[-300:]})", failures)
-        if failures:
-            return 1
-        run = os.path.join(d, "run")
+        if not check(made.returncode == 0 and size > 2e9,
+                     f"h5py writes {size / 1e9:.2f} GB in {time.monotonic() - start:.0f} s "
+                     f"({made.stderr[-300:]})"):
+            return summary()
+        model_dir = os.path.join(d, "run")
         start = time.monotonic()
-        r = subprocess.run([DRUN, "-q", os.path.join(ROOT, "tests/stream/stream_train.lua"),
-                            "--h5", h5, "--dir", run, "--steps", str(STEPS)],
-                           capture_output=True, text=True, timeout=300)
+        r = run([DRUN, "-q", os.path.join(ROOT, "tests/stream/stream_train.lua"),
+                 "--h5", h5, "--dir", model_dir, "--steps", str(STEPS)], timeout=300)
         print(r.stdout.strip())
         check(r.returncode == 0, f"drun trains on it in {time.monotonic() - start:.0f} s "
-              f"({r.stderr[-500:]})", failures)
+              f"({r.stderr[-500:]})")
         try:
-            with open(os.path.join(run, "summary.json")) as f:
-                summary = json.load(f)
+            with open(os.path.join(model_dir, "summary.json")) as f:
+                result = json.load(f)
         except (OSError, ValueError) as e:
-            summary = {}
-            check(False, f"summary.json is readable ({e})", failures)
-        check(summary.get("global_step") == STEPS, f"{STEPS} steps ({summary.get('global_step')})",
-              failures)
-        peak = summary.get("peak_rss_mib")
+            result = {}
+            check(False, f"summary.json is readable ({e})")
+        check(result.get("global_step") == STEPS, f"{STEPS} steps ({result.get('global_step')})")
+        peak = result.get("peak_rss_mib")
         check(isinstance(peak, (int, float)) and peak * 1.048576 < LIMIT_MIB,
-              f"peak RSS {peak} MiB under {LIMIT_MIB} MB", failures)
+              f"peak RSS {peak} MiB under {LIMIT_MIB} MB")
         # The batches hold the right pixels for their labels: a linear model
         # learns the bars (chance is 0.1).
         acc = float(r.stdout.split("accuracy")[-1]) if "accuracy" in r.stdout else 0.0
-        check(acc > 0.9, f"the examples match their labels (training accuracy {acc})", failures)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+        check(acc > 0.9, f"the examples match their labels (training accuracy {acc})")
+    return summary()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from testlib import check, summary  # noqa: E402
+
 wrapper = json.loads(os.environ.get("DRUN_EXE_WRAPPER", "[]"))
 kernels_exe, exe, args = wrapper + [sys.argv[1]], wrapper + [sys.argv[2]], sys.argv[3:]
 env = {k: v for k, v in os.environ.items() if k != "DRUN_ISA"}
@@ -21,15 +24,10 @@ if probe.returncode != 0 or not m:
     sys.exit("cannot list the CPU kernel variants:\n" + probe.stdout + probe.stderr)
 cpu, variants = m.group(1), m.group(2).split()
 print("CPU: %s; variants: %s" % (cpu, " ".join(variants)))
-passed, failed = 0, []
 for isa in variants:
     run = subprocess.run(exe + args, capture_output=True, text=True, env=dict(env, DRUN_ISA=isa))
     tests = re.search(r"\[  PASSED  \] (\d+) test", run.stdout)
-    if run.returncode == 0 and tests and int(tests.group(1)) > 0:
-        passed += 1
-        print("ok      DRUN_ISA=%s (%s tests)" % (isa, tests.group(1)))
-    else:
-        failed.append(isa)
-        print("FAILED  DRUN_ISA=%s\n%s%s" % (isa, run.stdout[-6000:], run.stderr[-3000:]))
-print("%d passed, %d failed" % (passed, len(failed)))
-sys.exit(1 if failed else 0)
+    check(run.returncode == 0 and tests and int(tests.group(1)) > 0,
+          "DRUN_ISA=%s (%s tests)" % (isa, tests.group(1) if tests else "no"),
+          run.stdout[-6000:] + run.stderr[-3000:])
+sys.exit(summary())

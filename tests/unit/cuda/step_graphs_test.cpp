@@ -1,4 +1,4 @@
-// CUDA graphs on a real GPU (issue 18): the seed CNN's steps are captured
+// CUDA graphs on a real GPU: the seed CNN's steps are captured
 // (one graph per stager buffer, after two warm runs each) and train as the
 // same steps launched kernel by kernel. Adam on a decaying schedule, so a
 // rate frozen into the graph would show; and under mixed_float16 with a loss

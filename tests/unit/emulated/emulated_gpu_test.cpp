@@ -105,10 +105,10 @@ TEST(EmulatedGpu, SeedCnnStepsMatchTheCpuBitForBit) {
   for (const auto& [name, t] : slots) EXPECT_EQ(t->device(), Device::cuda) << name;
 }
 
-// A GPU step waits for none of its values (issue 18, the way to CUDA
-// graphs): warm steps copy their batch to the device (images and labels) and
-// nothing back; the losses and accuracy come back in one copy when read, and
-// equal the CPU's. The seed CNN, and the residual model (batch norm, Dropout:
+// A GPU step waits for none of its values (what CUDA graphs need): warm
+// steps copy their batch to the device (images and labels) and nothing back;
+// the losses and accuracy come back in one copy when read, and equal the
+// CPU's. The seed CNN, and the residual model (batch norm, Dropout:
 // its mask is drawn on the device).
 TEST(EmulatedGpu, StepsCopyNothingBackUntilAValueIsRead) {
   const char* sgd = R"({"class_name": "SGD", "config": {"learning_rate": 0.05}})";
@@ -210,7 +210,7 @@ TEST(EmulatedGpu, OptimizerSlotsFollowTheirVariable) {
   EXPECT_NE(cpu_var.value.f32()[0], 0.0f);
 }
 
-// Loss scaling on the GPU (issue 18): Adam in a LossScaleOptimizer, fed
+// Loss scaling on the GPU: Adam in a LossScaleOptimizer, fed
 // gradients 2^15 times larger (and more as the scale grows), moves the
 // residual model exactly as Adam alone on the CPU.
 TEST(EmulatedGpu, LossScaledStepsMatchUnscaledCpuStepsBitForBit) {
@@ -331,7 +331,7 @@ TEST(EmulatedGpu, LossScaleResumesFromACheckpointExactly) {
   std::filesystem::remove_all(dir);
 }
 
-// Mixed precision (issue 18) on the emulated GPU: the seed CNN trained with
+// Mixed precision on the emulated GPU: the seed CNN trained with
 // each policy on a learnable problem (the label is which of 10 bands of the
 // image is bright, under noise) reaches the float32 run's accuracy; its
 // variables and optimizer state stay float32; mixed_float16 carries a loss

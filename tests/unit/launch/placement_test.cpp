@@ -215,7 +215,8 @@ TEST(Placement, TableFromTheEnvironmentIsChecked) {
   expect_usage_error([&] { placement_from_text(with("rank", uint64_t{1} << 63)); }, {"rank is"});
 }
 
-// The issue's --dry-run cases, end to end: environment → cluster → table.
+// Recorded Slurm and LSF allocations as --dry-run plans them, end to end:
+// environment → cluster → table.
 TEST(DryRun, SlurmThreeNodesTwoGpusWithParameterServers) {
   Environment env({{"SLURM_JOB_NODELIST", "node[1-3]"},
                    {"SLURM_GPUS_ON_NODE", "2"},

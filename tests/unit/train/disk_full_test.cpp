@@ -1,4 +1,4 @@
-// A disk that fills up mid-write (issue 21), made with RLIMIT_FSIZE: a write
+// A disk that fills up mid-write, made with RLIMIT_FSIZE: a write
 // past the limit fails with EFBIG as on a full file system, with no mount and
 // no root, on every platform (ppc64le under qemu-user too). A checkpoint, a
 // Keras export and summary.json each fail with an error naming the file and
