@@ -3,6 +3,7 @@
 lines of a tabular run, and the model directory of a run given no flags.
 
   help              drun --help lists the subcommands; drun inspect --help exits 0;
+                    drun help lists the registries' names, drun help NAME one entry's options;
                     a script's --help shows descriptions, defaults, how to turn a flag off
   usage_errors      a bad option (drun's or the script's) is one line on stderr, exit 2;
                     an error in the script's own code keeps its traceback and exit 1
@@ -62,6 +63,15 @@ def case_help():
     assert re.search(r"^\s+inspect MODEL\.h5", out, re.M), "drun --help lists no inspect\n" + out
     rc, out, err = run(["inspect", "--help"])
     assert rc == 0 and "usage: drun inspect MODEL.h5" in out, show(rc, out, err)
+    assert re.search(r"^\s+help \[NAME\]", out, re.M), "drun --help lists no help\n" + out
+    rc, out, err = run(["help"])
+    assert rc == 0 and re.search(r"^layers: Dense, Conv2D", out, re.M), show(rc, out, err)
+    assert re.search(r"^strategies: AllReduce", out, re.M), show(rc, out, err)
+    rc, out, err = run(["help", "Conv2D"])
+    assert rc == 0 and re.search(r"^\s+kernel_size\s+integer or pair, required", out, re.M), \
+        show(rc, out, err)
+    rc, out, err = run(["help", "Conv3D"])
+    assert rc == 2 and "nothing is called 'Conv3D'" in err, show(rc, out, err)
     rc, out, err = run([TABULAR, "--help"])
     assert rc == 0, show(rc, out, err)
     assert re.search(r"--step-ms N\s+milliseconds each step", out), "no description\n" + out

@@ -175,7 +175,8 @@ void add_check(CLI::Option* added, const Option& o) {
 void add_options(CLI::App& app, Request& req) {
   app.footer(
       "subcommands:\n"
-      "  inspect MODEL.h5     what a Keras HDF5 model file holds (drun inspect --help)\n\n"
+      "  inspect MODEL.h5     what a Keras HDF5 model file holds (drun inspect --help)\n"
+      "  help [NAME]          the layers, strategies... drun has; NAME's options\n\n"
       "script.lua --help lists the script's own options.");
   app.set_version_flag("--version", [] {
     return "drun " DRUN_VERSION "\n" + kernels::platform_text() + "lua: " DRUN_LUA_TEXT "\n";

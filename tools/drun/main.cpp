@@ -20,6 +20,7 @@
 #include "launch/cluster.hpp"
 #include "runner.hpp"
 #include "train/job.hpp"
+#include "train/registries.hpp"
 
 #ifndef DRUN_LUA_DIR
 #define DRUN_LUA_DIR ""
@@ -105,6 +106,22 @@ int inspect(int argc, char** argv) {
   }
 }
 
+// `drun help [NAME]`: every name of the registries (layers, strategies...),
+// or the entry called NAME with its options, types, defaults and meaning.
+int help(int argc, char** argv) {
+  if (argc > 3) {
+    std::cerr << "usage: drun help [NAME]\n";
+    return drun::lua::kUsageExitCode;
+  }
+  try {
+    std::cout << drun::train::registry_help(argc == 3 ? argv[2] : "");
+    return 0;
+  } catch (const drun::UsageError& e) {
+    std::cerr << e.what() << "\n";
+    return drun::lua::kUsageExitCode;
+  }
+}
+
 // This process's start-up as the request asks for it.
 drun::train::Process::Settings process_settings(const drun::launch::Request& req) {
   drun::train::Process::Settings s;
@@ -169,6 +186,7 @@ int main(int argc, char** argv) {
   use_the_right_blas_core(argv);
   if (!cpu_kernels_chosen()) return 1;
   if (argc >= 2 && std::string(argv[1]) == "inspect") return inspect(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "help") return help(argc, argv);
   drun::launch::Request req;
   if (const auto done = drun::cli::parse(argc, argv, req)) return *done;
   try {
