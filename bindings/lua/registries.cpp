@@ -8,6 +8,8 @@
 
 #include "binding.hpp"
 #include "core.hpp"
+#include "data/pipeline_spec.hpp"
+#include "data/reader_registry.hpp"
 #include "distributed/strategy_spec.hpp"
 #include "lua_json.hpp"
 #include "nn/layer_registry.hpp"
@@ -33,6 +35,16 @@ const std::map<std::string, Kind>& kinds() {
        {distributed::describe_strategies,
         [](const std::string& name, const json& options) {
           distributed::parse_strategy({{"name", name}, {"options", options}});
+        }}},
+      {"readers",
+       {data::describe_readers,
+        [](const std::string& name, const json& options) {
+          data::check_reader_options(name, options, "data." + name);
+        }}},
+      {"pipeline_ops",
+       {data::describe_pipeline_ops,
+        [](const std::string& name, const json& options) {
+          data::check_pipeline_op(name, options, "Dataset:" + name);
         }}},
   };
   return table;

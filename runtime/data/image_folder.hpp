@@ -30,8 +30,10 @@ struct ImageFolderOptions {
 };
 
 // Reads dir, size ({h, w} or one number), augment, flip, crop_scale,
-// crop_ratio, crop_fraction, threads (0 or absent: `default_threads`) and seed;
-// finish() is left to the caller. Throws UsageError for values out of range.
+// crop_ratio, crop_fraction, threads (0: `default_threads`) and seed from `o`,
+// checked against data.image_folder's schema (image_folder_reader() in
+// data/reader_registry.hpp, which holds the defaults); finish() is left to
+// the caller. Throws UsageError for values out of range.
 ImageFolderOptions parse_image_folder_options(Options& o, int default_threads);
 
 // The files and their labels, in class order then path order.
