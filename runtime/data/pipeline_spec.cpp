@@ -53,8 +53,10 @@ void compose(PipelineSpec& spec, float s, float b) {
   spec.offset = spec.offset * s + b;
 }
 
-const Schema::Entry kCount{"n", OptionType::integer, kRequired,
-                           "examples before batch; batches of each epoch after it"};
+Schema::Entry count_option() {
+  return {"n", OptionType::integer, kRequired,
+          "examples before batch; batches of each epoch after it"};
+}
 
 // In the order of the "valid ops: ..." message.
 std::vector<PipelineOpInfo> make_ops() {
@@ -159,7 +161,7 @@ std::vector<PipelineOpInfo> make_ops() {
       {.about = {.names = {"skip"},
                  .doc = "before batch: all but the first n examples; after: all but the first n "
                         "batches of each epoch",
-                 .schema = {kCount},
+                 .schema = {count_option()},
                  .positional = {"n"}},
        .apply = [](Options& o, OpState& st) { take_or_skip(o, st, false); }},
       {.about = {.names = {"split"},
@@ -181,7 +183,7 @@ std::vector<PipelineOpInfo> make_ops() {
       {.about = {.names = {"take"},
                  .doc = "before batch: the first n examples; after: the first n batches of each "
                         "epoch",
-                 .schema = {kCount},
+                 .schema = {count_option()},
                  .positional = {"n"}},
        .apply = [](Options& o, OpState& st) { take_or_skip(o, st, true); }},
   };
