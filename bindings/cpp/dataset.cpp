@@ -7,6 +7,7 @@
 #include "data/fashion_mnist.hpp"
 #include "data/idx_pair.hpp"
 #include "data/pipeline_spec.hpp"
+#include "data/reader_registry.hpp"
 #include "data/selection.hpp"
 #include "dataset_impl.hpp"
 #include "edge.hpp"
@@ -42,9 +43,12 @@ Dataset Dataset::csv(const std::string& path, const std::string& options_json) {
     json parsed = json::parse(options_json, nullptr, false);
     if (parsed.is_discarded() || !parsed.is_object())
       throw Error("Dataset::csv: options must be a JSON object, got '" + options_json + "'");
-    Options o(parsed, "Dataset::csv");
+    // data.csv's options, the path apart (the first argument here).
+    if (parsed.contains("path"))
+      throw Error("Dataset::csv: unknown option 'path' (the path is the first argument)");
+    parsed["path"] = path;
+    Options o(parsed, "Dataset::csv", data::csv_reader().about.schema);
     const auto opts = data::parse_csv_options(o);
-    o.finish();
     return Dataset(loaded(data::read_csv(path, opts)));
   });
 }

@@ -4,6 +4,8 @@
 #include <functional>
 #include <vector>
 
+#include "data/reader_registry.hpp"
+
 namespace drun::data {
 
 namespace {
@@ -49,6 +51,23 @@ Dataset dataset_from_arrays(const json& x, const json& y) {
   ds.y = tensor_from_json(y, true, "data.arrays y");
   check_dataset(ds, "data.arrays");
   return ds;
+}
+
+}  // namespace drun::data
+
+namespace drun::data {
+
+const ReaderInfo& arrays_reader() {
+  static const ReaderInfo info{
+      .about = {.names = {"arrays"},
+                .doc = "small data sets from Lua tables",
+                .schema = {{"x", OptionType::table, kRequired, "inputs: a table of rows"},
+                           {"y", OptionType::table, kRequired,
+                            "integer classes, or rows of numbers"}}},
+      .open = [](Options& o, const ReaderEnv&) {
+        return dataset_from_arrays(o.value("x"), o.value("y"));
+      }};
+  return info;
 }
 
 }  // namespace drun::data

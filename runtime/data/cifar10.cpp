@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/options.hpp"
+#include "data/reader_registry.hpp"
 
 namespace drun::data {
 namespace {
@@ -115,6 +116,28 @@ Dataset load_cifar10(const std::string& split, const std::string& dir, int64_t s
     file_start += span.records;
   }
   return d;
+}
+
+}  // namespace drun::data
+
+namespace drun::data {
+
+const ReaderInfo& cifar10_reader() {
+  static const ReaderInfo info{
+      .about = {.names = {"cifar10"},
+                .doc = "CIFAR-10's binary files, (32, 32, 3) images, pixels 0..255",
+                .schema = {{"split", OptionType::string, "train", "'train' or 'test'"},
+                           {"dir", OptionType::string, nullptr,
+                            "where the files are (default: --data-dir or DRUN_DATA_DIR)"},
+                           {"shard", OptionType::boolean, false,
+                            "in a multi-worker job, load only this worker's part"}}},
+      .open = [](Options& o, const ReaderEnv& env) {
+        const bool shard = o.get<bool>("shard");
+        return load_cifar10(o.get<std::string>("split"),
+                            o.maybe<std::string>("dir").value_or(env.data_dir),
+                            shard ? env.worker_count : 1, shard ? env.worker_rank : 0);
+      }};
+  return info;
 }
 
 }  // namespace drun::data

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "data/reader_registry.hpp"
+
 namespace drun::data {
 namespace {
 
@@ -74,7 +76,7 @@ bool looks_like_header(const std::vector<std::string>& cells) {
 
 CsvOptions parse_csv_options(Options& opts) {
   CsvOptions o;
-  const json& header = opts.raw("header");
+  const json& header = opts.value("header");
   if (header.is_boolean()) {
     o.header = header.get<bool>() ? CsvHeader::yes : CsvHeader::no;
   } else if (header.is_string()) {
@@ -89,17 +91,17 @@ CsvOptions parse_csv_options(Options& opts) {
       throw UsageError(opts.owner() +
                        ": header must be \"yes\", \"no\", \"auto\" or a boolean, got \"" + h +
                        "\"");
-  } else if (!header.is_null()) {
+  } else {
     throw UsageError(opts.owner() + ": header must be \"yes\", \"no\", \"auto\" or a boolean");
   }
-  const json& label = opts.raw("label");
+  const json& label = opts.value("label");
   if (label.is_number_integer())
     o.label_index = label.get<int64_t>();
   else if (label.is_string())
     o.label_name = label.get<std::string>();
   else if (!label.is_null())
     throw UsageError(opts.owner() + ": label must be a column index or a column name");
-  auto type = opts.get<std::string>("label_type", "int");
+  auto type = opts.get<std::string>("label_type");
   if (type == "int")
     o.label_type = CsvLabelType::int32;
   else if (type == "float")
@@ -107,7 +109,7 @@ CsvOptions parse_csv_options(Options& opts) {
   else
     throw UsageError(opts.owner() + ": label_type must be \"int\" or \"float\", got \"" + type +
                      "\"");
-  auto delim = opts.get<std::string>("delimiter", ",");
+  auto delim = opts.get<std::string>("delimiter");
   if (delim.size() != 1 || delim == "\"" || delim == "\n")
     throw UsageError(opts.owner() + ": delimiter must be one character, got \"" + delim + "\"");
   o.delimiter = delim[0];
@@ -207,6 +209,30 @@ Dataset read_csv(const std::string& path, const CsvOptions& options) {
     std::copy(labels.begin(), labels.end(), d.y.f32());
   }
   return d;
+}
+
+}  // namespace drun::data
+
+namespace drun::data {
+
+const ReaderInfo& csv_reader() {
+  static const ReaderInfo info{
+      .about = {.names = {"csv"},
+                .doc = "numbers in columns; the label column becomes y, the others x",
+                .schema = {{"path", OptionType::string, kRequired, "the file"},
+                           {"label", OptionType::any, nullptr,
+                            "label column by header name or 0-based index (default: the last "
+                            "column)"},
+                           {"label_type", OptionType::string, "int",
+                            "'int' (class ids) or 'float' (regression)"},
+                           {"header", OptionType::any, "auto",
+                            "'yes', 'no', 'auto' (a first row that is not numbers), or a boolean"},
+                           {"delimiter", OptionType::string, ",", "one character"}}},
+      .open = [](Options& o, const ReaderEnv&) {
+        const CsvOptions options = parse_csv_options(o);
+        return read_csv(o.get<std::string>("path"), options);
+      }};
+  return info;
 }
 
 }  // namespace drun::data

@@ -21,10 +21,11 @@ struct CsvOptions {
   char delimiter = ',';
 };
 
-// Reads the CSV keys of `opts` (header = "yes"|"no"|"auto" or a boolean;
-// label = a 0-based index or a column name; label_type = "int"|"float";
-// delimiter = one character). Leaves finish() to the caller, which may own
-// other keys (the path).
+// Reads the CSV keys of `opts`, checked against data.csv's schema
+// (csv_reader() in data/reader_registry.hpp, which holds the defaults):
+// header = "yes"|"no"|"auto" or a boolean; label = a 0-based index or a
+// column name; label_type = "int"|"float"; delimiter = one character. Leaves
+// the path and finish() to the caller.
 CsvOptions parse_csv_options(Options& opts);
 
 // x float32 (N, F) of the other columns in file order; y as label_type says.

@@ -7,6 +7,7 @@
 
 #include "base/options.hpp"
 #include "data/idx_pair.hpp"
+#include "data/reader_registry.hpp"
 
 namespace drun::data {
 namespace {
@@ -52,6 +53,27 @@ Dataset load_fashion_mnist(const std::string& split, const std::string& dir) {
       throw UsageError("Fashion-MNIST: " + labels_path + ": label " + std::to_string(y[i]) +
                        " of example " + std::to_string(i) + " is outside 0..9");
   return d;
+}
+
+}  // namespace drun::data
+
+namespace drun::data {
+
+const ReaderInfo& fashion_mnist_reader() {
+  static const ReaderInfo info{
+      .about = {.names = {"fashion_mnist"},
+                .doc = "Fashion-MNIST (Debian's dataset-fashion-mnist, or dir), (28, 28, 1) images",
+                .schema = {{"split", OptionType::string, "train", "'train' or 'test'"},
+                           {"dir", OptionType::string, nullptr,
+                            "where the files are (default: --data-dir or the Debian path)"},
+                           {"scale", OptionType::boolean, true, "pixels to [0, 1]"}}},
+      .open =
+          [](Options& o, const ReaderEnv& env) {
+            return load_fashion_mnist(o.get<std::string>("split"),
+                                      o.maybe<std::string>("dir").value_or(env.data_dir));
+          },
+      .pixel_scale = 1.0 / 255};
+  return info;
 }
 
 }  // namespace drun::data

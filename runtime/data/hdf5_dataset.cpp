@@ -5,6 +5,7 @@
 
 #include "base/options.hpp"
 #include "data/hdf5_rows.hpp"
+#include "data/reader_registry.hpp"
 
 namespace drun::data {
 namespace {
@@ -75,6 +76,49 @@ Dataset load_hdf5(const Hdf5Source& s) {
     rows->read(rows->first_row(i), end, to + rows->first_row(i) * rows->row_bytes());
   }
   return d;
+}
+
+}  // namespace drun::data
+
+namespace drun::data {
+
+const ReaderInfo& hdf5_reader() {
+  static const ReaderInfo info{
+      .about = {.names = {"hdf5"},
+                .doc = "two datasets of an HDF5 file, or of a list of files whose examples follow "
+                       "one another",
+                .schema = {{"path", OptionType::any, kRequired,
+                            "the file, or the files in order (a string or a list of strings)"},
+                           {"x", OptionType::string, kRequired,
+                            "the inputs' dataset, e.g. 'images' or 'train/x'"},
+                           {"y", OptionType::string, kRequired, "the targets' dataset"},
+                           {"stream", OptionType::boolean, nullptr,
+                            "stream x from the files (true) or read it whole (false); left out: "
+                            "stream above 1 GiB"}}},
+      .open = [](Options& o, const ReaderEnv&) {
+        Hdf5Source source;
+        const json& path = o.value("path");
+        const auto bad_path = [&] {
+          return UsageError(o.owner() + ": path must be a file name or a list of them, got " +
+                            path.dump());
+        };
+        if (path.is_string()) {
+          source.paths.push_back(path.get<std::string>());
+        } else if (path.is_array() && !path.empty()) {
+          for (const json& p : path) {
+            if (!p.is_string()) throw bad_path();
+            source.paths.push_back(p.get<std::string>());
+          }
+        } else {
+          throw bad_path();
+        }
+        source.x = o.get<std::string>("x");
+        source.y = o.get<std::string>("y");
+        if (const auto stream = o.maybe<bool>("stream"))
+          source.stream = *stream ? Hdf5Source::Stream::yes : Hdf5Source::Stream::no;
+        return load_hdf5(source);
+      }};
+  return info;
 }
 
 }  // namespace drun::data

@@ -13,6 +13,7 @@
 #include "data/image_crop.hpp"
 #include "data/image_decode.hpp"
 #include "data/image_resample.hpp"
+#include "data/reader_registry.hpp"
 
 namespace drun::data {
 
@@ -48,12 +49,14 @@ std::vector<std::string> images_under(const fs::path& class_dir) {
   return files;
 }
 
-std::array<double, 2> pair_option(Options& o, const std::string& key,
-                                  std::array<double, 2> fallback) {
-  const auto v = o.get<std::vector<double>>(key, {fallback[0], fallback[1]});
-  if (v.size() != 2 || !(v[0] > 0) || !(v[0] <= v[1]))
+std::array<double, 2> pair_option(Options& o, const std::string& key) {
+  const json& v = o.value(key);
+  if (!(v.is_array() && v.size() == 2 && v[0].is_number() && v[1].is_number()))
     throw UsageError(std::string(kOwner) + ": " + key + " must be {lo, hi} with 0 < lo <= hi");
-  return {v[0], v[1]};
+  const double lo = v[0].get<double>(), hi = v[1].get<double>();
+  if (!(lo > 0) || !(lo <= hi))
+    throw UsageError(std::string(kOwner) + ": " + key + " must be {lo, hi} with 0 < lo <= hi");
+  return {lo, hi};
 }
 
 class ImageFolderSource final : public ExampleSource {
@@ -131,35 +134,34 @@ void ImageFolderSource::make(int64_t index, uint64_t draw, float* dst) const {
 
 ImageFolderOptions parse_image_folder_options(Options& o, int default_threads) {
   ImageFolderOptions r;
-  r.dir = o.require<std::string>("dir");
-  const json size = o.get<json>("size", json());
+  r.dir = o.get<std::string>("dir");
+  const json& size = o.value("size");
   const auto bad_size = [&] {
     return UsageError(std::string(kOwner) + ": size must be {height, width} or one number, got " +
                       size.dump());
   };
-  if (size.is_number_integer()) {
-    r.height = r.width = size.get<int64_t>();
-  } else if (size.is_array() && size.size() == 2 && size[0].is_number_integer() &&
-             size[1].is_number_integer()) {
+  if (size.is_array() && size.size() == 2) {
     r.height = size[0].get<int64_t>();
     r.width = size[1].get<int64_t>();
-  } else if (!size.is_null()) {
+  } else if (size.is_number()) {
+    r.height = r.width = size.get<int64_t>();
+  } else {
     throw bad_size();
   }
   if (r.height < 1 || r.width < 1) throw bad_size();
-  r.augment = o.get<bool>("augment", false);
-  r.flip = o.get<bool>("flip", true);
-  r.crop_scale = pair_option(o, "crop_scale", r.crop_scale);
+  r.augment = o.get<bool>("augment");
+  r.flip = o.get<bool>("flip");
+  r.crop_scale = pair_option(o, "crop_scale");
   if (r.crop_scale[1] > 1.0)
     throw UsageError(std::string(kOwner) + ": crop_scale's fractions must be <= 1");
-  r.crop_ratio = pair_option(o, "crop_ratio", r.crop_ratio);
-  r.crop_fraction = o.get<double>("crop_fraction", r.crop_fraction);
+  r.crop_ratio = pair_option(o, "crop_ratio");
+  r.crop_fraction = o.get<double>("crop_fraction");
   if (!(r.crop_fraction > 0 && r.crop_fraction <= 1))
     throw UsageError(std::string(kOwner) + ": crop_fraction must be in (0, 1]");
-  r.threads = static_cast<int>(o.get<int64_t>("threads", 0));
+  r.threads = static_cast<int>(o.get<int64_t>("threads"));
   if (r.threads < 0) throw UsageError(std::string(kOwner) + ": threads must be >= 0");
   if (r.threads == 0) r.threads = std::max(1, default_threads);
-  r.seed = o.get<uint64_t>("seed", 0);
+  r.seed = o.get<uint64_t>("seed");
   return r;
 }
 
@@ -197,6 +199,41 @@ Dataset load_image_folder(const ImageFolderOptions& options) {
   std::copy(list.labels.begin(), list.labels.end(), ds.y.i32());
   ds.source = std::make_shared<const ImageFolderSource>(options, std::move(list.files));
   return ds;
+}
+
+}  // namespace drun::data
+
+namespace drun::data {
+
+const ReaderInfo& image_folder_reader() {
+  static const ReaderInfo info{
+      .about = {.names = {"image_folder"},
+                .doc = "class-per-subfolder JPEG and PNG images, decoded per batch",
+                .schema = {{"dir", OptionType::string, kRequired, "the folder of class folders"},
+                           {"size", OptionType::pair, json::array({224, 224}),
+                            "the examples' size: {height, width} or one number"},
+                           {"augment", OptionType::boolean, false,
+                            "random-resized-crop and flip (training) instead of resize + centre "
+                            "crop"},
+                           {"flip", OptionType::boolean, true,
+                            "with augment: flip left-right half of the time"},
+                           {"crop_scale", OptionType::list, json::array({0.08, 1.0}),
+                            "with augment: the crop's share of the picture's area, {lo, hi}"},
+                           {"crop_ratio", OptionType::list, json::array({3.0 / 4.0, 4.0 / 3.0}),
+                            "with augment: the crop's aspect ratio (width / height), {lo, hi}"},
+                           {"crop_fraction", OptionType::number, 0.875,
+                            "without augment: the centre crop's share of the resized picture"},
+                           {"threads", OptionType::integer, 0,
+                            "decoding threads (0: the rank's threads)"},
+                           {"seed", OptionType::integer, 0, "the crops' and flips' seed"},
+                           {"scale", OptionType::boolean, true,
+                            "pixels to [0, 1] (false: 0..255)"}}},
+      .open =
+          [](Options& o, const ReaderEnv& env) {
+            return load_image_folder(parse_image_folder_options(o, env.threads));
+          },
+      .pixel_scale = 1.0 / 255};
+  return info;
 }
 
 }  // namespace drun::data

@@ -15,23 +15,27 @@
 
 namespace drun::data {
 
+// Every field is set by parse_image_folder_options; the defaults are those of
+// data.image_folder's schema (image_folder_reader()).
 struct ImageFolderOptions {
   std::string dir;
-  int64_t height = 224, width = 224;
+  int64_t height = 0, width = 0;
   // Training: random-resized-crop (crop_scale, crop_ratio) and, with flip, a
   // left-right flip half of the time. Evaluation: resize + centre crop.
   bool augment = false;
-  bool flip = true;
-  std::array<double, 2> crop_scale{0.08, 1.0};
-  std::array<double, 2> crop_ratio{3.0 / 4.0, 4.0 / 3.0};
-  double crop_fraction = 0.875;  // evaluation: the centre crop's share of the resized picture
+  bool flip = false;
+  std::array<double, 2> crop_scale{};
+  std::array<double, 2> crop_ratio{};
+  double crop_fraction = 0;  // evaluation: the centre crop's share of the resized picture
   int threads = 1;
   uint64_t seed = 0;
 };
 
 // Reads dir, size ({h, w} or one number), augment, flip, crop_scale,
-// crop_ratio, crop_fraction, threads (0 or absent: `default_threads`) and seed;
-// finish() is left to the caller. Throws UsageError for values out of range.
+// crop_ratio, crop_fraction, threads (0: `default_threads`) and seed from `o`,
+// checked against data.image_folder's schema (image_folder_reader() in
+// data/reader_registry.hpp, which holds the defaults); finish() is left to
+// the caller. Throws UsageError for values out of range.
 ImageFolderOptions parse_image_folder_options(Options& o, int default_threads);
 
 // The files and their labels, in class order then path order.

@@ -2,6 +2,7 @@
 
 #include "base/options.hpp"
 #include "data/numpy_file.hpp"
+#include "data/reader_registry.hpp"
 
 namespace drun::data {
 namespace {
@@ -28,6 +29,28 @@ Dataset load_numpy(const NumpySource& s) {
     throw UsageError("data.numpy: " + name_of(s, s.x) + " holds " + std::to_string(d.x.dim(0)) +
                      " examples but " + name_of(s, s.y) + " holds " + std::to_string(d.y.dim(0)));
   return d;
+}
+
+}  // namespace drun::data
+
+namespace drun::data {
+
+const ReaderInfo& numpy_reader() {
+  static const ReaderInfo info{
+      .about = {.names = {"numpy"},
+                .doc = "NumPy arrays: two .npy files, or two members of one .npz file",
+                .schema = {{"x", OptionType::string, kRequired,
+                            "the inputs: a .npy file, or a member name with path"},
+                           {"y", OptionType::string, kRequired, "the targets, likewise"},
+                           {"path", OptionType::string, nullptr, "an .npz file holding both"}}},
+      .open = [](Options& o, const ReaderEnv&) {
+        NumpySource source;
+        source.npz = o.maybe<std::string>("path").value_or("");
+        source.x = o.get<std::string>("x");
+        source.y = o.get<std::string>("y");
+        return load_numpy(source);
+      }};
+  return info;
 }
 
 }  // namespace drun::data

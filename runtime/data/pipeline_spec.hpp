@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "data/selection.hpp"
@@ -68,11 +69,26 @@ struct PipelineSpec {
 void check_pipeline_spec(const PipelineSpec& spec);
 
 // ops: a JSON array of {"op": name, ...options}; null or [] is the default spec.
-//   take{n}  skip{n}  split{fraction, first, seed}  shuffle{seed, buffer_size}  scale{factor}
-//   map{scale, offset}  batch{size, drop_remainder} prefetch{depth}  repeat{count}  shard{count,
-//   index, even} augment{crop_padding, flip, standardize, seed}
+// The ops and their options (with types, defaults and descriptions) are a
+// registry in pipeline_spec.cpp: take{n}  skip{n}  split{fraction, seed}
+// shuffle{seed, buffer_size}  scale{factor}  map{scale, offset}
+// batch{size | batch_size, drop_remainder}  prefetch{depth}  repeat{count}
+// shard{count, index, even}  augment{crop_padding, flip, standardize, seed};
+// split also holds `first` (which part), set by the Lua side.
 // Several scale/map ops compose; repeats multiply; takes and skips apply in order.
 // An unknown op or option is a UsageError naming the valid ones.
 PipelineSpec parse_pipeline_ops(const nlohmann::json& ops);
+
+// The ops' registry entries [{names, doc, options, positional}], for Lua's
+// Dataset methods (positional: the shorthand ds:batch(64), ds:shard(4, 0)).
+nlohmann::json describe_pipeline_ops();
+
+// Checks one op's options as a script gives them (ds:batch{...}, without the
+// keys the Lua side adds) where the script adds the op: an unknown op or
+// option, a value of the wrong type or out of range is a UsageError that
+// `owner` (e.g. "Dataset:batch") begins. What depends on the other ops
+// (split after batch, batch twice) is checked with the whole list.
+void check_pipeline_op(const std::string& name, const nlohmann::json& options,
+                       const std::string& owner);
 
 }  // namespace drun::data

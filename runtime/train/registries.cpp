@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "data/pipeline_spec.hpp"
+#include "data/reader_registry.hpp"
 #include "distributed/strategy_spec.hpp"
 #include "nn/layer_registry.hpp"
 
@@ -14,6 +16,16 @@ const std::map<std::string, RegistryKind>& registries() {
         [](const std::string& name, const json& options) {
           const auto& info = entry_named(nn::layer_registry(), name, "layer class");
           Options(options, "nn." + name, info.about.schema);
+        }}},
+      {"readers",
+       {"data reader", data::describe_readers,
+        [](const std::string& name, const json& options) {
+          data::check_reader_options(name, options, "data." + name);
+        }}},
+      {"pipeline_ops",
+       {"pipeline op", data::describe_pipeline_ops,
+        [](const std::string& name, const json& options) {
+          data::check_pipeline_op(name, options, "Dataset:" + name);
         }}},
       {"strategies",
        {"strategy", distributed::describe_strategies,

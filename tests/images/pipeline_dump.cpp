@@ -14,6 +14,7 @@
 #include "base/options.hpp"
 #include "data/image_folder.hpp"
 #include "data/pipeline.hpp"
+#include "data/reader_registry.hpp"
 
 using drun::UsageError;
 namespace data = drun::data;
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    drun::Options o(nlohmann::json::parse(argv[1]), "data.image_folder");
+    drun::Options o(nlohmann::json::parse(argv[1]), "data.image_folder",
+                    data::image_folder_reader().about.schema);
     const auto options = data::parse_image_folder_options(o, 1);
     o.finish();
     auto ds = std::make_shared<const data::Dataset>(data::load_image_folder(options));

@@ -10,7 +10,7 @@ elseif which == 'hooks' then
   local model = core.model({name = 'sequential', layers = {
     {class_name = 'Dense', config = {units = 2, input_shape = {3}}}}}, 0)
   local t = core.trainer(model, {loss = 'mse'})
-  local ds = core.arrays({{1, 2, 3}, {4, 5, 6}}, {{1, 0}, {0, 1}})
+  local ds = core.open_dataset('arrays', {x = {{1, 2, 3}, {4, 5, 6}}, y = {{1, 0}, {0, 1}}})
   local hook = setmetatable({}, {__index = function() error('no such field here') end})
   t:fit(ds, {{op = 'batch', size = 1}}, nil, nil, {epochs = 1}, {hook})
 elseif which == 'cycle' then  -- a table that holds itself: refused, not followed forever

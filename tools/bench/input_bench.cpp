@@ -13,6 +13,7 @@
 #include "base/options.hpp"
 #include "data/image_folder.hpp"
 #include "data/pipeline.hpp"
+#include "data/reader_registry.hpp"
 
 namespace data = drun::data;
 using json = nlohmann::json;
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
   try {
     const int threads = std::stoi(argv[2]);
     drun::Options o(json{{"dir", argv[1]}, {"size", size}, {"augment", true}, {"threads", threads}},
-                    "data.image_folder");
+                    "data.image_folder", data::image_folder_reader().about.schema);
     const auto options = data::parse_image_folder_options(o, 1);
     auto ds = std::make_shared<const data::Dataset>(data::load_image_folder(options));
     const json ops = json::array({{{"op", "shuffle"}, {"seed", 1}},

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "data/reader_registry.hpp"
 #include "data_test_util.hpp"
 
 namespace drun::data {
@@ -132,30 +133,41 @@ TEST(Csv, OtherErrors) {
 }
 
 TEST(Csv, ParseOptions) {
+  const Schema& schema = csv_reader().about.schema;
   Options opts(json{{"path", "x.csv"},
                     {"header", true},
                     {"label", "y"},
                     {"label_type", "float"},
                     {"delimiter", ";"}},
-               "data.csv");
+               "data.csv", schema);
   CsvOptions o = parse_csv_options(opts);
-  opts.get<std::string>("path", "");
   opts.finish();
   EXPECT_EQ(o.header, CsvHeader::yes);
   EXPECT_EQ(o.label_name, "y");
   EXPECT_EQ(o.label_type, CsvLabelType::float32);
   EXPECT_EQ(o.delimiter, ';');
 
-  Options idx(json{{"label", 2}, {"header", "no"}}, "data.csv");
+  Options idx(json{{"path", "x.csv"}, {"label", 2}, {"header", "no"}}, "data.csv", schema);
   o = parse_csv_options(idx);
   EXPECT_EQ(o.label_index, 2);
   EXPECT_EQ(o.header, CsvHeader::no);
 
-  Options bad(json{{"label_type", "double"}}, "data.csv");
+  // The defaults are the schema's.
+  Options plain(json{{"path", "x.csv"}}, "data.csv", schema);
+  o = parse_csv_options(plain);
+  EXPECT_EQ(o.header, CsvHeader::automatic);
+  EXPECT_EQ(o.label_index, -1);
+  EXPECT_EQ(o.label_type, CsvLabelType::int32);
+  EXPECT_EQ(o.delimiter, ',');
+
+  Options bad(json{{"path", "x.csv"}, {"label_type", "double"}}, "data.csv", schema);
   EXPECT_TRUE(contains(usage_error([&] { parse_csv_options(bad); }), "label_type"));
-  Options unknown(json{{"lable", 1}}, "data.csv");
-  parse_csv_options(unknown);
-  EXPECT_TRUE(contains(usage_error([&] { unknown.finish(); }), "unknown option 'lable'"));
+  Options bad_header(json{{"path", "x.csv"}, {"header", 1}}, "data.csv", schema);
+  EXPECT_TRUE(contains(usage_error([&] { parse_csv_options(bad_header); }), "header must be"));
+  EXPECT_TRUE(contains(usage_error([&] {
+                         Options(json{{"path", "x.csv"}, {"lable", 1}}, "data.csv", schema);
+                       }),
+                       "unknown option 'lable'"));
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "data_test_util.hpp"
 
 namespace drun::data {
@@ -131,6 +133,59 @@ TEST(PipelineOps, BadValues) {
   EXPECT_TRUE(contains(err(R"([{"op":"repeat","count":0}])"), "count must be >= 1"));
   EXPECT_TRUE(contains(err(R"([{"n":3}])"), "op 1 must be a table with a string 'op'"));
   EXPECT_TRUE(contains(err(R"({"op":"take"})"), "must be a list"));
+}
+
+// The ops' registry: each op's options, checked where a script adds it.
+TEST(PipelineOps, CheckOneOpAsTheScriptGivesIt) {
+  check_pipeline_op("batch", json{{"size", 8}}, "Dataset:batch");
+  check_pipeline_op("batch", json{{"batch_size", 8}, {"drop_remainder", true}}, "Dataset:batch");
+  check_pipeline_op("shuffle", json(), "Dataset:shuffle");
+  check_pipeline_op("split", json{{"fraction", 0.5}, {"seed", 2}}, "Dataset:split");
+  auto err = [](const char* op, const char* options) {
+    return usage_error(
+        [&] { check_pipeline_op(op, json::parse(options), std::string("Dataset:") + op); });
+  };
+  const std::string unknown = err("shuffle", R"({"sede": 1})");
+  EXPECT_TRUE(contains(unknown, "Dataset:shuffle: unknown option 'sede'"));
+  EXPECT_TRUE(contains(unknown, "valid options: buffer_size, seed"));
+  // `first` is the Lua side's key, not an option of ds:split.
+  EXPECT_TRUE(
+      contains(err("split", R"({"fraction": 0.5, "first": false})"), "unknown option 'first'"));
+  EXPECT_TRUE(
+      contains(err("split", R"({"fraction": 1.5})"), "split fraction must be between 0 and 1"));
+  EXPECT_TRUE(contains(err("batch", R"({})"), "Dataset:batch: option 'size' is required"));
+  EXPECT_TRUE(contains(err("batch", R"({"size": 0})"), "size must be >= 1"));
+  EXPECT_TRUE(contains(err("take", R"({"n": "5"})"), "wrong type"));
+  EXPECT_TRUE(contains(err("shard", R"({"count": 2, "index": 2})"), "must be below count 2"));
+  EXPECT_TRUE(contains(err("zip", R"({})"), "unknown op 'zip'"));
+}
+
+TEST(PipelineOps, BatchSizeIsSizesKerasName) {
+  EXPECT_EQ(parse_pipeline_ops(json::parse(R"([{"op":"batch","batch_size":6}])")).batch_size, 6);
+  EXPECT_EQ(
+      parse_pipeline_ops(json::parse(R"([{"op":"batch","size":4,"batch_size":6}])")).batch_size, 4);
+}
+
+TEST(PipelineOps, DescribeGivesOptionsAndShorthands) {
+  const json d = describe_pipeline_ops();
+  std::set<std::string> names;
+  for (const json& op : d) {
+    names.insert(op["names"][0].get<std::string>());
+    for (const json& o : op["options"]) EXPECT_FALSE(o["doc"].get<std::string>().empty()) << op;
+    // A positional shorthand names options of the op.
+    for (const json& p : op["positional"]) {
+      bool found = false;
+      for (const json& o : op["options"]) found = found || o["name"] == p;
+      EXPECT_TRUE(found) << op;
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"augment", "batch", "map", "prefetch", "repeat", "scale",
+                                          "shard", "shuffle", "skip", "split", "take"}));
+  for (const json& op : d) {
+    if (op["names"][0] == "batch") {
+      EXPECT_EQ(op["positional"], json::array({"size"}));
+    }
+  }
 }
 
 }  // namespace
