@@ -25,7 +25,8 @@ tests run under /usr/bin/python3 and some again under the venv's Python.
                              make it when not
   temp_dir(name)             a temporary directory that also goes when meson
                              stops the test (SIGTERM at its time limit)
-  descendants(pid), name(pid), alive(pid)  a job's processes, from /proc
+  descendants(pid), name(pid), alive(pid), kill_tree(pid)
+                             a job's processes, from /proc
   wait_for(predicate, limit) polls until the predicate holds or time is up
 
 A test script imports it from the folder above its own:
@@ -33,11 +34,11 @@ A test script imports it from the folder above its own:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
     from testlib import check, summary  # noqa: E402
 """
+import contextlib
 import os
 import signal
 import subprocess
 import sys
-import contextlib
 import tempfile
 import threading
 import time
@@ -89,11 +90,6 @@ CHECKS = Checks()
 check = CHECKS.check
 require = CHECKS.require
 summary = CHECKS.summary
-
-
-def failed():
-    """Whether a check has failed so far."""
-    return bool(CHECKS.failures)
 
 
 def run_cases(cases, *, temp=None):
