@@ -61,9 +61,9 @@ def case_help():
     rc, out, err = run(["--help"])
     assert rc == 0, show(rc, out, err)
     assert re.search(r"^\s+inspect MODEL\.h5", out, re.M), "drun --help lists no inspect\n" + out
+    assert re.search(r"^\s+help \[NAME\]", out, re.M), "drun --help lists no help\n" + out
     rc, out, err = run(["inspect", "--help"])
     assert rc == 0 and "usage: drun inspect MODEL.h5" in out, show(rc, out, err)
-    assert re.search(r"^\s+help \[NAME\]", out, re.M), "drun --help lists no help\n" + out
     rc, out, err = run(["help"])
     assert rc == 0 and re.search(r"^layers: Dense, Conv2D", out, re.M), show(rc, out, err)
     assert re.search(r"^strategies: AllReduce", out, re.M), show(rc, out, err)
@@ -257,7 +257,7 @@ def case_threads():
     cores = os.cpu_count()
     mpirun = shutil.which("mpirun")
     by_hand = [mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "2"]
-    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+    with temp_dir("cli") as tmp:
         script = context_script(tmp)
         starts = [("one process", [DRUN], 1), ("drun -np 2", [DRUN, "-np", "2"], 2)]
         if mpirun:
@@ -282,7 +282,7 @@ def case_threads():
 
 
 def case_passed_to_ranks():
-    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+    with temp_dir("cli") as tmp:
         script = context_script(tmp)
         rc, out, err = run(["-np", "2", "--data-dir", tmp, "--device", "cpu", "-q", script])
         assert rc == 0, show(rc, out, err)
@@ -297,7 +297,7 @@ def case_passed_to_ranks():
 
 
 def case_preempted():
-    with tempfile.TemporaryDirectory(prefix="drun_cli_") as tmp:
+    with temp_dir("cli") as tmp:
         d = os.path.join(tmp, "run")
         out_path = os.path.join(tmp, "out")
         with open(out_path, "w") as out_file:
