@@ -80,7 +80,9 @@ def registered_strategies(drun, root):
         script = os.path.join(tmp, "list_strategies.lua")
         with open(script, "w") as f:
             f.write(LIST_STRATEGIES)
-        p = run([drun, "-q", script], 60)
+        # One process: without emulated GPUs drun starts no job of one rank per GPU.
+        env = {k: v for k, v in os.environ.items() if k != "DRUN_EMULATED_GPUS"}
+        p = run([drun, "-q", "--device", "cpu", script], 60, env=env)
     if p.returncode != 0:
         sys.exit("listing the strategies failed: " + p.stderr[-2000:])
     names = [n for n in p.stdout.split() if n != "all_reduce"]
