@@ -249,7 +249,7 @@ def run_env(cmd, threads, timeout=120):
     env.pop("DRUN_THREADS", None)
     if threads is not None:
         env["DRUN_THREADS"] = threads
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+    p = testlib.run(cmd, timeout, env=env, cwd=ROOT)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -290,8 +290,7 @@ def case_passed_to_ranks():
         assert seen(out, "device") == ["cpu", "cpu"], out
         assert sorted(seen(out, "role")) == ["chief", "worker"], out
         env = dict(ENV, DRUN_DATA_DIR=tmp)
-        p = subprocess.run([DRUN, "-np", "2", script], capture_output=True, text=True,
-                           timeout=120, env=env, cwd=ROOT)
+        p = testlib.run([DRUN, "-np", "2", script], 120, env=env, cwd=ROOT)
         assert p.returncode == 0 and seen(p.stdout, "data_dir") == [tmp, tmp], \
             show(p.returncode, p.stdout, p.stderr)
 
@@ -300,16 +299,15 @@ def case_preempted():
     with temp_dir("cli") as tmp:
         d = os.path.join(tmp, "run")
         out_path = os.path.join(tmp, "out")
-        with open(out_path, "w") as out_file:
-            job = subprocess.Popen([DRUN, TABULAR, "--steps", "1000000", "--step-ms", "1",
-                                    "--model-dir", d], stdout=out_file,
-                                   stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
-            deadline = time.time() + 60
-            while job.poll() is None and time.time() < deadline:
-                with open(out_path) as f:
-                    if "training to step" in f.read():
-                        break
-                time.sleep(0.05)
+        def training():
+            with open(out_path) as f:
+                return "training to step" in f.read()
+
+        with open(out_path, "w") as out_file, \
+                background([DRUN, TABULAR, "--steps", "1000000", "--step-ms", "1", "--model-dir", d],
+                           stdout=out_file, stderr=subprocess.PIPE, text=True, env=ENV,
+                           cwd=ROOT) as job:
+            wait_for(lambda: job.poll() is not None or training(), 60)
             assert job.poll() is None, "the run ended before it trained"
             time.sleep(0.5)
             job.send_signal(signal.SIGTERM)
