@@ -6,6 +6,7 @@
 #include "data/reader_registry.hpp"
 #include "distributed/strategy_spec.hpp"
 #include "nn/layer_registry.hpp"
+#include "optim/optimizer.hpp"
 
 namespace drun::train {
 
@@ -31,6 +32,16 @@ const std::map<std::string, RegistryKind>& registries() {
        {"strategy", distributed::describe_strategies,
         [](const std::string& name, const json& options) {
           distributed::parse_strategy({{"name", name}, {"options", options}});
+        }}},
+      {"optimizers",
+       {"optimizer", [] { return describe_all(optim::optimizer_registry()); },
+        [](const std::string& name, const json& options) {
+          optim::make_optimizer({{"class_name", name}, {"config", options}});
+        }}},
+      {"schedules",
+       {"learning-rate schedule", [] { return describe_all(optim::schedule_registry()); },
+        [](const std::string& name, const json& options) {
+          optim::make_schedule({{"class_name", name}, {"config", options}});
         }}},
   };
   return table;
