@@ -6,6 +6,8 @@
 #include "data/reader_registry.hpp"
 #include "distributed/strategy_spec.hpp"
 #include "nn/layer_registry.hpp"
+#include "nn/loss.hpp"
+#include "nn/metrics.hpp"
 #include "optim/optimizer.hpp"
 
 namespace drun::train {
@@ -42,6 +44,17 @@ const std::map<std::string, RegistryKind>& registries() {
        {"learning-rate schedule", [] { return describe_all(optim::schedule_registry()); },
         [](const std::string& name, const json& options) {
           optim::make_schedule({{"class_name", name}, {"config", options}});
+        }}},
+      {"losses",
+       {"loss", [] { return describe_all(nn::loss_registry()); },
+        [](const std::string& name, const json& options) {
+          nn::Loss({{"class_name", name}, {"config", options}});
+        }}},
+      {"metrics",
+       {"metric", [] { return describe_all(nn::metric_registry()); },
+        [](const std::string& name, const json& options) {
+          const auto& info = entry_named(nn::metric_registry(), name, "metric");
+          Options(options, info.about.name(), info.about.schema);
         }}},
   };
   return table;
