@@ -9,6 +9,7 @@
 #include "nn/loss.hpp"
 #include "nn/metrics.hpp"
 #include "optim/optimizer.hpp"
+#include "train/hook_registry.hpp"
 
 namespace drun::train {
 
@@ -56,6 +57,9 @@ const std::map<std::string, RegistryKind>& registries() {
           const auto& info = entry_named(nn::metric_registry(), name, "metric");
           Options(options, info.about.name(), info.about.schema);
         }}},
+      {"hooks",
+       {"hook", describe_hooks,
+        [](const std::string& name, const json& options) { make_hook(name, options); }}},
   };
   return table;
 }
