@@ -9,6 +9,7 @@
 #include "nn/loss.hpp"
 #include "nn/metrics.hpp"
 #include "optim/optimizer.hpp"
+#include "train/fit_config.hpp"
 #include "train/hook_registry.hpp"
 
 namespace drun::train {
@@ -60,6 +61,14 @@ const std::map<std::string, RegistryKind>& registries() {
       {"hooks",
        {"hook", describe_hooks,
         [](const std::string& name, const json& options) { make_hook(name, options); }}},
+      // fit's options (train/fit_config): one entry, "fit".
+      {"fit",
+       {"options",
+        [] {
+          return json::array(
+              {Described{{"fit"}, "Model:fit's options", fit_schema(), {}}.describe()});
+        },
+        [](const std::string&, const json& options) { Options(options, "fit", fit_schema()); }}},
   };
   return table;
 }
