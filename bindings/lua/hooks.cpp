@@ -3,8 +3,7 @@
 #include "base/options.hpp"
 #include "binding.hpp"
 #include "lua_json.hpp"
-#include "train/global_step_waiter.hpp"
-#include "train/nan_guard.hpp"
+#include "train/hook_registry.hpp"
 
 namespace drun::lua {
 
@@ -117,15 +116,13 @@ std::vector<std::unique_ptr<train::Hook>> hooks_from_lua(lua_State* L, int index
     const std::string name =
         lua_isstring(L, -1) ? lua_tostring(L, -1) : "hooks[" + std::to_string(i) + "]";
     lua_pop(L, 1);
-    if (builtin == "NanGuard") {
-      hooks.push_back(std::make_unique<train::NanGuard>());
-    } else if (builtin == "GlobalStepWaiterHook") {
-      get_field(L, -1, "wait_until_step");
-      const auto wait = static_cast<int64_t>(lua_tonumber(L, -1));
+    if (!builtin.empty()) {
+      get_field(L, -1, "_options");
+      const json options = to_json(L, -1, builtin);
       lua_pop(L, 1);
-      hooks.push_back(std::make_unique<train::GlobalStepWaiter>(wait));
-    } else if (!builtin.empty()) {
-      throw UsageError("unknown built-in hook '" + builtin + "'");
+      auto hook = train::make_hook(builtin, options);
+      if (!hook) throw UsageError("hook '" + builtin + "' is not one that C++ runs");
+      hooks.push_back(std::move(hook));
     } else {
       hooks.push_back(std::make_unique<LuaHook>(L, lua_gettop(L), name));
     }

@@ -1,8 +1,8 @@
 // Hooks given from Lua: a table with any of begin, before_step, after_step and
 // end_ functions becomes a train::Hook whose methods call them (after_step
 // gets {step, epoch, loss, learning_rate, metrics = {...}} and returns true to
-// stop); a table with _builtin = 'NanGuard' or 'GlobalStepWaiterHook' becomes
-// the C++ hook of that name.
+// stop); a table with _builtin = NAME and _options = {...} becomes the C++
+// hook of that name (train/hook_registry.hpp: NanGuard, GlobalStepWaiterHook).
 #pragma once
 #include <lua.hpp>
 #include <memory>

@@ -30,11 +30,52 @@ int registry_list(lua_State* L) {
   });
 }
 
+// The options at `index` as the check sees them: a value that is no JSON
+// (fit's data sets and hooks, FinalOpsHook's function) stands as the string
+// "<function>", "<table>"..., so that its key is checked and a schema that
+// takes such a value (of type any) sees it given; where it is used, the Lua
+// module passes it on as the object it is.
+json checked_options(lua_State* L, int index) {
+  // A conversion that fails leaves what it was reading on the stack.
+  const int top = lua_gettop(L);
+  try {
+    return to_json(L, index, "options");
+  } catch (const UsageError&) {
+    if (!lua_istable(L, index)) throw;
+    lua_settop(L, top);
+  }
+  json out = json::object();
+  lua_pushnil(L);
+  while (lua_next(L, index)) {
+    if (lua_type(L, -2) != LUA_TSTRING && lua_type(L, -2) != LUA_TNUMBER) {
+      lua_pop(L, 2);
+      throw UsageError("option table 'options' has a key that is not a string");
+    }
+    // A copy of the key: lua_tostring would turn a number key into a string in place.
+    lua_pushvalue(L, -2);
+    const std::string k = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    if (!k.empty() && k[0] == '_') {  // the Lua side's own bookkeeping, as to_json skips it
+      lua_pop(L, 1);
+      continue;
+    }
+    const int value = lua_gettop(L);
+    try {
+      out[k] = to_json(L, value, k);
+    } catch (const UsageError&) {
+      lua_settop(L, value);
+      out[k] = std::string("<") + luaL_typename(L, value) + ">";
+    }
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
 // core.check(kind, name, options): raises the runtime's error for a bad description.
 int registry_check(lua_State* L) {
   return guarded(L, [&] {
     const train::RegistryKind& kind = kind_arg(L);
-    kind.check(arg_string(L, 2, "name"), to_json(L, 3, "options"));
+    kind.check(arg_string(L, 2, "name"), checked_options(L, 3));
     return 0;
   });
 }

@@ -1,59 +1,113 @@
 #include "nn/loss.hpp"
 
-#include <map>
-
 namespace drun::nn {
 
 namespace {
-const std::map<std::string, std::string>& snake_names() {
-  static const std::map<std::string, std::string> m = {
-      {"sparse_categorical_crossentropy", "SparseCategoricalCrossentropy"},
-      {"categorical_crossentropy", "CategoricalCrossentropy"},
-      {"binary_crossentropy", "BinaryCrossentropy"},
-      {"mean_squared_error", "MeanSquaredError"},
-      {"mse", "MeanSquaredError"}};
-  return m;
+
+using K = kernels::LossKind;
+
+// The options every loss takes.
+const Schema& common_options() {
+  static const Schema s{{"from_logits", OptionType::boolean, false,
+                         "the outputs are logits, not probabilities (cross-entropies)"},
+                        {"reduction", OptionType::string, "sum_over_batch_size",
+                         "accepted from Keras files; the loss is always the batch mean"},
+                        {"name", OptionType::string, nullptr, "Keras' name of the loss"}};
+  return s;
 }
+
+// Keras' convention: a class name starts with a capital letter; the
+// snake_case names are string shorthands, not class names.
+bool is_class_name(const std::string& name) {
+  return !name.empty() && name[0] >= 'A' && name[0] <= 'Z';
+}
+
 }  // namespace
+
+const LossInfo& sparse_categorical_crossentropy_loss() {
+  static const LossInfo info{{{"SparseCategoricalCrossentropy", "sparse_categorical_crossentropy"},
+                              "cross-entropy against integer class labels"},
+                             K::xent_sparse,
+                             K::softmax_xent_sparse,
+                             true,
+                             true};
+  return info;
+}
+
+const LossInfo& categorical_crossentropy_loss() {
+  static const LossInfo info{{{"CategoricalCrossentropy", "categorical_crossentropy"},
+                              "cross-entropy against one-hot (or soft) labels"},
+                             K::xent,
+                             K::softmax_xent,
+                             true,
+                             false};
+  return info;
+}
+
+const LossInfo& binary_crossentropy_loss() {
+  static const LossInfo info{{{"BinaryCrossentropy", "binary_crossentropy"},
+                              "cross-entropy of each output against a 0/1 label"},
+                             K::bce,
+                             K::sigmoid_bce,
+                             true,
+                             false};
+  return info;
+}
+
+const LossInfo& mean_squared_error_loss() {
+  static const LossInfo info{
+      {{"MeanSquaredError", "mean_squared_error", "mse"}, "the mean squared error, for regression"},
+      K::mse,
+      K::mse,
+      false,
+      false};
+  return info;
+}
+
+const std::vector<const LossInfo*>& loss_registry() {
+  static const std::vector<LossInfo> infos = [] {
+    std::vector<LossInfo> v;
+#define DRUN_LOSS(id)       \
+  v.push_back(id##_loss()); \
+  v.back().about.schema = v.back().about.schema.with(common_options());
+#include "nn/loss_list.hpp"
+#undef DRUN_LOSS
+    return v;
+  }();
+  static const std::vector<const LossInfo*> pointers = [] {
+    std::vector<const LossInfo*> v;
+    for (const LossInfo& i : infos) v.push_back(&i);
+    return v;
+  }();
+  return pointers;
+}
 
 Loss::Loss(const json& spec) {
   json config = json::object();
+  std::string given;
   if (spec.is_string()) {
-    auto it = snake_names().find(spec.get<std::string>());
-    class_name_ = it != snake_names().end() ? it->second : spec.get<std::string>();
-  } else {
-    class_name_ = spec.value("class_name", std::string());
+    given = spec.get<std::string>();
+  } else if (spec.is_object()) {
+    given = spec.value("class_name", std::string());
     config = spec.value("config", json::object());
-  }
-  Options o(config, class_name_.empty() ? std::string("loss") : class_name_);
-  o.maybe<std::string>("name");
-  o.maybe<std::string>("reduction");
-  from_logits_ = o.get<bool>("from_logits", false);
-  using K = kernels::LossKind;
-  if (class_name_ == "SparseCategoricalCrossentropy") {
-    kind_ = from_logits_ ? K::softmax_xent_sparse : K::xent_sparse;
-  } else if (class_name_ == "CategoricalCrossentropy") {
-    kind_ = from_logits_ ? K::softmax_xent : K::xent;
-  } else if (class_name_ == "BinaryCrossentropy") {
-    kind_ = from_logits_ ? K::sigmoid_bce : K::bce;
-  } else if (class_name_ == "MeanSquaredError") {
-    if (from_logits_) throw UsageError("MeanSquaredError: from_logits does not apply");
-    kind_ = K::mse;
   } else {
-    throw UsageError("unknown loss '" + class_name_ +
-                     "'; valid: SparseCategoricalCrossentropy, CategoricalCrossentropy, "
-                     "BinaryCrossentropy, MeanSquaredError (or their snake_case names)");
+    throw UsageError("loss: expected a name or {class_name = ..., config = {...}}, got " +
+                     spec.dump());
   }
-  o.finish();
-}
-
-bool Loss::sparse() const {
-  return class_name_ == "SparseCategoricalCrossentropy";
+  info_ = find_entry(loss_registry(), given);
+  if (!info_ || (!spec.is_string() && !is_class_name(given)))
+    throw UsageError("unknown loss '" + given + "'; valid: " + registry_names(loss_registry()));
+  class_name_ = info_->about.name();
+  Options o(config, class_name_, info_->about.schema);
+  from_logits_ = o.get<bool>("from_logits");
+  if (from_logits_ && !info_->takes_logits)
+    throw UsageError(class_name_ + ": from_logits does not apply");
+  kind_ = from_logits_ ? info_->on_logits : info_->on_probabilities;
 }
 
 json Loss::config() const {
-  json c = {{"name", class_name_}, {"reduction", "sum_over_batch_size"}};
-  if (class_name_ != "MeanSquaredError") c["from_logits"] = from_logits_;
+  json c = {{"name", class_name_}, {"reduction", info_->about.schema.find("reduction")->fallback}};
+  if (info_->takes_logits) c["from_logits"] = from_logits_;
   return {{"class_name", class_name_}, {"config", c}};
 }
 

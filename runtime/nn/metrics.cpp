@@ -4,38 +4,86 @@
 
 namespace drun::nn {
 
-Metric::Metric(const std::string& name, bool from_logits)
-    : name_(name == "acc" ? "accuracy" : name), from_logits_(from_logits) {
-  if (name_ != "accuracy" && name_ != "mse" && name_ != "mae")
-    throw UsageError("unknown metric '" + name + "'; valid: accuracy, mse, mae");
-}
+namespace {
 
-kernels::MetricKind Metric::kind(const Tensor& pred, const Tensor& target) const {
-  using K = kernels::MetricKind;
-  const int64_t rows = pred.rank() ? pred.dim(0) : 0;
-  if (name_ == "accuracy" && target.dtype() == DType::i32) {  // class labels
-    if (target.numel() != rows)
-      throw UsageError("metric 'accuracy': " + target.shape().str() + " labels for predictions " +
-                       pred.shape().str() + " (one label per example)");
-    return K::label_accuracy;
-  }
+using K = kernels::MetricKind;
+
+// Targets of predictions' size in float32, as every metric but accuracy
+// against class labels needs.
+void check_dense_targets(const Tensor& pred, const Tensor& target, const std::string& who) {
   if (target.dtype() != DType::f32 || target.numel() != pred.numel())
-    throw UsageError("metric '" + name_ + "': targets " + target.shape().str() + " " +
+    throw UsageError("metric '" + who + "': targets " + target.shape().str() + " " +
                      dtype_name(target.dtype()) + " do not match predictions " +
                      pred.shape().str());
-  if (name_ == "mse") return K::squared_error;
-  if (name_ == "mae") return K::absolute_error;
-  if (rows && pred.numel() / rows > 1) return K::onehot_accuracy;
-  return from_logits_ ? K::binary_accuracy_logits : K::binary_accuracy_probs;
 }
+
+}  // namespace
+
+const MetricInfo& accuracy_metric() {
+  static const MetricInfo info{
+      {{"accuracy", "acc"},
+       "argmax of the outputs against integer or one-hot labels; one output: above 0.5 (0 with "
+       "logits) against 0/1 labels"},
+      [](const Tensor& pred, const Tensor& target, bool from_logits, const std::string& who) {
+        const int64_t rows = pred.rank() ? pred.dim(0) : 0;
+        if (target.dtype() == DType::i32) {  // class labels
+          if (target.numel() != rows)
+            throw UsageError("metric '" + who + "': " + target.shape().str() +
+                             " labels for predictions " + pred.shape().str() +
+                             " (one label per example)");
+          return K::label_accuracy;
+        }
+        check_dense_targets(pred, target, who);
+        if (rows && pred.numel() / rows > 1) return K::onehot_accuracy;
+        return from_logits ? K::binary_accuracy_logits : K::binary_accuracy_probs;
+      },
+      true};
+  return info;
+}
+
+const MetricInfo& mse_metric() {
+  static const MetricInfo info{
+      {{"mse"}, "the mean squared error"},
+      [](const Tensor& pred, const Tensor& target, bool, const std::string& who) {
+        check_dense_targets(pred, target, who);
+        return K::squared_error;
+      },
+      false};
+  return info;
+}
+
+const MetricInfo& mae_metric() {
+  static const MetricInfo info{
+      {{"mae"}, "the mean absolute error"},
+      [](const Tensor& pred, const Tensor& target, bool, const std::string& who) {
+        check_dense_targets(pred, target, who);
+        return K::absolute_error;
+      },
+      false};
+  return info;
+}
+
+const std::vector<const MetricInfo*>& metric_registry() {
+  static const std::vector<const MetricInfo*> entries = {
+#define DRUN_METRIC(id) &id##_metric(),
+#include "nn/metric_list.hpp"
+#undef DRUN_METRIC
+  };
+  return entries;
+}
+
+Metric::Metric(const std::string& name, bool from_logits)
+    : info_(&entry_named(metric_registry(), name, "metric")),
+      name_(info_->about.name()),
+      from_logits_(from_logits) {}
 
 void Metric::measure(const kernels::Exec& ex, const Tensor& pred, const Tensor& target,
                      Tensor& sum) const {
-  kernels::metric_sum(ex, kind(pred, target), pred, target, sum);
+  kernels::metric_sum(ex, info_->kind(pred, target, from_logits_, name_), pred, target, sum);
 }
 
 int64_t Metric::count(const Shape& pred) const {
-  if (name_ != "accuracy") return pred.numel();
+  if (!info_->per_example) return pred.numel();
   return pred.rank() ? pred[0] : 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/options.hpp"
+#include "optim/optimizer.hpp"
 
 namespace drun::optim {
 
@@ -48,6 +49,34 @@ void DynamicLossScale::restore(float scale, int64_t counter) {
                      std::to_string(counter) + ": not a power of two >= 1 and a count >= 0");
   scale_ = scale;
   counter_ = counter;
+}
+
+// Keras' LossScaleOptimizer: not an update rule of its own but another
+// optimizer that carries a DynamicLossScale.
+const OptimizerInfo& loss_scale_optimizer_optimizer() {
+  static const OptimizerInfo info{
+      {{"LossScaleOptimizer"},
+       "dynamic loss scaling around another optimizer (mixed precision)",
+       {{"inner_optimizer", OptionType::any, kRequired,
+         "the optimizer that updates the variables, e.g. drun.optim.SGD{...} (not a "
+         "LossScaleOptimizer)"},
+        {"initial_scale", OptionType::number, DynamicLossScale::kDefaultInitial,
+         "the first scale: a power of two, at least 1"},
+        {"dynamic_growth_steps", OptionType::integer, DynamicLossScale::kDefaultGrowthSteps,
+         "finite steps in a row before the scale doubles"},
+        {"name", OptionType::string, nullptr,
+         "accepted (Keras writes one); the inner optimizer's name is kept"}}},
+      [](const json& config) {
+        Options o(config, "LossScaleOptimizer", loss_scale_optimizer_optimizer().about.schema);
+        const DynamicLossScale scale(o.get<float>("initial_scale"),
+                                     o.get<int64_t>("dynamic_growth_steps"));
+        auto inner = make_optimizer(o.value("inner_optimizer"));
+        if (inner->dynamic_loss_scale())
+          throw UsageError("LossScaleOptimizer: its inner_optimizer is a LossScaleOptimizer too");
+        inner->set_dynamic_loss_scale(scale);
+        return inner;
+      }};
+  return info;
 }
 
 }  // namespace drun::optim

@@ -25,21 +25,31 @@ bool is_kernel(std::string_view name) {
 
 }  // namespace
 
-Optimizer::Optimizer(Options& o, std::string class_name, float default_lr)
-    : class_name_(std::move(class_name)) {
+Schema optimizer_options(float default_learning_rate, const Schema& own) {
+  const Schema first{{"learning_rate", OptionType::any, float_json(default_learning_rate),
+                      "a number or a schedule (optim/schedule.hpp)"}};
+  static const Schema common{
+      {"decay", OptionType::number, 0.0,
+       "Keras 2's legacy inverse-time decay: lr / (1 + decay * iterations)"},
+      {"weight_decay", OptionType::number, 0.0,
+       "L2 folded into the gradient of the variables whose name ends in 'kernel'"},
+      {"name", OptionType::string, nullptr, "Keras' name of the optimizer (default: its class)"}};
+  return first.with(own).with(common);
+}
+
+bool is_class_name(const std::string& name) {
+  return !name.empty() && name[0] >= 'A' && name[0] <= 'Z';
+}
+
+Optimizer::Optimizer(Options& o, std::string class_name) : class_name_(std::move(class_name)) {
   name_ = o.get<std::string>("name", class_name_);
-  const json& lr = o.raw("learning_rate");
-  if (lr.is_null()) {
-    schedule_ = std::make_shared<Constant>(default_lr);
-  } else {
-    try {
-      schedule_ = make_schedule(lr);
-    } catch (const UsageError& e) {
-      throw UsageError(o.owner() + ": learning_rate: " + e.what());
-    }
+  try {
+    schedule_ = make_schedule(o.value("learning_rate"));
+  } catch (const UsageError& e) {
+    throw UsageError(o.owner() + ": learning_rate: " + e.what());
   }
-  decay_ = o.get<float>("decay", 0.f);
-  weight_decay_ = o.get<float>("weight_decay", 0.f);
+  decay_ = o.get<float>("decay");
+  weight_decay_ = o.get<float>("weight_decay");
 }
 
 void Optimizer::finish(Options& o) const {
@@ -229,18 +239,37 @@ std::unique_ptr<Optimizer> Optimizer::clone_fresh() const {
   return make_optimizer(config());
 }
 
+const std::vector<const OptimizerInfo*>& optimizer_registry() {
+  static const std::vector<const OptimizerInfo*> entries = {
+#define DRUN_OPTIMIZER(id) &id##_optimizer(),
+#include "optim/optimizer_list.hpp"
+#undef DRUN_OPTIMIZER
+  };
+  return entries;
+}
+
+namespace {
+// "Adagrad, Adam, RMSprop (or RMSProp), SGD, LossScaleOptimizer": the class names.
+std::string class_names() {
+  std::string out;
+  for (const OptimizerInfo* info : optimizer_registry()) {
+    std::string others;
+    for (size_t i = 1; i < info->about.names.size(); ++i)
+      if (is_class_name(info->about.names[i]))
+        others += (others.empty() ? "" : ", ") + info->about.names[i];
+    out += (out.empty() ? "" : ", ") + info->about.name() +
+           (others.empty() ? "" : " (or " + others + ")");
+  }
+  return out;
+}
+}  // namespace
+
 std::unique_ptr<Optimizer> make_optimizer(const json& spec) {
-  static constexpr const char* kValid =
-      "Adagrad, Adam, RMSprop (or RMSProp), SGD, LossScaleOptimizer";
   std::string class_name;
   json config = json::object();
   if (spec.is_string()) {
-    // Keras' shorthand, optimizer = 'adam': the defaults.
+    // A class name or Keras' shorthand, optimizer = 'adam': the defaults.
     class_name = spec.get<std::string>();
-    if (class_name == "sgd") class_name = "SGD";
-    if (class_name == "adam") class_name = "Adam";
-    if (class_name == "adagrad") class_name = "Adagrad";
-    if (class_name == "rmsprop") class_name = "RMSprop";
   } else if (spec.is_object()) {
     Options top(spec, "optimizer");
     class_name = top.require<std::string>("class_name");
@@ -252,28 +281,11 @@ std::unique_ptr<Optimizer> make_optimizer(const json& spec) {
     throw UsageError("optimizer: expected {class_name = ..., config = {...}} or a name, got " +
                      spec.dump());
   }
-  if (class_name == "LossScaleOptimizer") {
-    Options o(config, "LossScaleOptimizer");
-    const json inner_spec = o.raw("inner_optimizer");
-    o.get<std::string>("name", "");  // Keras writes one; the inner optimizer's is kept
-    const DynamicLossScale scale(
-        o.get<float>("initial_scale", DynamicLossScale::kDefaultInitial),
-        o.get<int64_t>("dynamic_growth_steps", DynamicLossScale::kDefaultGrowthSteps));
-    o.finish();
-    if (inner_spec.is_null())
-      throw UsageError(
-          "LossScaleOptimizer: inner_optimizer is required (e.g. drun.optim.SGD{...})");
-    auto inner = make_optimizer(inner_spec);
-    if (inner->dynamic_loss_scale())
-      throw UsageError("LossScaleOptimizer: its inner_optimizer is a LossScaleOptimizer too");
-    inner->set_dynamic_loss_scale(scale);
-    return inner;
-  }
-  if (class_name == "SGD") return std::make_unique<SGD>(config);
-  if (class_name == "Adam") return std::make_unique<Adam>(config);
-  if (class_name == "Adagrad") return std::make_unique<Adagrad>(config);
-  if (class_name == "RMSprop" || class_name == "RMSProp") return std::make_unique<RMSprop>(config);
-  throw UsageError("unknown optimizer class '" + class_name + "'; valid classes: " + kValid);
+  const OptimizerInfo* info = find_entry(optimizer_registry(), class_name);
+  if (!info || (!spec.is_string() && !is_class_name(class_name)))
+    throw UsageError("unknown optimizer class '" + class_name +
+                     "'; valid classes: " + class_names());
+  return info->make(config);
 }
 
 }  // namespace drun::optim

@@ -4,18 +4,16 @@
 // kernels/cpu/optimizer_update; an optimizer only keeps the step count, the
 // learning-rate schedule and one set of slot tensors per variable.
 //
-// Options every optimizer takes besides its own:
-//   name           Keras' optimizer name (default: the class name).
-//   learning_rate  a number or a schedule spec (see schedule.hpp).
-//   decay          Keras 2's legacy inverse-time decay: lr / (1 + decay * iterations)
-//                  (default 0).
-//   weight_decay   L2 regularisation folded into the gradient, g + weight_decay * w,
-//                  before the update rule (so with Adam this is L2, not AdamW's
-//                  decoupled decay). Applied only to variables whose name ends in
-//                  "kernel" (Dense/Conv kernels, "depthwise_kernel", ...), never to
-//                  biases or batch-norm variables, as one regularises in Keras with
-//                  kernel_regularizer. Default 0. Keras >= 2.11 reads a weight_decay
-//                  key as decoupled decay, so config() writes it only when it is set.
+// The classes, their names and their options with the defaults are the
+// optimizer registry's (optim/optimizer_list.hpp); every optimizer takes, besides
+// its own options, name, learning_rate (a number or a schedule spec, see
+// schedule.hpp), decay (Keras 2's legacy inverse-time decay) and weight_decay.
+// weight_decay is L2 regularisation folded into the gradient, g + weight_decay *
+// w, before the update rule (so with Adam this is L2, not AdamW's decoupled
+// decay), applied only to variables whose name ends in "kernel" (Dense/Conv
+// kernels, "depthwise_kernel", ...), never to biases or batch-norm variables, as
+// one regularises in Keras with kernel_regularizer. Keras >= 2.11 reads a
+// weight_decay key as decoupled decay, so config() writes it only when it is set.
 //
 // Loss scaling: wrapped in Keras' LossScaleOptimizer ({"class_name":
 // "LossScaleOptimizer", "config": {"inner_optimizer": {...}, "initial_scale":
@@ -31,6 +29,7 @@
 // t = iterations() + 1. apply() then adds one to iterations().
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -39,6 +38,7 @@
 #include <vector>
 
 #include "base/options.hpp"
+#include "base/registry.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/optimizer_update.hpp"
 #include "optim/loss_scale.hpp"
@@ -124,8 +124,9 @@ class Optimizer {
     const char* name;  // Keras' slot name: "momentum", "m", "v", ...
     float initial;     // what the slot starts as
   };
-  // Reads name, learning_rate (default `default_lr`), decay and weight_decay.
-  Optimizer(Options& options, std::string class_name, float default_lr);
+  // Reads name, learning_rate, decay and weight_decay from options checked
+  // against the class's schema (which holds their defaults).
+  Optimizer(Options& options, std::string class_name);
   // Subclasses call this after reading their own options: unknown keys, then base values.
   void finish(Options& options) const;
 
@@ -184,9 +185,8 @@ class Optimizer {
   std::vector<Var> vars_;
 };
 
-// Keras SGD: momentum in [0, 1] (default 0), nesterov (default false), lr 0.01.
-// momentum == 0: w -= lr * g. Else the slot "momentum" v: v = momentum * v - lr * g,
-// w += v, or with nesterov w += momentum * v - lr * g.
+// Keras SGD: momentum in [0, 1]. momentum == 0: w -= lr * g. Else the slot "momentum" v: v =
+// momentum * v - lr * g, w += v, or with nesterov w += momentum * v - lr * g.
 class SGD final : public Optimizer {
  public:
   explicit SGD(const json& config = json::object());
@@ -204,8 +204,7 @@ class SGD final : public Optimizer {
   bool nesterov_;
 };
 
-// Keras Adagrad: lr 0.001, initial_accumulator_value 0.1, epsilon 1e-7. Slot
-// "accumulator": acc += g^2; w -= lr * g / (sqrt(acc) + epsilon).
+// Keras Adagrad. Slot "accumulator": acc += g^2; w -= lr * g / (sqrt(acc) + epsilon).
 class Adagrad final : public Optimizer {
  public:
   explicit Adagrad(const json& config = json::object());
@@ -223,8 +222,7 @@ class Adagrad final : public Optimizer {
   float epsilon_;
 };
 
-// Keras Adam: lr 0.001, beta_1 0.9, beta_2 0.999, epsilon 1e-7, amsgrad false.
-// Slots "m", "v" (and "vhat" with amsgrad). With t = iterations() + 1:
+// Keras Adam. Slots "m", "v" (and "vhat" with amsgrad). With t = iterations() + 1:
 // lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); m = beta_1 m + (1 - beta_1) g;
 // v = beta_2 v + (1 - beta_2) g^2; [vhat = max(vhat, v), used for v];
 // w -= lr_t * m / (sqrt(v) + epsilon).
@@ -248,8 +246,7 @@ class Adam final : public Optimizer {
   bool amsgrad_;
 };
 
-// Keras RMSprop: lr 0.001, rho 0.9, momentum 0, epsilon 1e-7, centered false.
-// Slots "rms", then "momentum" if momentum > 0, then "mg" if centered.
+// Keras RMSprop. Slots "rms", then "momentum" if momentum > 0, then "mg" if centered.
 // rms = rho rms + (1 - rho) g^2; centered: mg = rho mg + (1 - rho) g, denom = rms - mg^2,
 // else denom = rms. Without momentum w -= lr g / (sqrt(denom) + epsilon); with
 // momentum (TensorFlow's ApplyRMSProp, epsilon inside the root)
@@ -273,11 +270,34 @@ class RMSprop final : public Optimizer {
   bool centered_;
 };
 
+// An optimizer class: its names (the Keras class first, then other spellings
+// of it such as RMSProp, then Keras' lowercase shorthand such as "rmsprop"),
+// its options with their defaults (those every optimizer takes included) and
+// the constructor that reads its config.
+struct OptimizerInfo {
+  Described about;
+  std::function<std::unique_ptr<Optimizer>(const json& config)> make;
+};
+
+#define DRUN_OPTIMIZER(id) const OptimizerInfo& id##_optimizer();
+#include "optim/optimizer_list.hpp"
+#undef DRUN_OPTIMIZER
+
+// Every optimizer, in the list's order.
+const std::vector<const OptimizerInfo*>& optimizer_registry();
+// Keras' convention: a class name starts with a capital letter; a lowercase
+// name is a string shorthand ("sgd"), not a class_name.
+bool is_class_name(const std::string& name);
+// The options every optimizer takes (LossScaleOptimizer aside), with
+// learning_rate's default, followed by a class's own.
+Schema optimizer_options(float default_learning_rate, const Schema& own);
+
 // Builds an optimizer from {"class_name": "SGD", "config": {...}} (Keras'
-// serialisation; class names as Keras spells them: SGD, Adam, Adagrad, RMSprop,
-// and RMSProp for RMSprop; LossScaleOptimizer around one of them), or from Keras' string shorthands
-// "sgd", "adam", "adagrad", "rmsprop" for the defaults. Throws UsageError for an unknown class
-// (listing the valid ones) and for an unknown, mistyped or invalid option.
+// serialisation; a class name of the registry: SGD, Adam, Adagrad, RMSprop or
+// RMSProp, LossScaleOptimizer around one of them), or from a name alone, Keras'
+// string shorthands "sgd", "adam"... included, for the defaults. Throws
+// UsageError for an unknown class (listing the valid ones) and for an unknown,
+// mistyped or invalid option.
 std::unique_ptr<Optimizer> make_optimizer(const json& spec);
 
 }  // namespace drun::optim

@@ -1,5 +1,6 @@
-// SGD, Adagrad, Adam and RMSprop: options, slots and the call into the
-// backend's update kernels (which run where the variable lives).
+// SGD, Adagrad, Adam and RMSprop: their registry entries (names, options and
+// defaults), slots and the call into the backend's update kernels (which run
+// where the variable lives).
 #include <cmath>
 
 #include "kernels/ops.hpp"
@@ -26,12 +27,22 @@ void check_nonnegative(const Options& o, const char* key, float v) {
 
 // SGD -----------------------------------------------------------------------
 
-SGD::SGD(const json& config) : SGD(Options(config, "SGD"), Parsed{}) {}
+const OptimizerInfo& sgd_optimizer() {
+  static const OptimizerInfo info{
+      {{"SGD", "sgd"},
+       "gradient descent, with momentum and Nesterov's momentum",
+       optimizer_options(0.01f, {{"momentum", OptionType::number, 0.0,
+                                  "in [0, 1]: the velocity's decay (0: plain gradient descent)"},
+                                 {"nesterov", OptionType::boolean, false, "Nesterov's momentum"}})},
+      [](const json& config) { return std::make_unique<SGD>(config); }};
+  return info;
+}
+
+SGD::SGD(const json& config)
+    : SGD(Options(config, "SGD", sgd_optimizer().about.schema), Parsed{}) {}
 
 SGD::SGD(Options&& o, Parsed)
-    : Optimizer(o, "SGD", 0.01f),
-      momentum_(o.get<float>("momentum", 0.f)),
-      nesterov_(o.get<bool>("nesterov", false)) {
+    : Optimizer(o, "SGD"), momentum_(o.get<float>("momentum")), nesterov_(o.get<bool>("nesterov")) {
   finish(o);
   check_range(o, "momentum", momentum_, 0.f, 1.f);
 }
@@ -55,12 +66,25 @@ void SGD::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Ten
 
 // Adagrad -------------------------------------------------------------------
 
-Adagrad::Adagrad(const json& config) : Adagrad(Options(config, "Adagrad"), Parsed{}) {}
+const OptimizerInfo& adagrad_optimizer() {
+  static const OptimizerInfo info{
+      {{"Adagrad", "adagrad"},
+       "per-coordinate rates: the step divided by the root of the summed squared gradients",
+       optimizer_options(0.001f, {{"initial_accumulator_value", OptionType::number, 0.1,
+                                   "what the sums of squared gradients start from (>= 0)"},
+                                  {"epsilon", OptionType::number, 1e-7,
+                                   "added to the root for stability (>= 0)"}})},
+      [](const json& config) { return std::make_unique<Adagrad>(config); }};
+  return info;
+}
+
+Adagrad::Adagrad(const json& config)
+    : Adagrad(Options(config, "Adagrad", adagrad_optimizer().about.schema), Parsed{}) {}
 
 Adagrad::Adagrad(Options&& o, Parsed)
-    : Optimizer(o, "Adagrad", 0.001f),
-      initial_accumulator_value_(o.get<float>("initial_accumulator_value", 0.1f)),
-      epsilon_(o.get<float>("epsilon", 1e-7f)) {
+    : Optimizer(o, "Adagrad"),
+      initial_accumulator_value_(o.get<float>("initial_accumulator_value")),
+      epsilon_(o.get<float>("epsilon")) {
   finish(o);
   check_nonnegative(o, "initial_accumulator_value", initial_accumulator_value_);
   check_nonnegative(o, "epsilon", epsilon_);
@@ -81,14 +105,31 @@ void Adagrad::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const
 
 // Adam ----------------------------------------------------------------------
 
-Adam::Adam(const json& config) : Adam(Options(config, "Adam"), Parsed{}) {}
+const OptimizerInfo& adam_optimizer() {
+  static const OptimizerInfo info{
+      {{"Adam", "adam"},
+       "Adam: steps from bias-corrected running means of the gradient and its square",
+       optimizer_options(
+           0.001f,
+           {{"beta_1", OptionType::number, 0.9, "in [0, 1): the decay of the gradient's mean"},
+            {"beta_2", OptionType::number, 0.999,
+             "in [0, 1): the decay of the squared gradient's mean"},
+            {"epsilon", OptionType::number, 1e-7, "added to the root for stability (>= 0)"},
+            {"amsgrad", OptionType::boolean, false,
+             "AMSGrad: divide by the largest squared-gradient mean so far"}})},
+      [](const json& config) { return std::make_unique<Adam>(config); }};
+  return info;
+}
+
+Adam::Adam(const json& config)
+    : Adam(Options(config, "Adam", adam_optimizer().about.schema), Parsed{}) {}
 
 Adam::Adam(Options&& o, Parsed)
-    : Optimizer(o, "Adam", 0.001f),
-      beta_1_(o.get<float>("beta_1", 0.9f)),
-      beta_2_(o.get<float>("beta_2", 0.999f)),
-      epsilon_(o.get<float>("epsilon", 1e-7f)),
-      amsgrad_(o.get<bool>("amsgrad", false)) {
+    : Optimizer(o, "Adam"),
+      beta_1_(o.get<float>("beta_1")),
+      beta_2_(o.get<float>("beta_2")),
+      epsilon_(o.get<float>("epsilon")),
+      amsgrad_(o.get<bool>("amsgrad")) {
   finish(o);
   check_range(o, "beta_1", beta_1_, 0.f, 1.f, true);
   check_range(o, "beta_2", beta_2_, 0.f, 1.f, true);
@@ -121,14 +162,30 @@ void Adam::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Te
 
 // RMSprop -------------------------------------------------------------------
 
-RMSprop::RMSprop(const json& config) : RMSprop(Options(config, "RMSprop"), Parsed{}) {}
+const OptimizerInfo& rmsprop_optimizer() {
+  static const OptimizerInfo info{
+      {{"RMSprop", "RMSProp", "rmsprop"},
+       "steps divided by the root of a running mean of the squared gradient",
+       optimizer_options(
+           0.001f,
+           {{"rho", OptionType::number, 0.9, "in [0, 1]: the decay of the squared gradient's mean"},
+            {"momentum", OptionType::number, 0.0, "in [0, 1]: momentum on the steps"},
+            {"epsilon", OptionType::number, 1e-7, "added for stability (>= 0)"},
+            {"centered", OptionType::boolean, false,
+             "divide by the gradient's variance instead of its second moment"}})},
+      [](const json& config) { return std::make_unique<RMSprop>(config); }};
+  return info;
+}
+
+RMSprop::RMSprop(const json& config)
+    : RMSprop(Options(config, "RMSprop", rmsprop_optimizer().about.schema), Parsed{}) {}
 
 RMSprop::RMSprop(Options&& o, Parsed)
-    : Optimizer(o, "RMSprop", 0.001f),
-      rho_(o.get<float>("rho", 0.9f)),
-      momentum_(o.get<float>("momentum", 0.f)),
-      epsilon_(o.get<float>("epsilon", 1e-7f)),
-      centered_(o.get<bool>("centered", false)) {
+    : Optimizer(o, "RMSprop"),
+      rho_(o.get<float>("rho")),
+      momentum_(o.get<float>("momentum")),
+      epsilon_(o.get<float>("epsilon")),
+      centered_(o.get<bool>("centered")) {
   finish(o);
   check_range(o, "rho", rho_, 0.f, 1.f);
   check_range(o, "momentum", momentum_, 0.f, 1.f);

@@ -159,6 +159,111 @@ json LinearWarmup::config() const {
                                {"name", name_json(name_)}});
 }
 
+// The registry ---------------------------------------------------------------
+
+namespace {
+
+// Keras' name of a schedule, which every schedule takes; absent: none.
+const Schema& common_options() {
+  static const Schema s{{"name", OptionType::string, nullptr, "Keras' name of the schedule"}};
+  return s;
+}
+
+std::string name_of(Options& o) {
+  return o.get<std::string>("name", "");
+}
+
+}  // namespace
+
+const ScheduleInfo& piecewise_constant_decay_schedule() {
+  static const ScheduleInfo info{
+      {{"PiecewiseConstantDecay"},
+       "values[i] up to boundaries[i], then the last value",
+       {{"boundaries", OptionType::list, kRequired,
+         "the steps where the rate changes, increasing (integers)"},
+        {"values", OptionType::list, kRequired, "the rates, one more than boundaries (numbers)"}}},
+      [](Options& o) {
+        return std::make_shared<PiecewiseConstantDecay>(o.get<std::vector<int64_t>>("boundaries"),
+                                                        o.get<std::vector<float>>("values"),
+                                                        name_of(o));
+      }};
+  return info;
+}
+
+const ScheduleInfo& exponential_decay_schedule() {
+  static const ScheduleInfo info{
+      {{"ExponentialDecay"},
+       "initial_learning_rate * decay_rate ^ (step / decay_steps)",
+       {{"initial_learning_rate", OptionType::number, kRequired, "the rate at step 0"},
+        {"decay_steps", OptionType::integer, kRequired,
+         "steps over which the rate is multiplied by decay_rate (positive)"},
+        {"decay_rate", OptionType::number, kRequired, "the factor every decay_steps steps"},
+        {"staircase", OptionType::boolean, false,
+         "floor the exponent: the rate changes every decay_steps steps"}}},
+      [](Options& o) {
+        return std::make_shared<ExponentialDecay>(
+            o.get<float>("initial_learning_rate"), o.get<int64_t>("decay_steps"),
+            o.get<float>("decay_rate"), o.get<bool>("staircase"), name_of(o));
+      }};
+  return info;
+}
+
+const ScheduleInfo& cosine_decay_schedule() {
+  static const ScheduleInfo info{
+      {{"CosineDecay"},
+       "half a cosine from the initial rate down to alpha times it over decay_steps, after an "
+       "optional linear warm-up",
+       {{"initial_learning_rate", OptionType::number, kRequired,
+         "the rate at step 0 (the warm-up's start with warmup_target)"},
+        {"decay_steps", OptionType::integer, kRequired, "the length of the decay (positive)"},
+        {"alpha", OptionType::number, 0.0, "the final rate as a fraction of the initial one"},
+        {"warmup_target", OptionType::number, nullptr,
+         "the rate the warm-up reaches and the decay starts from; absent: no warm-up"},
+        {"warmup_steps", OptionType::integer, 0, "the length of the warm-up"}}},
+      [](Options& o) {
+        return std::make_shared<CosineDecay>(o.get<float>("initial_learning_rate"),
+                                             o.get<int64_t>("decay_steps"), o.get<float>("alpha"),
+                                             name_of(o), o.maybe<float>("warmup_target"),
+                                             o.get<int64_t>("warmup_steps"));
+      }};
+  return info;
+}
+
+const ScheduleInfo& linear_warmup_schedule() {
+  static const ScheduleInfo info{
+      {{"LinearWarmup"},
+       "a linear ramp from warmup_learning_rate to another schedule's rate over warmup_steps, "
+       "then that schedule (TF Model Garden)",
+       {{"after_warmup_lr_sched", OptionType::any, kRequired,
+         "the rate after the warm-up: a number or a schedule"},
+        {"warmup_steps", OptionType::integer, kRequired, "the length of the warm-up"},
+        {"warmup_learning_rate", OptionType::number, 0.0, "the rate at step 0"}}},
+      [](Options& o) {
+        auto after = make_schedule(o.value("after_warmup_lr_sched"));
+        return std::make_shared<LinearWarmup>(std::move(after), o.get<int64_t>("warmup_steps"),
+                                              o.get<float>("warmup_learning_rate"), name_of(o));
+      }};
+  return info;
+}
+
+const std::vector<const ScheduleInfo*>& schedule_registry() {
+  static const std::vector<ScheduleInfo> infos = [] {
+    std::vector<ScheduleInfo> v;
+#define DRUN_SCHEDULE(id)       \
+  v.push_back(id##_schedule()); \
+  v.back().about.schema = v.back().about.schema.with(common_options());
+#include "optim/schedule_list.hpp"
+#undef DRUN_SCHEDULE
+    return v;
+  }();
+  static const std::vector<const ScheduleInfo*> pointers = [] {
+    std::vector<const ScheduleInfo*> v;
+    for (const ScheduleInfo& i : infos) v.push_back(&i);
+    return v;
+  }();
+  return pointers;
+}
+
 std::shared_ptr<Schedule> make_schedule(const json& spec) {
   if (spec.is_number()) return std::make_shared<Constant>(spec.get<float>());
   if (!spec.is_object())
@@ -172,50 +277,13 @@ std::shared_ptr<Schedule> make_schedule(const json& spec) {
   top.raw("registered_name");
   top.finish();
 
-  Options o(config, class_name);
+  const ScheduleInfo* info = find_entry(schedule_registry(), class_name);
+  if (!info)
+    throw UsageError("unknown learning-rate schedule class '" + class_name + "'; valid classes: " +
+                     registry_names(schedule_registry()) + " (or a number for a constant rate)");
   // Unknown keys are reported before missing ones: a misspelt key is the likelier mistake.
-  auto known = [&](std::initializer_list<const char*> keys) {
-    o.raw("name");
-    for (const char* k : keys) o.raw(k);
-    o.finish();
-  };
-  auto name = [&] { return o.get<std::string>("name", ""); };
-  std::shared_ptr<Schedule> s;
-  if (class_name == "PiecewiseConstantDecay") {
-    known({"boundaries", "values"});
-    auto boundaries = o.require<std::vector<int64_t>>("boundaries");
-    auto values = o.require<std::vector<float>>("values");
-    s = std::make_shared<PiecewiseConstantDecay>(std::move(boundaries), std::move(values), name());
-  } else if (class_name == "ExponentialDecay") {
-    known({"initial_learning_rate", "decay_steps", "decay_rate", "staircase"});
-    auto initial = o.require<float>("initial_learning_rate");
-    auto steps = o.require<int64_t>("decay_steps");
-    auto rate = o.require<float>("decay_rate");
-    auto staircase = o.get<bool>("staircase", false);
-    s = std::make_shared<ExponentialDecay>(initial, steps, rate, staircase, name());
-  } else if (class_name == "CosineDecay") {
-    known({"initial_learning_rate", "decay_steps", "alpha", "warmup_target", "warmup_steps"});
-    auto initial = o.require<float>("initial_learning_rate");
-    auto steps = o.require<int64_t>("decay_steps");
-    auto alpha = o.get<float>("alpha", 0.f);
-    auto target = o.maybe<float>("warmup_target");
-    auto warmup = o.get<int64_t>("warmup_steps", 0);
-    s = std::make_shared<CosineDecay>(initial, steps, alpha, name(), target, warmup);
-  } else if (class_name == "LinearWarmup") {
-    known({"after_warmup_lr_sched", "warmup_steps", "warmup_learning_rate"});
-    const json& after = o.raw("after_warmup_lr_sched");
-    if (after.is_null())
-      throw UsageError("LinearWarmup: option 'after_warmup_lr_sched' is required");
-    auto after_schedule = make_schedule(after);
-    auto warmup = o.require<int64_t>("warmup_steps");
-    auto warmup_lr = o.get<float>("warmup_learning_rate", 0.f);
-    s = std::make_shared<LinearWarmup>(std::move(after_schedule), warmup, warmup_lr, name());
-  } else {
-    throw UsageError("unknown learning-rate schedule class '" + class_name +
-                     "'; valid classes: CosineDecay, ExponentialDecay, LinearWarmup, "
-                     "PiecewiseConstantDecay (or a number for a constant rate)");
-  }
-  return s;
+  Options o(config, info->about.name(), info->about.schema);
+  return info->make(o);
 }
 
 }  // namespace drun::optim

@@ -7,14 +7,18 @@
 // A spec is what Keras serialises: a number (a constant rate) or
 //   {"class_name": "ExponentialDecay", "config": {"initial_learning_rate": 0.1, ...}}
 // ("module" and "registered_name", written by Keras 3, are accepted and ignored).
+// The classes, their options and defaults are the schedule registry's
+// (optim/schedule_list.hpp).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/options.hpp"
+#include "base/registry.hpp"
 
 namespace drun::optim {
 
@@ -113,6 +117,20 @@ class LinearWarmup final : public Schedule {
   float final_warmup_lr_;  // after_->at(warmup_steps_)
   std::string name_;
 };
+
+// A schedule class: its Keras name, its options (with `name`, which every
+// schedule takes) and the constructor that reads them, checked.
+struct ScheduleInfo {
+  Described about;
+  std::function<std::shared_ptr<Schedule>(Options&)> make;
+};
+
+#define DRUN_SCHEDULE(id) const ScheduleInfo& id##_schedule();
+#include "optim/schedule_list.hpp"
+#undef DRUN_SCHEDULE
+
+// Every schedule, in the list's order.
+const std::vector<const ScheduleInfo*>& schedule_registry();
 
 // Builds a schedule from a spec (see the top of this file). Throws UsageError for
 // a spec of the wrong type, an unknown class (listing the valid ones), an unknown

@@ -1,8 +1,22 @@
 #include "train/checkpoint_saver.hpp"
 
+#include "train/hook_registry.hpp"
 #include "train/trainer.hpp"
 
 namespace drun::train {
+
+// A script's CheckpointSaverHook is no hook of its own: drun.hooks turns it
+// into fit's save_checkpoints_steps or save_checkpoints_secs, which this
+// saver reads.
+const HookInfo& checkpoint_saver_hook() {
+  static const HookInfo info{
+      {{"CheckpointSaverHook"},
+       "checkpoints every so many steps or seconds (give one) and after the last step",
+       {{"save_steps", OptionType::integer, nullptr, "the interval in steps"},
+        {"save_secs", OptionType::number, nullptr, "the interval in seconds"}}},
+      {}};
+  return info;
+}
 
 namespace {
 using Clock = std::chrono::steady_clock;

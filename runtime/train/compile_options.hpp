@@ -21,7 +21,11 @@ struct CompileOptions {
   bool cuda_graphs = true;
 };
 
-// compile's options {loss, optimizer, metrics, precision, cuda_graphs}: loss required;
+// compile's options, with CompileOptions' defaults: loss, optimizer, metrics,
+// precision and cuda_graphs.
+const Schema& compile_schema();
+
+// compile's options checked against compile_schema(): loss required;
 // UsageError for a missing loss, an unknown key or precision. The loss, optimizer and metrics
 // themselves are checked where they are built.
 CompileOptions parse_compile_options(const json& options);

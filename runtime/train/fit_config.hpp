@@ -37,6 +37,15 @@ struct FitConfig {
   std::vector<Hook*> hooks;
 };
 
+// fit's options, the one list of them (with FitConfig's defaults):
+// fit_schema() is every option a script gives fit, fit_input_schema()'s (the
+// inputs and hooks, which the binding reads and passes on as objects)
+// followed by fit_run_schema()'s (what parse_fit_request reads: epochs, steps,
+// model_dir, the intervals, timeline and strategy).
+const Schema& fit_schema();
+const Schema& fit_input_schema();
+const Schema& fit_run_schema();
+
 // Reads epochs (absent with steps given: unbounded), steps, model_dir, save_checkpoints_steps,
 // save_checkpoints_secs, keep_checkpoint_max, save_summary_steps,
 // eval_every_steps, eval_steps and timeline from `o` (other keys are the caller's).

@@ -5,9 +5,26 @@
 #include <limits>
 #include <thread>
 
+#include "train/hook_registry.hpp"
 #include "train/trainer.hpp"
 
 namespace drun::train {
+
+const HookInfo& global_step_waiter_hook() {
+  static const HookInfo info{
+      {{"GlobalStepWaiterHook"},
+       "before its first step the worker waits until the parameter servers have applied so many "
+       "updates",
+       {{"wait_until_step", OptionType::integer, kRequired, "the global step to wait for (>= 0)"}}},
+      [](Options& o) {
+        const auto wait = o.get<int64_t>("wait_until_step");
+        if (wait < 0)
+          throw UsageError("GlobalStepWaiterHook: wait_until_step must be a number >= 0, got " +
+                           std::to_string(wait));
+        return std::make_unique<GlobalStepWaiter>(wait);
+      }};
+  return info;
+}
 
 void GlobalStepWaiter::before_step(int64_t global_step) {
   if (waited_ || wait_until_ <= 0) return;

@@ -2,9 +2,20 @@
 
 #include <cmath>
 
+#include "train/hook_registry.hpp"
 #include "train/trainer.hpp"
 
 namespace drun::train {
+
+const HookInfo& nan_guard_hook() {
+  static const HookInfo info{
+      {{"NanGuard"},
+       "stops the job on a NaN or infinite loss, naming the step and the first layer whose output "
+       "is not finite",
+       {}},
+      [](Options&) { return std::make_unique<NanGuard>(); }};
+  return info;
+}
 
 bool NanGuard::after_step(const StepResult& step) {
   if (std::isfinite(step.loss())) return false;

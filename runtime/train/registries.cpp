@@ -6,6 +6,11 @@
 #include "data/reader_registry.hpp"
 #include "distributed/strategy_spec.hpp"
 #include "nn/layer_registry.hpp"
+#include "nn/loss.hpp"
+#include "nn/metrics.hpp"
+#include "optim/optimizer.hpp"
+#include "train/fit_config.hpp"
+#include "train/hook_registry.hpp"
 
 namespace drun::train {
 
@@ -32,6 +37,38 @@ const std::map<std::string, RegistryKind>& registries() {
         [](const std::string& name, const json& options) {
           distributed::parse_strategy({{"name", name}, {"options", options}});
         }}},
+      {"optimizers",
+       {"optimizer", [] { return describe_all(optim::optimizer_registry()); },
+        [](const std::string& name, const json& options) {
+          optim::make_optimizer({{"class_name", name}, {"config", options}});
+        }}},
+      {"schedules",
+       {"learning-rate schedule", [] { return describe_all(optim::schedule_registry()); },
+        [](const std::string& name, const json& options) {
+          optim::make_schedule({{"class_name", name}, {"config", options}});
+        }}},
+      {"losses",
+       {"loss", [] { return describe_all(nn::loss_registry()); },
+        [](const std::string& name, const json& options) {
+          nn::Loss({{"class_name", name}, {"config", options}});
+        }}},
+      {"metrics",
+       {"metric", [] { return describe_all(nn::metric_registry()); },
+        [](const std::string& name, const json& options) {
+          const auto& info = entry_named(nn::metric_registry(), name, "metric");
+          Options(options, info.about.name(), info.about.schema);
+        }}},
+      {"hooks",
+       {"hook", describe_hooks,
+        [](const std::string& name, const json& options) { make_hook(name, options); }}},
+      // fit's options (train/fit_config): one entry, "fit".
+      {"fit",
+       {"options",
+        [] {
+          return json::array(
+              {Described{{"fit"}, "Model:fit's options", fit_schema(), {}}.describe()});
+        },
+        [](const std::string&, const json& options) { Options(options, "fit", fit_schema()); }}},
   };
   return table;
 }

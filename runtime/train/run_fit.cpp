@@ -26,10 +26,11 @@ std::unique_ptr<data::Pipeline> make_pipeline(const Input& input, int shards, in
 }
 
 FitRequest parse_fit_request(const json& options) {
-  Options o(options, "fit");
+  Options o(options, "fit", fit_run_schema());
   FitRequest r;
   r.config = parse_fit_config(o);
-  r.strategy = distributed::parse_strategy(o.get<json>("strategy", json::object()));
+  const json& strategy = o.value("strategy");
+  r.strategy = distributed::parse_strategy(strategy.is_null() ? json::object() : strategy);
   o.finish();
   return r;
 }

@@ -1,8 +1,19 @@
 #include "train/summary_saver.hpp"
 
+#include "train/hook_registry.hpp"
 #include "train/trainer.hpp"
 
 namespace drun::train {
+
+// A script's SummarySaverHook is no hook of its own: drun.hooks turns it into
+// fit's save_summary_steps, which this saver reads.
+const HookInfo& summary_saver_hook() {
+  static const HookInfo info{{{"SummarySaverHook"},
+                              "TensorBoard scalars every so many steps",
+                              {{"save_steps", OptionType::integer, 100, "the interval in steps"}}},
+                             {}};
+  return info;
+}
 
 namespace {
 using Clock = std::chrono::steady_clock;

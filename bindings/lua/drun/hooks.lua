@@ -2,30 +2,52 @@
 -- begin(self), before_step(self, step), after_step(self, info) -> stop?,
 -- end_(self, result), called by the C++ training loop; info is {step, epoch,
 -- loss, learning_rate, batch_size, metrics = {loss = running mean, ...}}.
--- Users write their own hooks the same way. CheckpointSaverHook and
--- SummarySaverHook set the intervals of the loop's own C++ hooks of those
--- names (runtime/train/checkpoint_saver, summary_saver);
--- NanGuard (it inspects the layers' outputs) and GlobalStepWaiterHook (it
--- asks the parameter servers) are C++.
+-- Users write their own hooks the same way. The hooks here, their options and
+-- defaults are the C++ hook registry's (train/hook_list.hpp), which checks
+-- each constructor's options where the script calls it. The hooks C++ runs
+-- (NanGuard: it inspects the layers' outputs; GlobalStepWaiterHook: it asks
+-- the parameter servers) are made from the registry alone; the others are
+-- defined below. CheckpointSaverHook and SummarySaverHook set the intervals of
+-- the loop's own C++ hooks of those names (runtime/train/checkpoint_saver,
+-- summary_saver).
 local core = require 'drun.core'
 local util = require 'drun.util'
 
 local hooks = {}
 
+local registry = {}
+for _, entry in ipairs(core.registry('hooks')) do registry[entry.names[1]] = entry end
+
+-- The options of hook `name`, checked by C++, with the registry's defaults
+-- for those not given.
+local function options(name, opts)
+  local o = util.checked('hooks', name, opts)
+  for _, option in ipairs(registry[name].options) do
+    if o[option.name] == nil then o[option.name] = option.default end
+  end
+  return o
+end
+
 local function chief() return core.context().role == 'chief' end
 
 local function positive(what, v)
-  if v ~= nil and (type(v) ~= 'number' or v <= 0) then
-    util.fail(what .. ' must be a positive number, got ' .. tostring(v))
+  if v ~= nil and v <= 0 then util.fail(what .. ' must be a positive number, got ' .. tostring(v)) end
+end
+
+-- The hooks C++ runs: a description the training loop builds them from.
+for name, entry in pairs(registry) do
+  if entry.builtin then
+    hooks[name] = function(opts)
+      return {name = name, _builtin = name, _options = util.checked('hooks', name, opts)}
+    end
   end
 end
 
 -- Logs the named running values every_n_steps steps (chief only).
 function hooks.LoggingHook(opts)
-  opts = opts or {}
-  util.check_keys('LoggingHook', opts, {'tensors', 'every_n_steps'})
-  positive('LoggingHook every_n_steps', opts.every_n_steps)
-  local every, names = opts.every_n_steps or 100, opts.tensors or {'loss'}
+  local o = options('LoggingHook', opts)
+  positive('LoggingHook every_n_steps', o.every_n_steps)
+  local every, names = o.every_n_steps, o.tensors
   return {name = 'LoggingHook', lines = {}, after_step = function(self, info)
     if info.step % every ~= 0 or not chief() then return end
     local parts = {}
@@ -42,15 +64,15 @@ end
 
 -- Stops at global step last_step, or after num_steps more steps.
 function hooks.StopAtStepHook(opts)
-  util.check_keys('StopAtStepHook', opts or {}, {'last_step', 'num_steps'})
-  if (opts.last_step == nil) == (opts.num_steps == nil) then
+  local o = options('StopAtStepHook', opts)
+  if (o.last_step == nil) == (o.num_steps == nil) then
     util.fail('StopAtStepHook: give exactly one of last_step and num_steps')
   end
-  positive('StopAtStepHook last_step', opts.last_step)
-  positive('StopAtStepHook num_steps', opts.num_steps)
-  return {name = 'StopAtStepHook', last = opts.last_step,
+  positive('StopAtStepHook last_step', o.last_step)
+  positive('StopAtStepHook num_steps', o.num_steps)
+  return {name = 'StopAtStepHook', last = o.last_step,
     before_step = function(self, step)
-      if not self.last then self.last = step + opts.num_steps end
+      if not self.last then self.last = step + o.num_steps end
     end,
     after_step = function(self, info) return info.step >= self.last end}
 end
@@ -58,10 +80,9 @@ end
 -- Logs steps/s and images/s every_n_steps steps (chief only); TensorBoard
 -- gets global_step/sec and images/sec from the summaries.
 function hooks.StepCounterHook(opts)
-  opts = opts or {}
-  util.check_keys('StepCounterHook', opts, {'every_n_steps'})
-  positive('StepCounterHook every_n_steps', opts.every_n_steps)
-  local every = opts.every_n_steps or 100
+  local o = options('StepCounterHook', opts)
+  positive('StepCounterHook every_n_steps', o.every_n_steps)
+  local every = o.every_n_steps
   return {name = 'StepCounterHook', rates = {},
     begin = function(self) self.t, self.images = os.clock(), 0 end,
     after_step = function(self, info)
@@ -81,47 +102,29 @@ end
 
 -- Checkpoints every save_steps steps or save_secs seconds (and after the last step).
 function hooks.CheckpointSaverHook(opts)
-  util.check_keys('CheckpointSaverHook', opts or {}, {'save_steps', 'save_secs'})
-  if (opts.save_steps == nil) == (opts.save_secs == nil) then
+  local o = options('CheckpointSaverHook', opts)
+  if (o.save_steps == nil) == (o.save_secs == nil) then
     util.fail('CheckpointSaverHook: give exactly one of save_steps and save_secs')
   end
-  positive('CheckpointSaverHook save_steps', opts.save_steps)
-  positive('CheckpointSaverHook save_secs', opts.save_secs)
+  positive('CheckpointSaverHook save_steps', o.save_steps)
+  positive('CheckpointSaverHook save_secs', o.save_secs)
   return {name = 'CheckpointSaverHook',
           -- the one given replaces RunConfig's interval, the default's too
-          _config = {save_checkpoints_steps = opts.save_steps or 0, save_checkpoints_secs = opts.save_secs or 0}}
+          _config = {save_checkpoints_steps = o.save_steps or 0, save_checkpoints_secs = o.save_secs or 0}}
 end
 
 -- TensorBoard scalars every save_steps steps.
 function hooks.SummarySaverHook(opts)
-  util.check_keys('SummarySaverHook', opts or {}, {'save_steps'})
-  positive('SummarySaverHook save_steps', opts.save_steps)
-  return {name = 'SummarySaverHook', _config = {save_summary_steps = opts.save_steps or 100}}
-end
-
--- Stops the job on a NaN or infinite loss, naming the step and the first layer
--- whose output is not finite.
-function hooks.NanGuard(opts)
-  util.check_keys('NanGuard', opts or {}, {})
-  return {name = 'NanGuard', _builtin = 'NanGuard'}
-end
-
--- Before its first step the worker waits until the parameter servers have
--- applied wait_until_step updates (C++: it asks them).
-function hooks.GlobalStepWaiterHook(opts)
-  util.check_keys('GlobalStepWaiterHook', opts or {}, {'wait_until_step'})
-  if type(opts.wait_until_step) ~= 'number' or opts.wait_until_step < 0 then
-    util.fail('GlobalStepWaiterHook: wait_until_step must be a number >= 0')
-  end
-  return {name = 'GlobalStepWaiterHook', _builtin = 'GlobalStepWaiterHook',
-          wait_until_step = opts.wait_until_step}
+  local o = options('SummarySaverHook', opts)
+  positive('SummarySaverHook save_steps', o.save_steps)
+  return {name = 'SummarySaverHook', _config = {save_summary_steps = o.save_steps}}
 end
 
 -- Calls fn(result) once training has ended; keeps what it returns in .value.
 function hooks.FinalOpsHook(opts)
-  util.check_keys('FinalOpsHook', opts or {}, {'fn'})
-  if type(opts.fn) ~= 'function' then util.fail('FinalOpsHook: fn must be a function') end
-  return {name = 'FinalOpsHook', end_ = function(self, result) self.value = opts.fn(result) end}
+  local o = options('FinalOpsHook', opts)
+  if type(o.fn) ~= 'function' then util.fail('FinalOpsHook: fn must be a function') end
+  return {name = 'FinalOpsHook', end_ = function(self, result) self.value = o.fn(result) end}
 end
 
 -- Splits a hook list into the loop's hooks and the fit options that
@@ -137,6 +140,11 @@ function hooks.split(list, fit_options)
     end
   end
   return loop
+end
+
+-- Every hook of the registry has its constructor here.
+for name in pairs(registry) do
+  if not hooks[name] then error('drun.hooks: no constructor for the registry\'s ' .. name) end
 end
 
 return hooks

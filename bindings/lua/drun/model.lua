@@ -26,9 +26,9 @@ function Model:input_shape() return self._core:input_shape() end
 -- model:compile{optimizer = optim.SGD{...} or 'sgd', loss = ..., metrics = {'accuracy'},
 --               precision = 'mixed_float16', cuda_graphs = false}; precision defaults to
 -- drun.mixed_precision's policy; on a GPU steps run as CUDA graphs unless cuda_graphs = false.
+-- C++ checks the options (train/compile_options) as it builds the trainer.
 function Model:compile(opts)
-  util.check_keys('compile', opts, {'optimizer', 'loss', 'metrics', 'precision', 'cuda_graphs'})
-  if opts.loss == nil then util.fail('compile: loss is required') end
+  if type(opts) ~= 'table' then util.fail('compile expects a table of options, got ' .. type(opts)) end
   local options = util.copy(opts)
   if options.precision == nil then options.precision = mixed_precision.global_policy() end
   self._trainer = core.trainer(self._core, options)
@@ -55,28 +55,22 @@ end
 --           eval_every_steps = N, eval_steps = N, timeline = 'trace.json'}
 -- epochs defaults to 1, or with steps given to none: the steps alone bound the run.
 -- With a model_dir that holds checkpoints, training continues from the newest.
-local fit_keys = {'x', 'epochs', 'validation_data', 'steps', 'model_dir', 'batch_size', 'strategy',
-                  'hooks', 'save_checkpoints_steps', 'save_checkpoints_secs', 'keep_checkpoint_max',
-                  'save_summary_steps', 'eval_every_steps', 'eval_steps', 'timeline'}
+-- The options are C++'s (train/fit_config), checked here: the inputs and hooks
+-- are read here, the others go to the trainer as they are.
 function Model:fit(opts)
-  util.check_keys('fit', opts, fit_keys)
+  if type(opts) ~= 'table' then util.fail('fit expects a table of options, got ' .. type(opts)) end
+  local options = util.checked('fit', 'fit', opts)
   local t = trainer(self, 'fit')
   if core.context().plan then  -- record what would run; read and train nothing
-    core.plan_fit(self._core, opts.strategy, opts.model_dir)
+    core.plan_fit(self._core, options.strategy, options.model_dir)
     return {global_step = 0, epochs = 0, workers = 1, train = {loss = 0, accuracy = 0, images_per_sec = 0}}
   end
-  local train = input_of(opts.x, opts.batch_size, 'fit x')
-  local eval = opts.validation_data and input_of(opts.validation_data, opts.batch_size, 'fit validation_data')
-  if opts.hooks ~= nil and type(opts.hooks) ~= 'table' then util.fail('fit: hooks must be a list of hooks') end
-  return t:fit(train._core, train._ops, eval and eval._core, eval and eval._ops,
-               {epochs = opts.epochs or (opts.steps == nil and 1 or nil), steps = opts.steps, model_dir = opts.model_dir, strategy = opts.strategy,
-                save_checkpoints_steps = opts.save_checkpoints_steps,
-                save_checkpoints_secs = opts.save_checkpoints_secs,
-                keep_checkpoint_max = opts.keep_checkpoint_max,
-                save_summary_steps = opts.save_summary_steps,
-                eval_every_steps = opts.eval_every_steps, eval_steps = opts.eval_steps,
-                timeline = opts.timeline},
-               opts.hooks)
+  local train = input_of(options.x, options.batch_size, 'fit x')
+  local eval = options.validation_data and input_of(options.validation_data, options.batch_size, 'fit validation_data')
+  local hook_list = options.hooks
+  if hook_list ~= nil and type(hook_list) ~= 'table' then util.fail('fit: hooks must be a list of hooks') end
+  options.x, options.validation_data, options.batch_size, options.hooks = nil, nil, nil, nil
+  return t:fit(train._core, train._ops, eval and eval._core, eval and eval._ops, options, hook_list)
 end
 
 -- Keras HDF5 (model.save('m.h5') in Keras): architecture, weights and, once

@@ -1,16 +1,24 @@
 -- drun.optim: optimizers and learning-rate schedules by their Keras names.
--- Each returns a description {class_name, config}; C++ checks the options.
+-- Each returns a description {class_name, config}, checked at once by C++
+-- (core.check), which builds it at compile. The classes and their options are
+-- the C++ registries' (optim/optimizer_list.hpp, optim/schedule_list.hpp):
+-- a constructor for each Keras class name (RMSprop also as RMSProp); the
+-- lowercase names ('sgd', 'adam'...) are Keras' string shorthands that compile
+-- takes as they are.
+local core = require 'drun.core'
 local util = require 'drun.util'
 
 local optim = {schedules = {}}
 
-for _, name in ipairs {'SGD', 'Adam', 'Adagrad', 'RMSprop', 'LossScaleOptimizer'} do
-  optim[name] = util.described('optim.', name)
+local function constructors(kind, prefix, into)
+  for _, entry in ipairs(core.registry(kind)) do
+    local make = util.described(prefix, entry.names[1], kind)
+    for _, name in ipairs(entry.names) do
+      if name:match('^%u') then into[name] = make end
+    end
+  end
 end
-optim.RMSProp = optim.RMSprop
-
-for _, name in ipairs {'PiecewiseConstantDecay', 'ExponentialDecay', 'CosineDecay', 'LinearWarmup'} do
-  optim.schedules[name] = util.described('optim.schedules.', name)
-end
+constructors('optimizers', 'optim.', optim)
+constructors('schedules', 'optim.schedules.', optim.schedules)
 
 return optim

@@ -31,10 +31,24 @@ function util.check_keys(what, opts, valid)
   end
 end
 
--- A constructor of Keras-style descriptions {class_name, config}: the options
--- are checked in C++, where the description is used.
-function util.described(prefix, class_name)
+-- A copy of `opts` (nil: none) checked against the entry `name` of the C++
+-- registry `kind` (core.check), so that a mistake is reported at the script's
+-- line; `what` names the constructor in the error for a value that is no table.
+function util.checked(kind, name, opts, what)
+  if opts ~= nil and type(opts) ~= 'table' then
+    util.fail((what or name) .. ' expects a table of options, got ' .. type(opts))
+  end
+  local c = util.copy(opts)
+  core.check(kind, name, c)
+  return c
+end
+
+-- A constructor of Keras-style descriptions {class_name, config}. With `kind`
+-- the options are checked at once against that C++ registry (util.checked);
+-- else in C++, where the description is used.
+function util.described(prefix, class_name, kind)
   return function(config)
+    if kind then return {class_name = class_name, config = util.checked(kind, class_name, config, prefix .. class_name)} end
     if config ~= nil and type(config) ~= 'table' then
       util.fail(prefix .. class_name .. ' expects a table of options, got ' .. type(config))
     end

@@ -58,5 +58,32 @@ TEST(Registries, HelpListsEveryNameAndDescribesOne) {
   expect_usage_error([] { registry_help("Dense3D"); }, {"nothing is called 'Dense3D'"});
 }
 
+TEST(Registries, OptimizersSchedulesLossesMetricsHooksAndFitAreServed) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"optimizers", "SGD"},   {"schedules", "CosineDecay"}, {"losses", "MeanSquaredError"},
+      {"metrics", "accuracy"}, {"hooks", "LoggingHook"},     {"fit", "fit"}};
+  for (const auto& [kind, name] : bad) {
+    SCOPED_TRACE(kind);
+    expect_usage_error(
+        [&] {
+          registry_kind(kind).check(name, {{"no_such_option", 1}});
+        },
+        {"unknown option 'no_such_option'"});
+  }
+  registry_kind("optimizers").check("RMSprop", {{"rho", 0.8}});
+  registry_kind("fit").check("fit", {{"epochs", 2}, {"hooks", "<table>"}});
+  expect_usage_error(
+      [] {
+        registry_kind("optimizers").check("SGD", {{"momentum", 2}});
+      },
+      {"momentum must be in [0"});
+  const std::string adam = registry_help("adam");
+  EXPECT_TRUE(has(adam, "Adam, adam (optimizer)")) << adam;
+  EXPECT_TRUE(has(adam, "beta_1")) << adam;
+  const std::string mse = registry_help("mse");
+  EXPECT_TRUE(has(mse, "(loss)")) << mse;
+  EXPECT_TRUE(has(mse, "(metric)")) << mse;
+}
+
 }  // namespace
 }  // namespace drun::train
