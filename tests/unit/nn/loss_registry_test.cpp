@@ -7,6 +7,7 @@
 
 #include "nn/loss.hpp"
 #include "nn/metrics.hpp"
+#include "registry_checks.hpp"
 #include "usage_error.hpp"
 
 namespace drun::nn {
@@ -14,21 +15,8 @@ namespace {
 
 using testing::expect_usage_error;
 
-template <class Entry>
-void expect_documented(const std::vector<const Entry*>& registry) {
-  std::set<std::string> seen;
-  ASSERT_FALSE(registry.empty());
-  for (const Entry* info : registry) {
-    const Described& d = info->about;
-    SCOPED_TRACE(d.name());
-    EXPECT_FALSE(d.doc.empty());
-    for (const auto& n : d.names) EXPECT_TRUE(seen.insert(n).second) << n << " registered twice";
-    for (const OptionSpec& o : d.schema.options) EXPECT_FALSE(o.doc.empty()) << o.name;
-  }
-}
-
 TEST(LossRegistry, EntriesAreDocumentedAndEveryNameBuildsItsClass) {
-  expect_documented(loss_registry());
+  testing::expect_registry_documented(loss_registry());
   for (const LossInfo* info : loss_registry()) {
     for (const char* common : {"from_logits", "reduction", "name"})
       EXPECT_NE(info->about.schema.find(common), nullptr) << info->about.name() << " " << common;
@@ -62,7 +50,7 @@ TEST(LossRegistry, MistakesNameWhatIsWrong) {
 }
 
 TEST(MetricRegistry, EntriesAreDocumentedAndAliasesGiveTheCanonicalName) {
-  expect_documented(metric_registry());
+  testing::expect_registry_documented(metric_registry());
   for (const MetricInfo* info : metric_registry()) {
     EXPECT_TRUE(info->kind);
     EXPECT_TRUE(info->about.schema.options.empty());

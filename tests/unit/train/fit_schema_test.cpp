@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "registry_checks.hpp"
 #include "train/compile_options.hpp"
 #include "train/fit_config.hpp"
 #include "train/run_fit.hpp"
@@ -15,16 +16,8 @@ namespace {
 
 using testing::expect_usage_error;
 
-void expect_documented(const Schema& schema) {
-  std::set<std::string> seen;
-  for (const OptionSpec& o : schema.options) {
-    EXPECT_FALSE(o.doc.empty()) << o.name;
-    EXPECT_TRUE(seen.insert(o.name).second) << o.name << " listed twice";
-  }
-}
-
 TEST(FitSchema, IsTheInputOptionsAndTheRunOptionsWithFitConfigsDefaults) {
-  expect_documented(fit_schema());
+  testing::expect_schema_documented(fit_schema());
   EXPECT_EQ(fit_schema().options.size(),
             fit_input_schema().options.size() + fit_run_schema().options.size());
   for (const char* input : {"x", "validation_data", "batch_size", "hooks"}) {
@@ -50,7 +43,7 @@ TEST(FitSchema, IsTheInputOptionsAndTheRunOptionsWithFitConfigsDefaults) {
 }
 
 TEST(CompileSchema, ListsWhatParseCompileOptionsReads) {
-  expect_documented(compile_schema());
+  testing::expect_schema_documented(compile_schema());
   const CompileOptions d;
   const auto c = parse_compile_options({{"loss", "mse"}});
   EXPECT_EQ(c.optimizer, d.optimizer);

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "registry_checks.hpp"
 #include "train/compile_options.hpp"
 #include "train/fit_config.hpp"
 #include "train/run_fit.hpp"
@@ -17,14 +18,6 @@ namespace {
 
 using testing::expect_usage_error;
 
-void expect_documented(const Schema& schema) {
-  std::set<std::string> seen;
-  for (const OptionSpec& o : schema.options) {
-    EXPECT_FALSE(o.doc.empty()) << o.name;
-    EXPECT_TRUE(seen.insert(o.name).second) << o.name << " listed twice";
-  }
-}
-
 TEST(HookRegistry, EntriesAreDocumentedAndNamedOnce) {
   std::set<std::string> seen;
   ASSERT_FALSE(hook_registry().empty());
@@ -32,7 +25,7 @@ TEST(HookRegistry, EntriesAreDocumentedAndNamedOnce) {
     SCOPED_TRACE(info->about.name());
     EXPECT_FALSE(info->about.doc.empty());
     for (const auto& n : info->about.names) EXPECT_TRUE(seen.insert(n).second) << n;
-    expect_documented(info->about.schema);
+    testing::expect_schema_documented(info->about.schema);
   }
   const json described = describe_hooks();
   ASSERT_EQ(described.size(), hook_registry().size());
