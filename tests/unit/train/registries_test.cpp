@@ -62,7 +62,10 @@ TEST(Registries, OptimizersSchedulesLossesMetricsHooksAndFitAreServed) {
   const std::pair<const char*, const char*> bad[] = {
       {"optimizers", "SGD"},   {"schedules", "CosineDecay"}, {"losses", "MeanSquaredError"},
       {"metrics", "accuracy"}, {"hooks", "LoggingHook"},     {"fit", "fit"}};
-  for (const auto& [kind, name] : bad) {
+  for (const auto& entry : bad) {
+    // Not a structured binding: clang before 16 cannot capture one in a lambda.
+    const char* kind = entry.first;
+    const char* name = entry.second;
     SCOPED_TRACE(kind);
     expect_usage_error(
         [&] {
