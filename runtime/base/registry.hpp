@@ -26,6 +26,21 @@ struct Described {
   json describe() const;
 };
 
+// Each entry's `about.schema` with the options every entry of its kind takes.
+template <class Entry>
+std::vector<Entry> with_common_options(std::vector<Entry> entries, const Schema& common) {
+  for (Entry& e : entries) e.about.schema = e.about.schema.with(common);
+  return entries;
+}
+
+// The list find_entry and describe_all take, of entries that live for the process.
+template <class Entry>
+std::vector<const Entry*> entry_pointers(const std::vector<Entry>& entries) {
+  std::vector<const Entry*> out;
+  for (const Entry& e : entries) out.push_back(&e);
+  return out;
+}
+
 // Every name and alias of `entries`, in registry order, comma-separated.
 template <class Entry>
 std::string registry_names(const std::vector<const Entry*>& entries) {

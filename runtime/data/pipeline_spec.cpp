@@ -193,11 +193,7 @@ std::vector<PipelineOpInfo> make_ops() {
 
 const std::vector<const PipelineOpInfo*>& op_registry() {
   static const std::vector<PipelineOpInfo> ops = make_ops();
-  static const std::vector<const PipelineOpInfo*> pointers = [] {
-    std::vector<const PipelineOpInfo*> v;
-    for (const PipelineOpInfo& op : ops) v.push_back(&op);
-    return v;
-  }();
+  static const std::vector<const PipelineOpInfo*> pointers = entry_pointers(ops);
   return pointers;
 }
 

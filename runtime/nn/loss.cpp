@@ -65,20 +65,14 @@ const LossInfo& mean_squared_error_loss() {
 }
 
 const std::vector<const LossInfo*>& loss_registry() {
-  static const std::vector<LossInfo> infos = [] {
-    std::vector<LossInfo> v;
-#define DRUN_LOSS(id)       \
-  v.push_back(id##_loss()); \
-  v.back().about.schema = v.back().about.schema.with(common_options());
+  static const std::vector<LossInfo> infos = with_common_options(
+      std::vector<LossInfo>{
+#define DRUN_LOSS(id) id##_loss(),
 #include "nn/loss_list.hpp"
 #undef DRUN_LOSS
-    return v;
-  }();
-  static const std::vector<const LossInfo*> pointers = [] {
-    std::vector<const LossInfo*> v;
-    for (const LossInfo& i : infos) v.push_back(&i);
-    return v;
-  }();
+      },
+      common_options());
+  static const std::vector<const LossInfo*> pointers = entry_pointers(infos);
   return pointers;
 }
 

@@ -19,20 +19,14 @@ const Schema& common_options() {
 }  // namespace
 
 const std::vector<const LayerInfo*>& layer_registry() {
-  static const std::vector<LayerInfo> infos = [] {
-    std::vector<LayerInfo> v;
-#define DRUN_LAYER(id)       \
-  v.push_back(id##_layer()); \
-  v.back().about.schema = v.back().about.schema.with(common_options());
+  static const std::vector<LayerInfo> infos = with_common_options(
+      std::vector<LayerInfo>{
+#define DRUN_LAYER(id) id##_layer(),
 #include "nn/layer_list.hpp"
 #undef DRUN_LAYER
-    return v;
-  }();
-  static const std::vector<const LayerInfo*> pointers = [] {
-    std::vector<const LayerInfo*> v;
-    for (const LayerInfo& i : infos) v.push_back(&i);
-    return v;
-  }();
+      },
+      common_options());
+  static const std::vector<const LayerInfo*> pointers = entry_pointers(infos);
   return pointers;
 }
 

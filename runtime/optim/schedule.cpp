@@ -247,20 +247,14 @@ const ScheduleInfo& linear_warmup_schedule() {
 }
 
 const std::vector<const ScheduleInfo*>& schedule_registry() {
-  static const std::vector<ScheduleInfo> infos = [] {
-    std::vector<ScheduleInfo> v;
-#define DRUN_SCHEDULE(id)       \
-  v.push_back(id##_schedule()); \
-  v.back().about.schema = v.back().about.schema.with(common_options());
+  static const std::vector<ScheduleInfo> infos = with_common_options(
+      std::vector<ScheduleInfo>{
+#define DRUN_SCHEDULE(id) id##_schedule(),
 #include "optim/schedule_list.hpp"
 #undef DRUN_SCHEDULE
-    return v;
-  }();
-  static const std::vector<const ScheduleInfo*> pointers = [] {
-    std::vector<const ScheduleInfo*> v;
-    for (const ScheduleInfo& i : infos) v.push_back(&i);
-    return v;
-  }();
+      },
+      common_options());
+  static const std::vector<const ScheduleInfo*> pointers = entry_pointers(infos);
   return pointers;
 }
 
