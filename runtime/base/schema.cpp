@@ -17,6 +17,8 @@ const char* option_type_name(OptionType t) {
       return "string";
     case OptionType::pair:
       return "integer or pair";
+    case OptionType::single:
+      return "integer or list of one";
     case OptionType::list:
       return "list";
     case OptionType::table:
@@ -86,6 +88,8 @@ bool fits(OptionType t, const json& v) {
       return v.is_string();
     case OptionType::pair:
       return whole(v) || (v.is_array() && v.size() == 2 && whole(v[0]) && whole(v[1]));
+    case OptionType::single:
+      return whole(v) || (v.is_array() && v.size() == 1 && whole(v[0]));
     case OptionType::list:
       return v.is_array();
     case OptionType::table:

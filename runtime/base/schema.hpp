@@ -18,10 +18,11 @@ enum class OptionType {
   number,   // any number
   boolean,
   string,
-  pair,   // a whole number or a list of two (Keras' kernel_size, strides...)
-  list,   // a list
-  table,  // a table of key = value
-  any,    // checked by the constructor that reads it
+  pair,    // a whole number or a list of two (Keras' kernel_size, strides...)
+  single,  // a whole number or a list of one (Keras' 1-D kernel_size, strides...)
+  list,    // a list
+  table,   // a table of key = value
+  any,     // checked by the constructor that reads it
 };
 
 const char* option_type_name(OptionType t);

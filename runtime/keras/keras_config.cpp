@@ -65,7 +65,10 @@ bool neutral(const std::string& key, const json& v) {
                                                      {"seed", nullptr}};
   const auto it = values.find(key);
   if (it == values.end()) return false;
-  if (key == "dilation_rate" && v.is_number()) return v == 1;
+  if (key == "dilation_rate")  // 1, or 1 along each axis (Conv1D's [1], Conv2D's [1, 1])
+    return v.is_number() ? v == 1
+                         : v.is_array() && std::all_of(v.begin(), v.end(),
+                                                       [](const json& d) { return d == 1; });
   if (key == "fused" && v.is_boolean()) return true;  // an implementation choice, not semantics
   if (key == "renorm_momentum") return true;          // meaningless without renorm
   if (key == "negative_slope" || key == "threshold") return v.is_number() && v.get<double>() == 0;

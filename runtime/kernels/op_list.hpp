@@ -188,6 +188,13 @@ DRUN_OP(void, global_avg_pool_forward, (const Exec& ex, const Tensor& x, Tensor&
 DRUN_OP(void, global_avg_pool_backward, (const Exec& ex, const Tensor& dy, Tensor& dx),
         (ex, dy, dx), ex, none())
 
+// y[place] = beta * y[place] + x[place] (summed over g's sum dimensions) for
+// each element of g's iteration (kernels/types.hpp, CopyGeometry): the shape
+// layers' data movement. With beta 0, y is not read. x and y must not overlap.
+DRUN_OP(void, strided_copy,
+        (const Exec& ex, const CopyGeometry& g, const Tensor& x, float beta, Tensor& y),
+        (ex, g, x, beta, y), ex, check_copy(op, g, x, y))
+
 // Batch normalisation over the last axis (kernels/batchnorm.hpp states the
 // formulas). Training normalises with the batch statistics, keeps them in
 // mean/inv_std for backward and moves the moving statistics by `momentum`.

@@ -62,6 +62,32 @@ void same_size(const char* op, const Tensor& first, const More&... more) {
   (check(more), ...);
 }
 
+// A strided copy stays inside both tensors (float32): its furthest element
+// of each, from non-negative strides.
+void check_copy(const char* op, const CopyGeometry& g, const Tensor& x, const Tensor& y) {
+  const auto fail = [&](const std::string& why) {
+    throw std::logic_error(std::string(op) + ": " + why);
+  };
+  if (g.rank < 0 || g.rank > CopyGeometry::kMaxRank || g.sum_rank < 0 ||
+      g.sum_rank > CopyGeometry::kMaxSumRank)
+    fail("rank " + std::to_string(g.rank) + " with " + std::to_string(g.sum_rank) + " summed");
+  if (x.dtype() != DType::f32 || y.dtype() != DType::f32) fail("float32 tensors only");
+  if (g.count() == 0) return;
+  int64_t x_last = g.x_offset, y_last = g.y_offset;
+  for (int d = 0; d < g.rank; ++d) {
+    if (g.size[d] < 0 || g.x_stride[d] < 0 || g.y_stride[d] < 0) fail("a negative size or stride");
+    x_last += (g.size[d] - 1) * g.x_stride[d];
+    y_last += (g.size[d] - 1) * g.y_stride[d];
+  }
+  for (int d = 0; d < g.sum_rank; ++d) {
+    if (g.sum_size[d] < 1 || g.sum_stride[d] < 0) fail("an empty or negative summed dimension");
+    x_last += (g.sum_size[d] - 1) * g.sum_stride[d];
+  }
+  if (g.x_offset < 0 || g.y_offset < 0 || x_last >= x.numel() || y_last >= y.numel())
+    fail("reaches element " + std::to_string(x_last) + " of x " + x.shape().str() + " or " +
+         std::to_string(y_last) + " of y " + y.shape().str());
+}
+
 // Dropout's key: two int32.
 void check_key(const char* op, const Tensor& stored) {
   if (stored.numel() != 2 || stored.dtype() != DType::i32)

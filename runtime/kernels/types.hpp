@@ -127,6 +127,32 @@ PoolGeometry pool_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t p
                            int64_t sh, int64_t sw, bool same_padding);
 
 // ---------------------------------------------------------------------------
+// Strided copies (kernels/strided_copy.hpp): the data movement of the shape
+// layers (Permute, Concatenate, RepeatVector, UpSampling2D, padding and
+// cropping) as one op. Element i of an iteration of shape `size` reads x at
+// x_offset + sum(i_d * x_stride[d]) and writes y at y_offset + sum(i_d *
+// y_stride[d]), after summing x over the `sum` dimensions (a broadcast's
+// backward). Strides count elements; a stride of 0 repeats (x) or would
+// collide (y: not allowed, the op writes each y element once).
+
+struct CopyGeometry {
+  static constexpr int kMaxRank = 6, kMaxSumRank = 2;
+  int rank = 0;
+  int64_t size[kMaxRank] = {};
+  int64_t x_stride[kMaxRank] = {};
+  int64_t y_stride[kMaxRank] = {};
+  int64_t x_offset = 0, y_offset = 0;
+  int sum_rank = 0;
+  int64_t sum_size[kMaxSumRank] = {};
+  int64_t sum_stride[kMaxSumRank] = {};  // x's
+  int64_t count() const {
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d) n *= size[d];
+    return n;
+  }
+};
+
+// ---------------------------------------------------------------------------
 // Losses (kernels/loss.hpp), as loss_forward_backward takes them
 
 enum class LossKind { softmax_xent_sparse, xent_sparse, softmax_xent, xent, sigmoid_bce, bce, mse };

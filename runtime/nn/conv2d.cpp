@@ -1,7 +1,9 @@
 // Conv2D on NHWC inputs with an HWIO kernel (Keras' layout), im2col + GEMM.
 // ReLU is fused into the convolution; other activations run in place on its
 // output, unless their backward needs the pre-activation (swish, gelu), which
-// is then kept in a buffer of its own.
+// is then kept in a buffer of its own. Conv1D is the same layer over
+// (batch, steps, channels) seen as images one row high: the kernels take the
+// geometry, not the tensors' shapes, so no copy or view is needed.
 #include <stdexcept>
 
 #include "nn/init.hpp"
@@ -17,6 +19,15 @@ std::pair<int64_t, int64_t> read_pair(Options& o, const std::string& key,
   if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer())
     return {v[0].get<int64_t>(), v[1].get<int64_t>()};
   throw UsageError(o.owner() + ": option '" + key + "' must be an integer or a pair, got " +
+                   v.dump());
+}
+
+int64_t read_single(Options& o, const std::string& key, int64_t fallback) {
+  const json& v = o.value(key);
+  if (v.is_null()) return fallback;
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_array() && v.size() == 1 && v[0].is_number_integer()) return v[0].get<int64_t>();
+  throw UsageError(o.owner() + ": option '" + key + "' must be an integer or a list of one, got " +
                    v.dump());
 }
 
@@ -38,16 +49,28 @@ namespace {
 
 class Conv2D final : public Layer {
  public:
-  Conv2D(Options& o, const std::string& name) : Layer(name) {
+  Conv2D(Options& o, const std::string& name, bool one_d) : Layer(name), one_d_(one_d) {
     filters_ = o.get<int64_t>("filters");
-    auto [kh, kw] = read_pair(o, "kernel_size", {0, 0});
-    if (kh <= 0 || kw <= 0) throw UsageError(who() + ": kernel_size is required and positive");
-    kh_ = kh;
-    kw_ = kw;
-    auto [sh, sw] = read_pair(o, "strides", {1, 1});
-    sh_ = sh;
-    sw_ = sw;
-    same_ = read_padding(o);
+    if (one_d_) {
+      kh_ = sh_ = 1;
+      kw_ = read_single(o, "kernel_size", 0);
+      sw_ = read_single(o, "strides", 1);
+      const auto padding = o.get<std::string>("padding");
+      causal_ = padding == "causal";
+      same_ = padding == "same";
+      if (!causal_ && !same_ && padding != "valid")
+        throw UsageError(who() + ": padding must be 'valid', 'same' or 'causal', got '" + padding +
+                         "'");
+    } else {
+      auto [kh, kw] = read_pair(o, "kernel_size", {0, 0});
+      kh_ = kh;
+      kw_ = kw;
+      auto [sh, sw] = read_pair(o, "strides", {1, 1});
+      sh_ = sh;
+      sw_ = sw;
+      same_ = read_padding(o);
+    }
+    if (kh_ <= 0 || kw_ <= 0) throw UsageError(who() + ": kernel_size is required and positive");
     require_channels_last(o);
     act_ = parse_activation(o.get<std::string>("activation"), who());
     use_bias_ = o.get<bool>("use_bias");
@@ -56,27 +79,37 @@ class Conv2D final : public Layer {
     if (filters_ <= 0 || sh_ <= 0 || sw_ <= 0)
       throw UsageError(who() + ": filters and strides must be positive");
   }
-  const char* kind() const override { return "Conv2D"; }
+  const char* kind() const override { return one_d_ ? "Conv1D" : "Conv2D"; }
 
   Shape build(std::span<const Shape> in, Rng& rng) override {
-    expect_rank(in[0], 3, "images (batch, height, width, channels)");
-    h_ = in[0][0];
-    w_ = in[0][1];
-    c_ = in[0][2];
+    if (one_d_) {
+      expect_rank(in[0], 2, "sequences (batch, steps, channels)");
+      h_ = 1;
+      w_ = in[0][0];
+      c_ = in[0][1];
+    } else {
+      expect_rank(in[0], 3, "images (batch, height, width, channels)");
+      h_ = in[0][0];
+      w_ = in[0][1];
+      c_ = in[0][2];
+    }
     const auto g = geometry(1);
     if (g.oh <= 0 || g.ow <= 0)
-      throw UsageError(who() + ": kernel " + std::to_string(kh_) + "x" + std::to_string(kw_) +
-                       " does not fit input " + in[0].with_batch(0).str(true));
-    Param& k = add_param("kernel", Shape{kh_, kw_, c_, filters_});
+      throw UsageError(who() + ": kernel " + (one_d_ ? "" : std::to_string(kh_) + "x") +
+                       std::to_string(kw_) + " does not fit input " +
+                       in[0].with_batch(0).str(true));
+    Param& k =
+        add_param("kernel", one_d_ ? Shape{kw_, c_, filters_} : Shape{kh_, kw_, c_, filters_});
     initialize(k.value, kernel_init_, kh_ * kw_ * c_, kh_ * kw_ * filters_, rng, who());
     if (use_bias_) {
       Param& b = add_param("bias", Shape{filters_});
       initialize(b.value, bias_init_, 0, 0, rng, who());
     }
-    return output_shape_ = Shape{g.oh, g.ow, filters_};
+    return output_shape_ = one_d_ ? Shape{g.ow, filters_} : Shape{g.oh, g.ow, filters_};
   }
 
   bool absorb_max_pool(const PoolWindow& p) override {
+    if (one_d_) return false;
     const bool relu_or_linear =
         act_.kind == kernels::Activation::relu || act_.kind == kernels::Activation::linear;
     if (!relu_or_linear || p.same || p.sh != p.ph || p.sw != p.pw) return false;
@@ -94,7 +127,7 @@ class Conv2D final : public Layer {
     const Tensor& x = *in[0];
     const auto g = geometry(x.dim(0));
     if (pool_) return forward_pooled(x, g);
-    ensure(out_, Shape{g.n, g.oh, g.ow, filters_});
+    ensure(out_, output_shape_.with_batch(g.n));
     Tensor& z = act_.reads_input() ? z_ : out_;
     if (act_.reads_input()) ensure(z_, out_.shape());
     ensure(workspace_, Shape{kernels::conv2d_workspace_floats(ex_, g)});
@@ -147,19 +180,33 @@ class Conv2D final : public Layer {
   json config() const override {
     json c = Layer::config();
     c["filters"] = filters_;
-    c["kernel_size"] = {kh_, kw_};
-    c["strides"] = {sh_, sw_};
-    c["padding"] = same_ ? "same" : "valid";
+    if (one_d_) {
+      c["kernel_size"] = {kw_};
+      c["strides"] = {sw_};
+      c["padding"] = causal_ ? "causal" : same_ ? "same" : "valid";
+      c["dilation_rate"] = {1};
+    } else {
+      c["kernel_size"] = {kh_, kw_};
+      c["strides"] = {sh_, sw_};
+      c["padding"] = same_ ? "same" : "valid";
+      c["dilation_rate"] = {1, 1};
+    }
     c["data_format"] = "channels_last";
-    c["dilation_rate"] = {1, 1};
     c["activation"] = activation_name(act_.kind);
     c["use_bias"] = use_bias_;
     return c;
   }
 
  private:
+  // Causal padding (Conv1D): kw - 1 zeros before the sequence, none after,
+  // so that output t sees inputs up to t only.
   kernels::ConvGeometry geometry(int64_t n) const {
-    return kernels::conv_geometry(n, h_, w_, c_, kh_, kw_, filters_, sh_, sw_, same_);
+    auto g = kernels::conv_geometry(n, h_, w_, c_, kh_, kw_, filters_, sh_, sw_, same_);
+    if (causal_) {
+      g.pad_left = kw_ - 1;
+      g.ow = (w_ - 1) / sw_ + 1;
+    }
+    return g;
   }
   kernels::PoolGeometry pool_geometry(const kernels::ConvGeometry& g) const {
     return kernels::pool_geometry(g.n, g.oh, g.ow, filters_, pool_->ph, pool_->pw, pool_->sh,
@@ -204,7 +251,7 @@ class Conv2D final : public Layer {
   }
 
   int64_t filters_ = 0, kh_ = 0, kw_ = 0, sh_ = 1, sw_ = 1, h_ = 0, w_ = 0, c_ = 0;
-  bool same_ = false, use_bias_ = true;
+  bool one_d_, same_ = false, causal_ = false, use_bias_ = true;
   kernels::ActivationFn act_;
   std::string kernel_init_, bias_init_;
   Tensor z_;  // the pre-activation, where the activation's backward reads it
@@ -239,7 +286,30 @@ const LayerInfo& conv2d_layer() {
                             "the bias' initial values"}},
                 .positional = {"filters", "kernel_size", "strides", "padding"}},
       .make = [](Options& o, const std::string& name) {
-        return std::make_unique<Conv2D>(o, name);
+        return std::make_unique<Conv2D>(o, name, false);
+      }};
+  return info;
+}
+
+const LayerInfo& conv1d_layer() {
+  static const LayerInfo info{
+      .about = {.names = {"Conv1D"},
+                .doc = "a 1-D convolution of (batch, steps, channels) sequences",
+                .schema = {{"filters", OptionType::integer, kRequired, "output channels"},
+                           {"kernel_size", OptionType::single, kRequired, "the window"},
+                           {"strides", OptionType::single, 1, "the step"},
+                           {"padding", OptionType::string, "valid",
+                            "'valid', 'same' or 'causal' (zeros before the sequence only)"},
+                           data_format_option(),
+                           {"activation", OptionType::string, "linear", "applied to the output"},
+                           {"use_bias", OptionType::boolean, true, "whether to add a bias"},
+                           {"kernel_initializer", OptionType::string, "glorot_uniform",
+                            "the kernel's initial values"},
+                           {"bias_initializer", OptionType::string, "zeros",
+                            "the bias' initial values"}},
+                .positional = {"filters", "kernel_size", "strides", "padding"}},
+      .make = [](Options& o, const std::string& name) {
+        return std::make_unique<Conv2D>(o, name, true);
       }};
   return info;
 }

@@ -19,6 +19,8 @@ kernels::Activation parse_activation(const std::string& name, const std::string&
 // `fallback` where the option is absent and has no default.
 std::pair<int64_t, int64_t> read_pair(Options& o, const std::string& key,
                                       std::pair<int64_t, int64_t> fallback);
+// Keras' 1-D layers' kernel_size, strides and pool_size: an int or a list of one.
+int64_t read_single(Options& o, const std::string& key, int64_t fallback);
 // padding: 'same' (true) or 'valid'.
 bool read_padding(Options& o);
 // data_format: only 'channels_last'.

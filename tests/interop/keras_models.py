@@ -1,7 +1,7 @@
 """Models built and saved by Keras 3 itself, for drun.load_model to read.
 Usage: keras_models.py OUTDIR  (run with the venv's python: tools/python_env)
 
-Writes, for each model NAME (sequential, residual, activations):
+Writes, for each model NAME (sequential, residual, activations, shapes):
   OUTDIR/NAME.h5    Keras' legacy HDF5 format (model.save with a .h5 suffix)
   OUTDIR/NAME.json  {"inputs": [...], "outputs": [...]}: a fixed batch of 16
                     inputs (channels last) and Keras' predictions on it
@@ -103,12 +103,36 @@ def activations():
     return model, rng.normal(0, 1.5, (BATCH, 6)).astype("float32")
 
 
+def shapes():
+    """The shape layers and the 1-D ones in one functional model: padding,
+    convolution, cropping and upsampling of images, Permute and Reshape into a
+    sequence, causal and 'same' Conv1D, 1-D pooling, Multiply, Concatenate,
+    the global poolings and RepeatVector, joined into a Dense of 3."""
+    inputs = keras.Input((8, 6, 3))
+    a = layers.ZeroPadding2D(((1, 0), (2, 1)))(inputs)
+    a = layers.Conv2D(4, 3)(a)
+    a = layers.Cropping2D(((1, 0), (0, 1)))(a)
+    a = layers.UpSampling2D((1, 2))(a)
+    seq = layers.Reshape((12, 24))(layers.Permute((2, 1, 3))(a))
+    s1 = layers.MaxPooling1D(2)(layers.Conv1D(5, 3, padding="causal")(seq))
+    s2 = layers.AveragePooling1D(2)(layers.Conv1D(5, 3, padding="same", activation="tanh")(seq))
+    joined = layers.Concatenate()([layers.Multiply()([s1, s2]), s1])
+    repeated = layers.Flatten()(layers.RepeatVector(2)(layers.GlobalMaxPooling2D()(a)))
+    h = layers.Concatenate()([layers.GlobalMaxPooling1D()(joined),
+                              layers.GlobalAveragePooling1D()(joined), repeated])
+    model = keras.Model(inputs, layers.Dense(3)(h), name="shapes")
+    rng = np.random.RandomState(4)
+    # Small weights keep the logits near 1: the comparison is absolute (1e-5).
+    model.set_weights([rng.normal(0, 0.2, w.shape).astype("float32") for w in model.get_weights()])
+    return model, rng.normal(0, 1, (BATCH, 8, 6, 3)).astype("float32")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(42)
     for name, build in (("sequential", sequential), ("residual", residual),
-                        ("activations", activations)):
+                        ("activations", activations), ("shapes", shapes)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

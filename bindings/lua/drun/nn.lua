@@ -17,7 +17,7 @@ Layer.__index = Layer
 -- table of numbers ({3, 3}).
 local registry = core.registry('layers')
 local positional_kind = {integer = 'number', number = 'number', string = 'string',
-                         ['integer or pair'] = 'size'}
+                         ['integer or pair'] = 'size', ['integer or list of one'] = 'size'}
 local positional = {}
 for _, entry in ipairs(registry) do
   local types = {}

@@ -24,6 +24,7 @@
 #include "kernels/metric.hpp"
 #include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
+#include "kernels/strided_copy.hpp"
 
 namespace drun::kernels {
 
@@ -269,6 +270,28 @@ void on_cpu::global_avg_pool_forward(const Exec&, const Tensor& x, Tensor& y) {
 void on_cpu::global_avg_pool_backward(const Exec&, const Tensor& dy, Tensor& dx) {
   const int64_t n = dx.dim(0), c = dx.dim(-1);
   cpu::global_avg_pool_backward(n, dx.numel() / (n * c), c, dy.f32(), dx.f32());
+}
+
+// One place computed per run of the last dimension, which is then walked by
+// its strides: the divisions of copy_place once per row, not per element.
+void on_cpu::strided_copy(const Exec& ex, const CopyGeometry& g, const Tensor& x, float beta,
+                          Tensor& y) {
+  const int64_t total = g.count();
+  if (total == 0) return;
+  const int64_t inner = g.rank ? g.size[g.rank - 1] : 1;
+  const int64_t xs = g.rank ? g.x_stride[g.rank - 1] : 0, ys = g.rank ? g.y_stride[g.rank - 1] : 0;
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  by_rows(ex, total / inner, inner, [&](int64_t r0, int64_t rows) {
+    for (int64_t r = r0; r < r0 + rows; ++r) {
+      const CopyPlace p = copy_place(g, r * inner);
+      for (int64_t j = 0; j < inner; ++j) {
+        const float v = copy_source(g, xp, p.x + j * xs);
+        float& out = yp[p.y + j * ys];
+        out = beta == 0.0f ? v : beta * out + v;
+      }
+    }
+  });
 }
 
 void on_cpu::batchnorm_forward_train(const Exec& ex, const Tensor& x, const Tensor& gamma,

@@ -17,6 +17,7 @@
 #include "kernels/cuda/context.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/pool.hpp"
+#include "kernels/cuda/strided_copy.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gpu_backend.hpp"
@@ -368,6 +369,11 @@ class CudaBackend final : public GpuBackend {
   void global_avg_pool_backward(const Exec&, const Tensor& dy, Tensor& dx) override {
     const int64_t n = dx.dim(0), c = dx.dim(-1);
     cuda::global_avg_pool_backward(n, dx.numel() / (n * c), c, dy.f32(), dx.f32());
+  }
+
+  void strided_copy(const Exec&, const CopyGeometry& g, const Tensor& x, float beta,
+                    Tensor& y) override {
+    cuda::strided_copy(g, x.f32(), beta, y.f32());
   }
 
   void batchnorm_forward_train(const Exec&, const Tensor& x, const Tensor& gamma,

@@ -960,6 +960,69 @@ TEST(BackendHarness, GlobalAvgPoolForwardAndBackward) {
 }
 
 // ---------------------------------------------------------------------------
+// Strided copies
+
+COVERS(Op::strided_copy);
+TEST(BackendHarness, StridedCopies) {
+  struct Case {
+    const char* what;
+    CopyGeometry g;
+    Shape x, y;
+    float beta;
+  };
+  // (2, 3, 4) transposed to (4, 3, 2); a (3, 5) row repeated 4 times; that
+  // repeat's backward (summed over the repeats); 2x2 nearest upsampling's
+  // backward (two summed dimensions); a (2, 3) block added into the middle
+  // of a (4, 6) matrix (beta 1), as padding and concatenation place blocks.
+  const Case cases[] = {
+      {"permute",
+       {.rank = 3, .size = {4, 3, 2}, .x_stride = {1, 4, 12}, .y_stride = {6, 2, 1}},
+       Shape{2, 3, 4},
+       Shape{4, 3, 2},
+       0.0f},
+      {"repeat",
+       {.rank = 3, .size = {3, 4, 5}, .x_stride = {5, 0, 1}, .y_stride = {20, 5, 1}},
+       Shape{3, 5},
+       Shape{3, 4, 5},
+       0.0f},
+      {"repeat backward",
+       {.rank = 2,
+        .size = {3, 5},
+        .x_stride = {20, 1},
+        .y_stride = {5, 1},
+        .sum_rank = 1,
+        .sum_size = {4},
+        .sum_stride = {5}},
+       Shape{3, 4, 5},
+       Shape{3, 5},
+       0.0f},
+      {"upsampling backward",
+       {.rank = 3,
+        .size = {3, 2, 7},
+        .x_stride = {56, 14, 1},
+        .y_stride = {14, 7, 1},
+        .sum_rank = 2,
+        .sum_size = {2, 2},
+        .sum_stride = {28, 7}},
+       Shape{6, 4, 7},
+       Shape{3, 2, 7},
+       0.0f},
+      {"block added",
+       {.rank = 2, .size = {2, 3}, .x_stride = {3, 1}, .y_stride = {6, 1}, .y_offset = 8},
+       Shape{2, 3},
+       Shape{4, 6},
+       1.0f},
+  };
+  Rng rng(900);
+  for (const Case& c : cases) {
+    const Both x = both(uniform(rng, c.x));
+    Both y = output(rng, c.y);
+    on_both([&](const Exec& ex) { strided_copy(ex, c.g, x.on(ex), c.beta, y.on(ex)); });
+    EXPECT_TRUE(matches(std::string("strided_copy ") + c.what, y, kSum));
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Batch normalisation
 
 COVERS(Op::batchnorm_forward_train, Op::batchnorm_forward_infer, Op::batchnorm_backward);

@@ -1,6 +1,8 @@
 // Every layer's backward against finite differences, through one checker.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,6 +64,40 @@ void check_layer(const Case& c) {
   testing::GradCheckOptions opt;
   opt.max_points = c.max_points;
   check_gradients(fwd, bwd, probes, opt);
+}
+
+// A layer of several inputs (Concatenate, Multiply): every input's gradient
+// and every parameter's, against finite differences.
+void check_layer_inputs(const std::string& cls, const json& config, const std::vector<Shape>& in,
+                        int batch = 2) {
+  SCOPED_TRACE(cls + " " + config.dump());
+  checked_classes().insert(cls);
+  Rng rng(13);
+  auto layer = make_layer(cls, config, "probe");
+  layer->build(in, rng);
+  std::vector<Tensor> xs;
+  for (const Shape& s : in) xs.push_back(random_tensor(s.with_batch(batch), rng, -1.0f, 1.0f));
+  std::vector<const Tensor*> pointers;
+  std::vector<Probe> probes;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    pointers.push_back(&xs[i]);
+    probes.push_back({"input " + std::to_string(i), &xs[i], nullptr});
+  }
+  for (auto& p : layer->params())
+    if (p.trainable) probes.push_back({p.name, &p.value, &p.grad});
+  const auto need = std::make_unique<bool[]>(xs.size());
+  std::fill_n(need.get(), xs.size(), true);
+  auto fwd = [&]() -> const Tensor& {
+    layer->forward(pointers, true);
+    return layer->output();
+  };
+  auto bwd = [&](const Tensor& dy) {
+    layer->backward(pointers, dy, std::span<const bool>(need.get(), xs.size()));
+    for (size_t i = 0; i < xs.size(); ++i) probes[i].grad = &layer->input_grad(static_cast<int>(i));
+  };
+  fwd();
+  bwd(layer->output());
+  check_gradients(fwd, bwd, probes);
 }
 
 // Every activation of kernels/activation_list.hpp by its Keras name.
@@ -152,6 +188,40 @@ TEST(LayerGradient, ShapeAndActivationLayers) {
   check_layer({"Softmax", json::object(), Shape{2, 5}});
   check_layer({"LeakyReLU", json::object(), Shape{10}});
   check_layer({"LeakyReLU", {{"negative_slope", 0.05}}, Shape{4, 3}});
+}
+
+TEST(LayerGradient, OneDimensionalLayers) {
+  check_layer({"Conv1D", {{"filters", 4}, {"kernel_size", 3}}, Shape{7, 2}});
+  check_layer({"Conv1D",
+               {{"filters", 3},
+                {"kernel_size", json::array({2})},
+                {"strides", 2},
+                {"padding", "same"},
+                {"activation", "relu"}},
+               Shape{7, 3}});
+  check_layer({"Conv1D", {{"filters", 2}, {"kernel_size", 3}, {"padding", "causal"}}, Shape{6, 2}});
+  check_layer({"MaxPooling1D", {{"pool_size", 2}}, Shape{7, 3}});
+  check_layer(
+      {"AveragePooling1D", {{"pool_size", 3}, {"strides", 2}, {"padding", "same"}}, Shape{7, 2}});
+  check_layer({"GlobalAveragePooling1D", json::object(), Shape{5, 3}});
+  check_layer({"GlobalMaxPooling1D", json::object(), Shape{5, 3}});
+  check_layer({"GlobalMaxPooling2D", json::object(), Shape{3, 4, 2}});
+}
+
+TEST(LayerGradient, ShapeLayers) {
+  check_layer({"Reshape", {{"target_shape", {4, -1}}}, Shape{3, 4}});
+  check_layer({"Permute", {{"dims", {2, 1}}}, Shape{3, 4}});
+  check_layer({"Permute", {{"dims", {3, 1, 2}}}, Shape{2, 3, 4}});
+  check_layer({"RepeatVector", {{"n", 3}}, Shape{4}});
+  check_layer({"ZeroPadding2D", {{"padding", 1}}, Shape{3, 2, 2}});
+  check_layer({"ZeroPadding2D", {{"padding", {{1, 0}, {2, 1}}}}, Shape{2, 3, 2}});
+  check_layer({"Cropping2D", {{"cropping", {1, 2}}}, Shape{4, 5, 2}});
+  check_layer({"UpSampling2D", json::object(), Shape{2, 3, 2}});
+  check_layer({"UpSampling2D", {{"size", {3, 1}}}, Shape{2, 2, 3}});
+  check_layer_inputs("Concatenate", json::object(), {Shape{3, 2}, Shape{3, 4}});
+  check_layer_inputs("Concatenate", {{"axis", 1}}, {Shape{2, 3}, Shape{1, 3}, Shape{3, 3}});
+  check_layer_inputs("Multiply", json::object(), {Shape{5}, Shape{5}});
+  check_layer_inputs("Multiply", json::object(), {Shape{2, 3}, Shape{2, 3}, Shape{2, 3}});
 }
 
 TEST(LayerGradient, BatchNormalizationTraining) {

@@ -106,6 +106,9 @@ TEST(OptionSchema, GetFallsBackOnTheSchemasDefault) {
   EXPECT_FALSE(fits(OptionType::integer, 2.5));
   EXPECT_TRUE(fits(OptionType::pair, json::array({1, 2})));
   EXPECT_FALSE(fits(OptionType::pair, json::array({1})));
+  EXPECT_TRUE(fits(OptionType::single, json::array({3})));
+  EXPECT_TRUE(fits(OptionType::single, 3));
+  EXPECT_FALSE(fits(OptionType::single, json::array({3, 3})));
 }
 
 }  // namespace
