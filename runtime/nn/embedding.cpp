@@ -65,7 +65,7 @@ class Embedding final : public Layer {
     if (ids.dtype() == DType::i32) {
       for (int64_t i = 0; i < n; ++i)
         if (!kernels::embedding_id_valid(ids.i32()[i], input_dim_))
-          bad_id(std::to_string(ids.i32()[i]), i);
+          bad_id(std::to_string(ids.i32()[i]), ids, i);
       return;
     }
     if (ids.dtype() != DType::f32)
@@ -73,7 +73,7 @@ class Embedding final : public Layer {
                        dtype_name(ids.dtype()));
     for (int64_t i = 0; i < n; ++i)
       if (!kernels::embedding_id_valid(ids.f32()[i], input_dim_))
-        bad_id(fmt::format("{:g}", ids.f32()[i]), i);
+        bad_id(fmt::format("{:g}", ids.f32()[i]), ids, i);
   }
 
   void forward(std::span<const Tensor* const> in, bool) override {
@@ -103,10 +103,12 @@ class Embedding final : public Layer {
   }
 
  private:
-  [[noreturn]] void bad_id(const std::string& id, int64_t at) const {
-    throw UsageError(who() + ": token id " + id + " (element " + std::to_string(at) +
-                     " of the batch) is outside [0, " + std::to_string(input_dim_) +
-                     "), the input_dim");
+  [[noreturn]] void bad_id(const std::string& id, const Tensor& ids, int64_t at) const {
+    const int64_t per_example = ids.dim(0) ? ids.numel() / ids.dim(0) : 1;
+    throw UsageError(who() + ": token id " + id + " (example " +
+                     std::to_string(at / per_example) + " of the batch, position " +
+                     std::to_string(at % per_example) + ") is outside [0, " +
+                     std::to_string(input_dim_) + "), the input_dim");
   }
 
   int64_t input_dim_ = 0, output_dim_ = 0;
