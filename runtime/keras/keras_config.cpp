@@ -24,15 +24,34 @@ std::string keras_class_names() {
   return out;
 }
 
-json input_layer(const Shape& shape, const std::string& name) {
+json input_layer(const Shape& shape, const std::string& name, const char* dtype) {
   json batch_shape = json::array({nullptr});
   for (int i = 0; i < shape.rank(); ++i) batch_shape.push_back(shape[i]);
-  return {{"class_name", "InputLayer"},
-          {"config",
-           {{"batch_input_shape", batch_shape},
-            {"dtype", "float32"},
-            {"sparse", false},
-            {"name", name}}}};
+  return {
+      {"class_name", "InputLayer"},
+      {"config",
+       {{"batch_input_shape", batch_shape}, {"dtype", dtype}, {"sparse", false}, {"name", name}}}};
+}
+
+// The dtype of the model's input in Keras: int32 where only layers taking
+// token ids read it (Embedding), as a Keras user declares it; else float32.
+const char* input_dtype(const nn::Model& model) {
+  bool ids = false;
+  for (const auto& n : model.nodes())
+    if (std::find(n.inbound.begin(), n.inbound.end(), -1) != n.inbound.end()) {
+      if (!keras_layer(n.layer->kind())->takes_ids) return "float32";
+      ids = true;
+    }
+  return ids ? "int32" : "float32";
+}
+
+// Whether a Keras InputLayer's dtype holds integers (int32, uint8...).
+bool integer_dtype(const json& dtype) {
+  const json name =
+      dtype.is_object() ? dtype.value("config", json::object()).value("name", json()) : dtype;
+  if (!name.is_string()) return false;
+  const std::string s = name.get<std::string>();
+  return s.starts_with("int") || s.starts_with("uint");
 }
 
 bool is_chain(const nn::Model& model) {
@@ -200,13 +219,14 @@ json model_config(const nn::Model& model) {
       throw UsageError("layer '" + n.layer->name() + "' (" + n.layer->kind() +
                        ") has no Keras equivalent; the model cannot be saved in Keras' format");
   const std::string input_name = "input_layer";
+  const char* dtype = input_dtype(model);
   if (is_chain(model)) {
-    json layers = json::array({input_layer(model.input_shape(), input_name)});
+    json layers = json::array({input_layer(model.input_shape(), input_name, dtype)});
     for (const auto& n : nodes)
       layers.push_back({{"class_name", n.layer->kind()}, {"config", n.layer->config()}});
     return {{"class_name", "Sequential"}, {"config", {{"name", model.name()}, {"layers", layers}}}};
   }
-  json input = input_layer(model.input_shape(), input_name);
+  json input = input_layer(model.input_shape(), input_name, dtype);
   input["name"] = input_name;
   input["inbound_nodes"] = json::array();
   json layers = json::array({input});
@@ -243,6 +263,9 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
                {"layers", json::array()}};
   std::map<std::string, int> index;  // layer name -> drun node; the input is -1
   bool have_input = false;
+  // An integer input (token ids) is read as float32 ids, exact below 2^24:
+  // only into layers that take ids (Embedding), checked as they are read.
+  std::string int_input;
   for (size_t i = 0; i < layers.size(); ++i) {
     const json& l = layers[i];
     const std::string where = file + ": layer " + std::to_string(i);
@@ -265,6 +288,7 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
       if (lcls == "InputLayer") {
         if (have_input) throw UsageError(file + ": models with several inputs are not supported");
         spec["input_shape"] = input_shape_of(lconfig, who);
+        if (integer_dtype(lconfig.value("dtype", json()))) int_input = lconfig["dtype"].dump();
         index[name] = -1;
         have_input = true;
         continue;
@@ -277,6 +301,18 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
           }
         if (!have_input) throw UsageError(file + ": the model has no input shape");
       }
+      const auto reads_input = [&] {
+        if (cls == "Sequential") return spec["layers"].empty();
+        std::vector<std::string> names;
+        inbound_names(l.value("inbound_nodes", json::array()), names);
+        return std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+          const auto it = index.find(n);
+          return it != index.end() && it->second < 0;
+        });
+      };
+      if (!int_input.empty() && !info->takes_ids && reads_input())
+        throw UsageError(who + ": reads the model's input of dtype " + int_input +
+                         "; drun takes integer inputs only into layers of token ids (Embedding)");
       json entry = {{"class_name", lcls}, {"config", drun_config(*info, name, lconfig, file)}};
       entry["config"]["name"] = name;
       entry["config"].erase("batch_input_shape");

@@ -225,6 +225,35 @@ DRUN_OP(void, batchnorm_backward,
         (ex, x, dy, relu_y, gamma, beta, mean, inv_std, batch_statistics, dx, dgamma, dbeta), ex,
         none())
 
+// Layer normalisation over the last axis (kernels/layer_norm.hpp states the
+// formula): each row by its own statistics, kept in mean/inv_std (one per
+// row) for backward; training and inference alike. gamma or beta undefined:
+// scale 1 or shift 0 (Keras' scale=false, center=false).
+DRUN_OP(void, layer_norm_forward,
+        (const Exec& ex, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+         Tensor& mean, Tensor& inv_std, Tensor& y),
+        (ex, x, gamma, beta, eps, mean, inv_std, y), ex,
+        check_layer_norm(op, x, gamma, beta, mean, inv_std, y))
+// dx, dgamma, dbeta overwritten; each may be undefined (not computed).
+DRUN_OP(void, layer_norm_backward,
+        (const Exec& ex, const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
+         const Tensor& inv_std, Tensor& dx, Tensor& dgamma, Tensor& dbeta),
+        (ex, x, dy, gamma, mean, inv_std, dx, dgamma, dbeta), ex,
+        (check_layer_norm(op, x, gamma, dbeta, mean, inv_std, dy), same_size(op, x, dx),
+         same_size(op, gamma, dgamma)))
+
+// Embedding (kernels/embedding.hpp): ids (float32 holding integers, or
+// int32) pick rows of a (rows, dim) table: y (ids..., dim) = table[ids].
+// An id outside [0, rows) gives a zero row, never a read outside the table;
+// the caller checks ids where it can see them (nn's Embedding, on the host).
+DRUN_OP(void, embedding_gather, (const Exec& ex, const Tensor& ids, const Tensor& table, Tensor& y),
+        (ex, ids, table, y), ex, check_embedding(op, ids, table, y))
+// dtable = the rows of dy summed into the rows their ids name (overwritten);
+// bad ids add nothing.
+DRUN_OP(void, embedding_scatter_add,
+        (const Exec& ex, const Tensor& ids, const Tensor& dy, Tensor& dtable),
+        (ex, ids, dy, dtable), ex, check_embedding(op, ids, dtable, dy))
+
 // loss (one float32) = the mean loss over the batch; grad = d(mean)/d(pred)
 // (kernels/loss.hpp). Does not wait: the loss stays on ex's device until read.
 // Sparse labels must lie in [0, classes) (nn::Loss checks them on the host);

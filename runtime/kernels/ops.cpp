@@ -165,6 +165,35 @@ void check_metric(const char* op, MetricKind kind, const Tensor& pred, const Ten
   check_scalar(op, "sum", sum);
 }
 
+// Layer normalisation: y (or dy) as x, one statistic per row of x's last
+// axis, gamma and beta (where defined) one per column.
+void check_layer_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                      const Tensor& mean, const Tensor& inv_std, const Tensor& y) {
+  same_size(op, x, y);
+  const int64_t c = x.rank() ? x.dim(-1) : 0;
+  if (c == 0)
+    throw std::logic_error(std::string(op) + ": x " + x.shape().str() + " has no columns");
+  for (const Tensor* t : {&gamma, &beta})
+    if (t->defined() && t->numel() != c)
+      throw std::logic_error(std::string(op) + ": gamma and beta have " + std::to_string(c) +
+                             " values for x " + x.shape().str() + ", got " + t->shape().str());
+  for (const Tensor* t : {&mean, &inv_std})
+    if (t->numel() != x.numel() / c)
+      throw std::logic_error(std::string(op) + ": one statistic per row of x " + x.shape().str() +
+                             ", got " + t->shape().str());
+}
+
+// Embedding: float32 or int32 ids, a 2-D float32 table, rows of its width per id.
+void check_embedding(const char* op, const Tensor& ids, const Tensor& table, const Tensor& rows) {
+  if (ids.dtype() != DType::f32 && ids.dtype() != DType::i32)
+    throw std::logic_error(std::string(op) + ": ids are float32 or int32, not " +
+                           dtype_name(ids.dtype()));
+  if (table.rank() != 2 || table.dtype() != DType::f32 || rows.dtype() != DType::f32 ||
+      rows.numel() != ids.numel() * table.dim(1))
+    throw std::logic_error(std::string(op) + ": " + ids.shape().str() + " ids into a " +
+                           table.shape().str() + " table do not give " + rows.shape().str());
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------

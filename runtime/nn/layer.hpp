@@ -42,6 +42,14 @@ class Layer {
   // itself reads it from memory. A training forward without this call before
   // it draws for itself.
   virtual void begin_training_step() {}
+  // Whether the input is integer token ids (Embedding), which have no
+  // gradient: the model asks none of this layer (need_dx false) and sums
+  // none from it into the layer before.
+  virtual bool takes_ids() const { return false; }
+  // Checks a batch of the model's input while it is still on the host,
+  // before it is staged to the device (nn::Model::check_input): what a layer
+  // on a GPU could not tell without waiting for it (Embedding's ids).
+  virtual void check_input(const Tensor&) const {}
   // Writes input gradients for the inputs with need_dx[i] and every parameter
   // gradient. `inputs` are the tensors given to the last forward.
   virtual void backward(std::span<const Tensor* const> inputs, const Tensor& dy,

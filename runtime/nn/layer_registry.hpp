@@ -19,6 +19,9 @@ struct LayerInfo {
   // may be empty.
   std::function<void(json& keras_config, const std::string& who)> from_keras;
   bool in_keras = true;  // whether Keras has this class (export, import)
+  // Its input is integer token ids (Embedding): a Keras input of an integer
+  // dtype may feed it, and drun's export gives such an input int32.
+  bool takes_ids = false;
 };
 
 #define DRUN_LAYER(id) const LayerInfo& id##_layer();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "nn/layer_registry.hpp"
@@ -97,6 +98,11 @@ Model::Model(const json& spec_in, uint64_t seed) : spec_(spec_in) {
       if (nodes_[i].inbound[s] >= 0)
         consumers_[static_cast<size_t>(nodes_[i].inbound[s])].push_back(
             {static_cast<int>(i), static_cast<int>(s)});
+  grad_consumers_ = consumers_;
+  for (auto& cons : grad_consumers_)
+    std::erase_if(cons, [&](const std::pair<int, int>& c) {
+      return nodes_[static_cast<size_t>(c.first)].layer->takes_ids();
+    });
   grad_sum_.resize(nodes_.size());
   size_t max_in = 1;
   for (const auto& n : nodes_) max_in = std::max(max_in, n.inbound.size());
@@ -158,6 +164,12 @@ void Model::share_moments() {
     if (absorbed_by_[i] >= 0) continue;  // its output is another layer's
     if (const Tensor* m = nodes_[i].layer->give_output_moments()) n.layer->take_input_moments(m);
   }
+}
+
+void Model::check_input(const Tensor& host_x) const {
+  for (const Node& n : nodes_)
+    if (std::find(n.inbound.begin(), n.inbound.end(), -1) != n.inbound.end())
+      n.layer->check_input(host_x);
 }
 
 void Model::begin_training_step() {
@@ -222,8 +234,8 @@ const Tensor* Model::arriving_grad(int i, const Tensor& dy, const Tensor* relu_y
   // The loss's gradient at the output, the one consumer's input gradient, or
   // the sum over several consumers; where relu_y is given, masked by
   // relu_y > 0 in the same pass.
-  const auto& cons = consumers_[static_cast<size_t>(i)];
-  if (i != output_ && cons.empty()) return nullptr;  // feeds nothing that reaches the output
+  const auto& cons = grad_consumers_[static_cast<size_t>(i)];
+  if (i != output_ && cons.empty()) return nullptr;  // no gradient reaches it
   auto part = [&](size_t k) -> const Tensor& {
     return nodes_[static_cast<size_t>(cons[k].first)].layer->input_grad(cons[k].second);
   };
@@ -262,7 +274,7 @@ void Model::backward(const Tensor& dy) {
     if (!g) continue;
     for (size_t s = 0; s < n.inbound.size(); ++s) {
       in_scratch_[s] = &node_output(n.inbound[s], x);
-      need_scratch_[s] = n.inbound[s] >= 0;
+      need_scratch_[s] = n.inbound[s] >= 0 && !n.layer->takes_ids();
     }
     {
       timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain,

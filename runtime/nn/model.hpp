@@ -25,6 +25,9 @@ class Model {
   // Backward of the last forward (which must have been a training one), from
   // the gradient of the loss with respect to the output.
   void backward(const Tensor& dy);
+  // Checks a batch of input on the host, before it goes to the model's
+  // device: each layer reading the model's input (Layer::check_input).
+  void check_input(const Tensor& host_x) const;
 
   // Every variable, layer by layer in Keras' order (trainable ones first per layer).
   std::vector<Param*> params();
@@ -83,6 +86,9 @@ class Model {
   // Per node: who consumes its output (node, input slot), and a buffer that
   // sums the gradient when there is more than one consumer.
   std::vector<std::vector<std::pair<int, int>>> consumers_;
+  // The same without the consumers whose input has no gradient
+  // (Layer::takes_ids): the ones a gradient arrives from.
+  std::vector<std::vector<std::pair<int, int>>> grad_consumers_;
   std::vector<Tensor> grad_sum_;
   // Per node: the node whose output stands for its own (a ReLU or max pooling
   // absorbed by its input's layer), else -1; and the last node a layer

@@ -123,9 +123,17 @@ void Trainer::forward_backward(const Tensor& x, const Tensor& y) {
   model_.backward(dlogits_);
 }
 
+// On a GPU the layers see the batch only on the device: what they check of
+// it (Embedding's ids) is checked here, on the host. On the CPU they check
+// it themselves in their forward.
+void Trainer::check_input(const Tensor& host_x) const {
+  if (exec_.device != Device::cpu) model_.check_input(host_x);
+}
+
 void Trainer::train_step(const data::Batch& batch) {
   using timeline::Span, timeline::Lane, timeline::kMain;
   Span step(timeline_, Lane::main, kMain, "step", "step", "step", global_step_);
+  check_input(batch.x);
   // Two references, so that the std::function below keeps the step's
   // closure ([this, &in]) without allocating.
   const struct {
@@ -179,6 +187,7 @@ Evaluation Trainer::evaluate(data::Pipeline& input, int64_t max_steps) {
   data::Batch batch;
   input.start_epoch(0);
   for (int64_t step = 0; (max_steps < 0 || step < max_steps) && input.next(batch); ++step) {
+    check_input(batch.x);
     const Tensor& y = stage_y_.stage(batch.y);
     const Tensor& out = model_.forward(stage_x_.stage(batch.x), false);
     loss_.check(out.shape(), batch.y);
@@ -195,6 +204,7 @@ Tensor Trainer::predict(data::Pipeline& input) {
   Tensor result(model_.output_shape().with_batch(total));
   int64_t row = 0;
   while (input.next(batch)) {
+    check_input(batch.x);
     const Tensor& out = model_.forward(stage_x_.stage(batch.x), false);
     result.rows(row, row + batch.size).copy_from(out);
     row += batch.size;

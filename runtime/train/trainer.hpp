@@ -92,6 +92,8 @@ class Trainer {
   // A training step's forward, loss, metrics and backward (device work only:
   // a CUDA graph may record it).
   void forward_backward(const Tensor& x, const Tensor& y);
+  // The model's checks of an input batch on the host (nn::Model::check_input).
+  void check_input(const Tensor& host_x) const;
   // Why this trainer's steps must not be captured into CUDA graphs; empty where they may.
   std::string why_not_graphs();
   static constexpr int64_t kAgreeEvery = 20;

@@ -6,7 +6,8 @@ venv that tools/python_env makes (keras with the JAX CPU backend, h5py):
      predict the same 100 Fashion-MNIST test images: the logits agree;
  (b) models built and saved by Keras (keras_models.py: Sequential with batch
      norm and dropout, a functional residual block, an MLP of every
-     activation and LeakyReLU, the shape and 1-D layers) load into drun and predict what Keras
+     activation and LeakyReLU, the shape and 1-D layers, int32 token ids
+     through Embedding and LayerNormalization) load into drun and predict what Keras
      predicted; drun's re-save of them loads into Keras;
  (c) h5py sees in drun's file what Keras' loader reads: root attributes,
      model_config, model_weights with fixed-length layer_names and
@@ -46,7 +47,12 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 import numpy as np, keras
 model_path, inputs_path = sys.argv[1:3]
 x = json.load(open(inputs_path))
-x = np.asarray(x["inputs"] if isinstance(x, dict) else x, dtype="float32")
+x = x["inputs"] if isinstance(x, dict) else x
+# Integers in the JSON are token ids, for an int32 Input (Embedding).
+flat = x
+while isinstance(flat, list) and flat:
+    flat = flat[0]
+x = np.asarray(x, dtype="int32" if isinstance(flat, int) else "float32")
 model = keras.models.load_model(model_path, compile=False)
 y = model.predict(x, batch_size=50, verbose=0).astype("float32")
 try:
@@ -208,7 +214,9 @@ def main():
         p = run([PY, os.path.join(HERE, "keras_models.py"), kdir], timeout=300)
         check(p.returncode == 0, "(b) keras_models.py builds and saves the Keras models "
               f"{p.stdout.split()}{why(p)}")
-        for name in ("sequential", "residual", "activations", "shapes"):
+        # keras_models.py prints "NAME PARAMS" for each model it wrote.
+        names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+        for name in names:
             src, ref = os.path.join(kdir, name + ".h5"), os.path.join(kdir, name + ".json")
             if not os.path.exists(src):
                 continue

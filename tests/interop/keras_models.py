@@ -1,10 +1,11 @@
 """Models built and saved by Keras 3 itself, for drun.load_model to read.
 Usage: keras_models.py OUTDIR  (run with the venv's python: tools/python_env)
 
-Writes, for each model NAME (sequential, residual, activations, shapes):
+Writes, for each model NAME (the functions main lists):
   OUTDIR/NAME.h5    Keras' legacy HDF5 format (model.save with a .h5 suffix)
   OUTDIR/NAME.json  {"inputs": [...], "outputs": [...]}: a fixed batch of 16
-                    inputs (channels last) and Keras' predictions on it
+                    inputs (channels last; integers for tokens' int32
+                    input) and Keras' predictions on it
 and prints the names it wrote. Deterministic: the same files every run."""
 import json
 import os
@@ -127,12 +128,30 @@ def shapes():
     return model, rng.normal(0, 1, (BATCH, 8, 6, 3)).astype("float32")
 
 
+def tokens():
+    """Token ids (an int32 Input of 12 ids below 50) through an Embedding of 8,
+    LayerNormalization over each token's 8 values, Flatten and a Dense of 5.
+    The layer norm's gamma and beta get random values (they start at 1 and
+    0), and the inputs use every id from 0 to 49."""
+    model = keras.Sequential([
+        keras.Input((12,), dtype="int32"),
+        layers.Embedding(50, 8),
+        layers.LayerNormalization(),
+        layers.Flatten(),
+        layers.Dense(5),
+    ], name="tokens")
+    rng = np.random.RandomState(4)
+    model.set_weights([rng.normal(0, 0.5, w.shape).astype("float32") for w in model.get_weights()])
+    ids = np.concatenate([np.arange(50), rng.randint(0, 50, BATCH * 12 - 50)])
+    return model, ids.reshape(BATCH, 12).astype("int32")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(42)
     for name, build in (("sequential", sequential), ("residual", residual),
-                        ("activations", activations), ("shapes", shapes)):
+                        ("activations", activations), ("shapes", shapes), ("tokens", tokens)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

@@ -2,7 +2,8 @@
 """Keras files drun must refuse, made by Keras 3 itself: a model
 with a Lambda layer (its config carries Python bytecode: refused by name,
 never interpreted), one with a layer class drun lacks, and one whose weights
-contradict its model_config (h5py edits a Dense layer's units). Each gives
+contradict its model_config (h5py edits a Dense layer's units), one whose
+int32 input (token ids) feeds a Dense, and an Embedding with mask_zero. Each gives
 `drun inspect` and drun.load_model one error line naming the file and the
 layer, and a non-zero exit.
 Usage: keras_refusals_test.py DRUN VENV_PYTHON"""
@@ -38,6 +39,12 @@ with h5py.File(os.path.join(out, "contradicts.h5"), "r+") as f:
         if layer["config"].get("name") == "dense_out":
             layer["config"]["units"] = 5  # the file's kernel is (3, 2)
     f.attrs["model_config"] = json.dumps(config)
+# Token ids (an int32 input) into a Dense; an Embedding with masks.
+keras.Sequential([keras.Input((4,), dtype="int32"), keras.layers.Dense(3, name="dense")]).save(
+    os.path.join(out, "int_dense.h5"))
+keras.Sequential([keras.Input((5,), dtype="int32"),
+                  keras.layers.Embedding(10, 4, mask_zero=True, name="emb"),
+                  keras.layers.Flatten(), keras.layers.Dense(2)]).save(os.path.join(out, "mask_zero.h5"))
 """
 
 LOAD = "local drun = require 'drun'\ndrun.load_model(arg[1])\n"
@@ -46,14 +53,16 @@ LOAD = "local drun = require 'drun'\ndrun.load_model(arg[1])\n"
 def main():
     with temp_dir("keras_refusals") as out:
         p = run([PY, "-c", MAKE, out], timeout=300, env=ENV)
-        if not check(p.returncode == 0, "Keras makes the three files", p.stderr[-1500:]):
+        if not check(p.returncode == 0, "Keras makes the files", p.stderr[-1500:]):
             return summary()
         script = os.path.join(out, "load.lua")
         with open(script, "w") as f:
             f.write(LOAD)
         cases = [("lambda.h5", ["'double_it'", "Lambda", "never runs code"]),
                  ("unknown.h5", ["'noisy'", "GaussianNoise", "does not support"]),
-                 ("contradicts.h5", ["'dense_out'", "(3, 2)", "(3, 5)"])]
+                 ("contradicts.h5", ["'dense_out'", "(3, 2)", "(3, 5)"]),
+                 ("int_dense.h5", ["'dense'", "int32", "Embedding"]),
+                 ("mask_zero.h5", ["'emb'", "mask_zero"])]
         for name, parts in cases:
             path = os.path.join(out, name)
             for how, args in [("drun inspect", [DRUN, "inspect", path]),

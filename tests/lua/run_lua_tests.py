@@ -518,6 +518,16 @@ def test_dataset_skip_take_split():
         assert "ok " + check + "\n" in out, "missing check %r\n%s" % (check, out)
 
 
+def test_token_layers():
+    out, _ = expect_success(["-q", "tokens.lua"], cwd=HERE)
+    assert "embedding (Embedding)" in out and "layer_normalization (LayerNormalization)" in out, out
+    # The first id's parity is learnt from 128 sequences.
+    accuracy = float(re.search(r"token accuracy ([0-9.]+)", out).group(1))
+    assert accuracy >= 0.9, out
+    assert ("bad id: tokens.lua:45: Embedding 'embedding': token id 20 (example 2 of the batch, "
+            "position 1) is outside [0, 20)") in out, out
+
+
 def test_layer_positional_shorthands():
     out, _ = expect_success(["layer_shorthands.lua"], cwd=HERE)
     assert "same model: 978 params" in out, out

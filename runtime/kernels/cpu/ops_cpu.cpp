@@ -20,6 +20,8 @@
 #include "kernels/cpu/split.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/embedding.hpp"
+#include "kernels/layer_norm.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/metric.hpp"
 #include "kernels/mixed_reference.hpp"
@@ -325,6 +327,61 @@ void on_cpu::batchnorm_backward(const Exec& ex, const Tensor& x, const Tensor& d
   cpu::batchnorm_backward(x.f32(), dy.f32(), relu_y ? beta.f32() : nullptr, x.numel() / c, c,
                           gamma.f32(), mean.f32(), inv_std.f32(), batch_statistics, dx.f32(),
                           dgamma.f32(), dbeta.f32(), ex.threads);
+}
+
+namespace {
+
+// An optional tensor's data: null where it is undefined.
+template <class T>
+auto data_or_null(T& t) {
+  return t.defined() ? t.f32() : nullptr;
+}
+
+}  // namespace
+
+void on_cpu::layer_norm_forward(const Exec& ex, const Tensor& x, const Tensor& gamma,
+                                const Tensor& beta, float eps, Tensor& mean, Tensor& inv_std,
+                                Tensor& y) {
+  const int64_t c = x.dim(-1);
+  const float *xp = x.f32(), *g = data_or_null(gamma), *b = data_or_null(beta);
+  float *yp = y.f32(), *mp = mean.f32(), *sp = inv_std.f32();
+  by_rows(ex, x.numel() / c, c, [&](int64_t r0, int64_t n) {
+    cpu::layer_norm_forward(xp + r0 * c, n, c, g, b, eps, mp + r0, sp + r0, yp + r0 * c);
+  });
+}
+
+void on_cpu::layer_norm_backward(const Exec& ex, const Tensor& x, const Tensor& dy,
+                                 const Tensor& gamma, const Tensor& mean, const Tensor& inv_std,
+                                 Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  const int64_t c = x.dim(-1), rows = x.numel() / c;
+  const float *xp = x.f32(), *dyp = dy.f32(), *g = data_or_null(gamma);
+  const float *mp = mean.f32(), *sp = inv_std.f32();
+  if (dgamma.defined() || dbeta.defined())
+    cpu::layer_norm_param_grads(xp, dyp, rows, c, mp, sp, data_or_null(dgamma),
+                                data_or_null(dbeta));
+  if (!dx.defined()) return;
+  float* dxp = dx.f32();
+  by_rows(ex, rows, c, [&](int64_t r0, int64_t n) {
+    cpu::layer_norm_backward_input(xp + r0 * c, dyp + r0 * c, n, c, g, mp + r0, sp + r0,
+                                   dxp + r0 * c);
+  });
+}
+
+void on_cpu::embedding_gather(const Exec& ex, const Tensor& ids, const Tensor& table, Tensor& y) {
+  const int64_t dim = table.dim(1);
+  const auto* idp = static_cast<const char*>(ids.raw());
+  const size_t id_bytes = dtype_size(ids.dtype());
+  float* yp = y.f32();
+  by_rows(ex, ids.numel(), dim, [&](int64_t i, int64_t n) {
+    cpu::embedding_gather(idp + i * id_bytes, ids.dtype(), n, table.f32(), table.dim(0), dim,
+                          yp + i * dim);
+  });
+}
+
+void on_cpu::embedding_scatter_add(const Exec&, const Tensor& ids, const Tensor& dy,
+                                   Tensor& dtable) {
+  cpu::embedding_scatter_add(ids.raw(), ids.dtype(), ids.numel(), dy.f32(), dtable.dim(0),
+                             dtable.dim(1), dtable.f32());
 }
 
 void on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred,

@@ -20,7 +20,9 @@
 #include "kernels/cuda/strided_copy.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/embedding.hpp"
 #include "kernels/gpu_backend.hpp"
+#include "kernels/layer_norm.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/metric.hpp"
 #include "kernels/mixed_reference.hpp"
@@ -405,6 +407,37 @@ class CudaBackend final : public GpuBackend {
     }
     cuda::batchnorm_backward(x.f32(), grad, rows, c, gamma.f32(), mean.f32(), inv_std.f32(),
                              batch_statistics, dx.f32(), dgamma.f32(), dbeta.f32());
+  }
+
+  void layer_norm_forward(const Exec&, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                          float eps, Tensor& mean, Tensor& inv_std, Tensor& y) override {
+    const int64_t c = x.dim(-1);
+    cuda::layer_norm_forward(x.f32(), x.numel() / c, c, gamma.defined() ? gamma.f32() : nullptr,
+                             beta.defined() ? beta.f32() : nullptr, eps, mean.f32(), inv_std.f32(),
+                             y.f32());
+  }
+  void layer_norm_backward(const Exec&, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                           const Tensor& mean, const Tensor& inv_std, Tensor& dx, Tensor& dgamma,
+                           Tensor& dbeta) override {
+    const int64_t c = x.dim(-1), rows = x.numel() / c;
+    if (dgamma.defined() || dbeta.defined())
+      cuda::layer_norm_param_grads(x.f32(), dy.f32(), rows, c, mean.f32(), inv_std.f32(),
+                                   dgamma.defined() ? dgamma.f32() : nullptr,
+                                   dbeta.defined() ? dbeta.f32() : nullptr);
+    if (dx.defined())
+      cuda::layer_norm_backward_input(x.f32(), dy.f32(), rows, c,
+                                      gamma.defined() ? gamma.f32() : nullptr, mean.f32(),
+                                      inv_std.f32(), dx.f32());
+  }
+
+  void embedding_gather(const Exec&, const Tensor& ids, const Tensor& table, Tensor& y) override {
+    cuda::embedding_gather(ids.raw(), ids.dtype(), ids.numel(), table.f32(), table.dim(0),
+                           table.dim(1), y.f32());
+  }
+  void embedding_scatter_add(const Exec&, const Tensor& ids, const Tensor& dy,
+                             Tensor& dtable) override {
+    cuda::embedding_scatter_add(ids.raw(), ids.dtype(), ids.numel(), dy.f32(), dtable.dim(0),
+                                dtable.dim(1), dtable.f32());
   }
 
   void loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred, const Tensor& target,

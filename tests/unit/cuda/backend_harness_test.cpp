@@ -1091,6 +1091,99 @@ TEST(BackendHarness, BatchNormTrainInferBackward) {
 }
 
 // ---------------------------------------------------------------------------
+// Layer normalisation and embeddings
+
+COVERS(Op::layer_norm_forward, Op::layer_norm_backward);
+TEST(BackendHarness, LayerNormForwardAndBackward) {
+  // Rows of one, a few and more than a warp's columns, ranks 2 to 4.
+  const Shape shapes[] = {Shape{64, 8}, Shape{3, 5, 33}, Shape{2, 2, 3, 100}, Shape{7, 1}};
+  const float eps = 1e-3f;
+  int seed = 1400;
+  for (const Shape& s : shapes)
+    for (const bool affine : {true, false}) {  // center and scale, or neither
+      Rng rng(static_cast<uint64_t>(++seed));
+      const std::string label = "layer_norm " + s.str() + (affine ? "" : " no gamma, beta");
+      const int64_t c = s[-1];
+      const Shape cs{c}, rs{s.numel() / c};
+      const Both x = both(uniform(rng, s, -2.0f, 3.0f));
+      const Both gamma = affine ? both(uniform(rng, cs, 0.5f, 1.5f)) : Both{};
+      const Both beta = affine ? both(uniform(rng, cs)) : Both{};
+      Both mean = output(rng, rs), inv_std = output(rng, rs), y = output(rng, s);
+      on_both([&](const Exec& ex) {
+        layer_norm_forward(ex, x.on(ex), gamma.on(ex), beta.on(ex), eps, mean.on(ex),
+                           inv_std.on(ex), y.on(ex));
+      });
+      EXPECT_TRUE(matches(label + " forward: y", y, kSum));
+      EXPECT_TRUE(matches(label + " forward: mean", mean, kSum));
+      EXPECT_TRUE(matches(label + " forward: inv_std", inv_std, kSum));
+
+      // Backward from the CPU's statistics on both backends.
+      const Both m = both(mean.cpu), is = both(inv_std.cpu), dy = both(uniform(rng, s));
+      Both dx = output(rng, s);
+      Both dgamma = affine ? output(rng, cs) : Both{}, dbeta = affine ? output(rng, cs) : Both{};
+      on_both([&](const Exec& ex) {
+        layer_norm_backward(ex, x.on(ex), dy.on(ex), gamma.on(ex), m.on(ex), is.on(ex), dx.on(ex),
+                            dgamma.on(ex), dbeta.on(ex));
+      });
+      EXPECT_TRUE(matches(label + " backward: dx", dx, kSum));
+      if (affine) {
+        EXPECT_TRUE(matches(label + " backward: dgamma", dgamma, kSum));
+        EXPECT_TRUE(matches(label + " backward: dbeta", dbeta, kSum));
+      }
+    }
+}
+
+COVERS(Op::embedding_gather, Op::embedding_scatter_add);
+TEST(BackendHarness, EmbeddingGatherAndScatterAdd) {
+  struct Case {
+    Shape ids;
+    int64_t rows, dim;
+    DType id_type;
+  };
+  const Case cases[] = {
+      {Shape{4, 12}, 50, 8, DType::f32},  // the Keras interop model's, float ids
+      {Shape{3, 7}, 5, 33, DType::i32},   // ids repeat often; rows wider than a warp
+      {Shape{16}, 1000, 1, DType::f32},   // one column
+  };
+  int seed = 1450;
+  for (const Case& t : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const std::string label = std::string("embedding ") + dtype_name(t.id_type) + " ids " +
+                              t.ids.str() + " into (" + std::to_string(t.rows) + ", " +
+                              std::to_string(t.dim) + ")";
+    Tensor ids(t.ids, t.id_type);
+    for (int64_t i = 0; i < ids.numel(); ++i) {
+      const auto id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(t.rows));
+      if (t.id_type == DType::i32)
+        ids.i32()[i] = id;
+      else
+        ids.f32()[i] = static_cast<float>(id);
+    }
+    // Out of range: a zero row and no gradient on both backends, no read
+    // outside the table.
+    const float bad = static_cast<float>(t.rows);
+    if (t.id_type == DType::i32)
+      ids.i32()[1] = -3;
+    else
+      ids.f32()[1] = bad;
+    const Both id = both(ids), table = both(uniform(rng, Shape{t.rows, t.dim}));
+    std::vector<int64_t> out_dims = t.ids.dims();
+    out_dims.push_back(t.dim);
+    const Shape out_shape(out_dims);
+    Both y = output(rng, out_shape);
+    on_both([&](const Exec& ex) { embedding_gather(ex, id.on(ex), table.on(ex), y.on(ex)); });
+    EXPECT_TRUE(matches(label + " gather: y", y, kExact));
+    for (int64_t j = 0; j < t.dim; ++j) EXPECT_EQ(y.cpu.f32()[t.dim + j], 0.0f) << label;
+
+    const Both dy = both(uniform(rng, out_shape));
+    Both dtable = output(rng, Shape{t.rows, t.dim});
+    on_both(
+        [&](const Exec& ex) { embedding_scatter_add(ex, id.on(ex), dy.on(ex), dtable.on(ex)); });
+    EXPECT_TRUE(matches(label + " scatter_add: dtable", dtable, kSum));
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Losses and accuracy
 
 bool sparse(LossKind k) {

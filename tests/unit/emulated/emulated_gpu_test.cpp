@@ -187,6 +187,47 @@ TEST(EmulatedGpu, EveryActivationTrainsAsOnTheCpuBitForBit) {
   expect_same_variables(on_gpu, on_cpu);
 }
 
+// Token ids through Embedding and LayerNormalization train on the device as
+// on the CPU; a bad id in a batch is refused with the layer's name on the
+// host, before the batch is staged (the device's lookup never sees it).
+TEST(EmulatedGpu, TokenModelTrainsAsOnTheCpuAndRefusesBadIds) {
+  const json spec = json::parse(R"({"name": "tokens", "input_shape": [6], "layers": [
+    {"class_name": "Embedding", "config": {"input_dim": 20, "output_dim": 4}},
+    {"class_name": "LayerNormalization", "config": {}},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  const char* adam = R"({"class_name": "Adam", "config": {"learning_rate": 0.01}})";
+  nn::Model on_gpu(spec, 4), on_cpu(spec, 4);
+  const auto ctx = kernels::make_cuda_context(0);
+  Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
+  Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
+  auto ds = std::make_shared<data::Dataset>();
+  ds->x = Tensor(Shape{32, 6});
+  ds->y = Tensor(Shape{32}, DType::i32);
+  for (int64_t i = 0; i < ds->x.numel(); ++i) ds->x.f32()[i] = static_cast<float>(i * 7 % 20);
+  for (int64_t i = 0; i < 32; ++i) ds->y.i32()[i] = static_cast<int32_t>(i % 10);
+  data::Batch batch;
+  for (int step = 0; step < 4; ++step) {
+    batch.x = ds->x.rows(step * 8, step * 8 + 8);
+    batch.y = ds->y.rows(step * 8, step * 8 + 8);
+    batch.size = 8;
+    EXPECT_EQ(step_loss(gpu, batch), step_loss(cpu, batch)) << "step " << step;
+  }
+  expect_same_variables(on_gpu, on_cpu);
+  batch.x = ds->x.rows(0, 8).clone();
+  batch.x.f32()[9] = 20.0f;
+  for (Trainer* t : {&gpu, &cpu}) {
+    try {
+      t->train_step(batch);
+      ADD_FAILURE() << "id 20 of input_dim 20 was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("Embedding 'embedding': token id 20 "),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // A GPU worker's optimizer (built, or restored, on the GPU) later given host
 // copies of the variables by a host strategy keeps its state: two Adam steps
 // split across the devices equal two on the CPU.

@@ -1,4 +1,5 @@
 // Every layer's backward against finite differences, through one checker.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,6 +27,9 @@ struct Case {
   bool training = true;
   float input_scale = 1.0f;  // inputs uniform in [-scale, scale]
   int64_t max_points = 0;    // elements checked per tensor (0: all; GradCheckOptions)
+  // > 0: the input is token ids in [0, ids) (Embedding), which have no
+  // gradient: only the parameters are probed.
+  int64_t ids = 0;
 };
 
 // The classes some test has checked, for EveryRegisteredLayerHasACase.
@@ -47,7 +51,10 @@ void check_layer(const Case& c) {
     if (p.name.ends_with("bias") || p.name.ends_with("beta"))
       for (float& v : p.value.span_f32()) v = rng.uniform(-0.1f, 0.1f);
   Tensor x = random_tensor(c.in.with_batch(c.batch), rng, -c.input_scale, c.input_scale);
-  std::vector<Probe> probes{{"input", &x, nullptr}};
+  if (c.ids > 0)
+    for (float& v : x.span_f32()) v = static_cast<float>(rng.next() % static_cast<uint64_t>(c.ids));
+  std::vector<Probe> probes;
+  if (c.ids == 0) probes.push_back({"input", &x, nullptr});
   for (auto& p : layer->params())
     if (p.trainable) probes.push_back({p.name, &p.value, &p.grad});
   auto fwd = [&]() -> const Tensor& {
@@ -55,8 +62,8 @@ void check_layer(const Case& c) {
     return layer->output();
   };
   auto bwd = [&](const Tensor& dy) {
-    backward1(*layer, x, dy, true);
-    probes[0].grad = &layer->input_grad();
+    backward1(*layer, x, dy, c.ids == 0);
+    if (c.ids == 0) probes[0].grad = &layer->input_grad();
   };
   // The input gradient tensor is only known after a backward: run one first.
   fwd();
@@ -231,6 +238,81 @@ TEST(LayerGradient, BatchNormalizationTraining) {
 
 TEST(LayerGradient, BatchNormalizationInference) {
   check_layer({"BatchNormalization", json::object(), Shape{2, 2, 3}, 2, false});
+}
+
+TEST(LayerGradient, LayerNormalization) {
+  // Rank 2 (batch, features) and rank 3 (batch, time, features); the rows'
+  // means away from zero, so that the mean's gradient matters.
+  for (const bool center : {true, false})
+    for (const bool scale : {true, false}) {
+      const json config = {{"center", center}, {"scale", scale}};
+      check_layer({"LayerNormalization", config, Shape{6}, 3});
+      check_layer({"LayerNormalization", config, Shape{4, 5}, 2, true, 2.0f});
+    }
+  check_layer({"LayerNormalization", {{"epsilon", 1e-6}, {"axis", json::array({2})}}, Shape{3, 7}});
+  check_layer({"LayerNormalization", {{"axis", json::array({-1})}}, Shape{2, 2, 40}, 1, false});
+}
+
+// The other axes are another normalisation: refused with the layer's name and the axis.
+TEST(LayerGradient, LayerNormalizationRefusesOtherAxes) {
+  Rng rng(1);
+  for (const json& axis : {json(1), json::array({1}), json(-2), json::array({1, 2})}) {
+    try {
+      auto layer = make_layer("LayerNormalization", {{"axis", axis}}, "ln");
+      const Shape in[1] = {Shape{4, 5}};
+      layer->build(in, rng);
+      ADD_FAILURE() << "axis " << axis.dump() << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("LayerNormalization 'ln'"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(axis.dump()), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(LayerGradient, EmbeddingTable) {
+  // Ids repeat (12 ids, 5 rows): their gradients add up in one row.
+  check_layer({"Embedding", {{"input_dim", 5}, {"output_dim", 3}}, Shape{6}, 2, true, 1.0f, 0, 5});
+  check_layer({"Embedding",
+               {{"input_dim", 50}, {"output_dim", 8}, {"input_length", 4}},
+               Shape{4},
+               3,
+               true,
+               1.0f,
+               0,
+               50});
+}
+
+// A bad id is the user's mistake, named with the layer, never a read outside the table.
+TEST(LayerGradient, EmbeddingRefusesBadIds) {
+  Rng rng(2);
+  auto layer = make_layer("Embedding", {{"input_dim", 10}, {"output_dim", 4}}, "emb");
+  const Shape in[1] = {Shape{3}};
+  layer->build(in, rng);
+  for (const float bad : {10.0f, -1.0f, 1e9f}) {
+    Tensor x = Tensor::zeros(Shape{2, 3});
+    x.f32()[4] = bad;
+    try {
+      forward1(*layer, x, true);
+      ADD_FAILURE() << "id " << bad << " was accepted";
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("Embedding 'emb'"), std::string::npos) << what;
+      EXPECT_NE(what.find(fmt::format("id {:g} ", bad)), std::string::npos) << what;
+    }
+  }
+  Tensor ids(Shape{2, 3}, DType::i32);
+  for (int64_t i = 0; i < 6; ++i) ids.i32()[i] = static_cast<int32_t>(i);
+  forward1(*layer, ids, true);  // int32 ids 0..5 are fine
+  EXPECT_EQ(layer->output().shape(), (Shape{2, 3, 4}));
+  ids.i32()[5] = 12;
+  EXPECT_THROW(forward1(*layer, ids, true), UsageError);
+  EXPECT_THROW(
+      make_layer("Embedding", {{"input_dim", 10}, {"output_dim", 4}, {"mask_zero", true}}, "emb"),
+      UsageError);
+  auto wrong_length =
+      make_layer("Embedding", {{"input_dim", 10}, {"output_dim", 4}, {"input_length", 5}}, "emb");
+  EXPECT_THROW(wrong_length->build(in, rng), UsageError);
 }
 
 TEST(LayerGradient, DropoutInferenceIsIdentity) {

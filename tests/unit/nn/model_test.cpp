@@ -342,5 +342,36 @@ TEST(Model, FirstConvolutionAbsorbsTheMaxPoolingAfterIt) {
   }
 }
 
+// Token ids have no gradient (Layer::takes_ids): the model asks none of an
+// Embedding and sums none from it, whether it reads the model's input or a
+// layer's output (the linear Activation, which then gets no gradient at
+// all); the tables' and the other weights' gradients are still right.
+TEST(Model, EmbeddingInputsHaveNoGradient) {
+  auto spec = json::parse(R"({"name": "tokens", "input_shape": [6], "layers": [
+    {"class_name": "Embedding", "config": {"input_dim": 7, "output_dim": 3}, "inbound": [-1]},
+    {"class_name": "LayerNormalization", "config": {}},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 4}},
+    {"class_name": "Activation", "config": {"activation": "linear"}, "inbound": [-1]},
+    {"class_name": "Embedding", "config": {"input_dim": 7, "output_dim": 2}, "inbound": [4]},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 4}},
+    {"class_name": "Add", "config": {}, "inbound": [3, 7]}]})");
+  Model m(spec, 3);
+  Rng rng(4);
+  Tensor x(Shape{3, 6});
+  for (int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = static_cast<float>(i % 7);
+  std::vector<testing::Probe> probes;
+  for (auto* p : m.trainable_params()) probes.push_back({p->name, &p->value, &p->grad});
+  EXPECT_EQ(probes.size(), 1u + 2u + 2u + 1u + 2u);
+  testing::check_gradients([&]() -> const Tensor& { return m.forward(x, true); },
+                           [&](const Tensor& dy) { m.backward(dy); }, probes);
+  EXPECT_FALSE(m.nodes()[0].layer->input_grad().defined());
+  EXPECT_FALSE(m.nodes()[4].layer->input_grad().defined());
+  // A bad id in a host batch is named before it reaches a device.
+  x.f32()[5] = 7.0f;
+  EXPECT_THROW(m.check_input(x), UsageError);
+}
+
 }  // namespace
 }  // namespace drun::nn
