@@ -6,8 +6,8 @@ venv that tools/python_env makes (keras with the JAX CPU backend, h5py):
      predict the same 100 Fashion-MNIST test images: the logits agree;
  (b) models built and saved by Keras (keras_models.py: Sequential with batch
      norm and dropout, a functional residual block, an MLP of every
-     activation and LeakyReLU) load into drun and predict what Keras
-     predicted; drun's re-save of them loads into Keras;
+     activation and LeakyReLU, causal self-attention) load into drun and
+     predict what Keras predicted; drun's re-save of them loads into Keras;
  (c) h5py sees in drun's file what Keras' loader reads: root attributes,
      model_config, model_weights with fixed-length layer_names and
      weight_names, datasets in Keras' shapes;
@@ -208,7 +208,7 @@ def main():
         p = run([PY, os.path.join(HERE, "keras_models.py"), kdir], timeout=300)
         check(p.returncode == 0, "(b) keras_models.py builds and saves the Keras models "
               f"{p.stdout.split()}{why(p)}")
-        for name in ("sequential", "residual", "activations"):
+        for name in ("sequential", "residual", "activations", "attention"):
             src, ref = os.path.join(kdir, name + ".h5"), os.path.join(kdir, name + ".json")
             if not os.path.exists(src):
                 continue
