@@ -162,6 +162,32 @@ void inbound_names(const json& node, std::vector<std::string>& names, int depth 
   }
 }
 
+// Inputs Keras lets a call name (attention's query, value and key), in the
+// order of its parameters.
+constexpr const char* kInputKeywords[] = {"query", "value", "key"};
+bool is_input_keyword(const std::string& k) {
+  return std::ranges::find(kInputKeywords, k) != std::end(kInputKeywords);
+}
+
+// The layer names a node's call reads, in its parameters' order: a Keras 3
+// node's positional arguments, then inputs given by keyword (where the
+// object's own order, alphabetical, would put key before value); a Keras 2
+// node's references.
+void node_inputs(const json& inbound_nodes, std::vector<std::string>& names) {
+  if (!inbound_nodes.is_array()) return inbound_names(inbound_nodes, names);
+  for (const auto& node : inbound_nodes) {
+    if (!node.is_object() || !node.contains("args")) {
+      inbound_names(node, names);
+      continue;
+    }
+    inbound_names(node["args"], names);
+    const json kwargs = node.value("kwargs", json::object());
+    if (kwargs.is_object())
+      for (const char* k : kInputKeywords)
+        if (kwargs.contains(k)) inbound_names(kwargs[k], names);
+  }
+}
+
 // The keyword arguments a layer is called with: a Keras 3 node's "kwargs",
 // a Keras 2 reference's fourth element.
 json call_kwargs(const json& inbound_nodes) {
@@ -320,7 +346,7 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
       if (cls != "Sequential") {
         std::vector<std::string> names;
         try {
-          inbound_names(l.value("inbound_nodes", json::array()), names);
+          node_inputs(l.value("inbound_nodes", json::array()), names);
         } catch (const UsageError& e) {
           throw UsageError(who + ": " + e.what());
         }
@@ -336,6 +362,13 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
         // join its config; others only at their neutral values.
         const json kwargs = call_kwargs(l.value("inbound_nodes", json::array()));
         for (const auto& [k, v] : kwargs.items()) {
+          std::vector<std::string> tensors;
+          inbound_names(v, tensors);
+          if (!tensors.empty()) {
+            if (is_input_keyword(k)) continue;  // read above, as an input
+            throw UsageError(who + ": call argument " + k + " (a tensor, from '" + tensors[0] +
+                             "') is not supported by drun");
+          }
           if (info->about.schema.find(k)) {
             entry["config"][k] = v;
           } else if (!v.is_null() && v != false) {

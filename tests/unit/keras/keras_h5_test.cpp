@@ -135,6 +135,45 @@ TEST_F(KerasH5, AttentionRoundTripKeepsItsCallArguments) {
   expect_same_predictions(model, *loaded);
 }
 
+// Keras 3 records inputs given by keyword among the call's kwargs: drun
+// reads them in the call's order (query, value, key), and refuses a tensor
+// it has no input for (an attention mask).
+TEST_F(KerasH5, AttentionInputsByKeywordAndTensorArgumentsOfKeras3Nodes) {
+  const auto tensor = [](const std::string& layer) {
+    return json{{"class_name", "__keras_tensor__"},
+                {"config", {{"shape", {nullptr, 4, 6}}, {"keras_history", {layer, 0, 0}}}}};
+  };
+  const auto keras_model = [&](const json& kwargs) {
+    const json input = {{"class_name", "InputLayer"},
+                        {"name", "in"},
+                        {"config", {{"batch_shape", {nullptr, 4, 6}}}}};
+    const json relu = {{"class_name", "ReLU"},
+                       {"name", "relu"},
+                       {"config", json::object()},
+                       {"inbound_nodes", {{{"args", {tensor("in")}}, {"kwargs", json::object()}}}}};
+    const json mha = {{"class_name", "MultiHeadAttention"},
+                      {"name", "mha"},
+                      {"config", {{"num_heads", 1}, {"key_dim", 2}}},
+                      {"inbound_nodes", {{{"args", {tensor("in")}}, {"kwargs", kwargs}}}}};
+    return json{{"class_name", "Functional"},
+                {"config",
+                 {{"name", "f"},
+                  {"layers", {input, relu, mha}},
+                  {"output_layers", json::array({json::array({"mha", 0, 0})})}}}};
+  };
+  // mha(in, key=in, value=relu): query, value, key.
+  const json spec = spec_from_model_config(
+      keras_model({{"key", tensor("in")}, {"value", tensor("relu")}, {"use_causal_mask", false}}),
+      "f.h5");
+  EXPECT_EQ(spec["layers"][1]["inbound"], json::array({-1, 0, -1}));
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(
+            keras_model({{"value", tensor("in")}, {"attention_mask", tensor("relu")}}), "f.h5");
+      },
+      {"f.h5", "'mha'", "attention_mask", "'relu'"});
+}
+
 // Keras 2 gives a call's keyword arguments as each reference's fourth
 // element; one drun has no option for is refused unless neutral.
 TEST_F(KerasH5, CallArgumentsOfKeras2NodesAndUnsupportedOnes) {
