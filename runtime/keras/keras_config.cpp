@@ -54,6 +54,15 @@ bool integer_dtype(const json& dtype) {
   return s.starts_with("int") || s.starts_with("uint");
 }
 
+// A Keras 3 functional node's reference to the output of layer `name`.
+json keras_tensor(const std::string& name, const Shape& shape) {
+  json batch_shape = json::array({nullptr});
+  for (int i = 0; i < shape.rank(); ++i) batch_shape.push_back(shape[i]);
+  return {
+      {"class_name", "__keras_tensor__"},
+      {"config", {{"shape", batch_shape}, {"dtype", "float32"}, {"keras_history", {name, 0, 0}}}}};
+}
+
 bool is_chain(const nn::Model& model) {
   const auto& nodes = model.nodes();
   for (size_t i = 0; i < nodes.size(); ++i)
@@ -175,6 +184,50 @@ void inbound_names(const json& node, std::vector<std::string>& names, int depth 
   }
 }
 
+// Inputs Keras lets a call name (attention's query, value and key), in the
+// order of its parameters.
+constexpr const char* kInputKeywords[] = {"query", "value", "key"};
+bool is_input_keyword(const std::string& k) {
+  return std::ranges::find(kInputKeywords, k) != std::end(kInputKeywords);
+}
+
+// The layer names a node's call reads, in its parameters' order: a Keras 3
+// node's positional arguments, then inputs given by keyword (where the
+// object's own order, alphabetical, would put key before value); a Keras 2
+// node's references.
+void node_inputs(const json& inbound_nodes, std::vector<std::string>& names) {
+  if (!inbound_nodes.is_array()) return inbound_names(inbound_nodes, names);
+  for (const auto& node : inbound_nodes) {
+    if (!node.is_object() || !node.contains("args")) {
+      inbound_names(node, names);
+      continue;
+    }
+    inbound_names(node["args"], names);
+    const json kwargs = node.value("kwargs", json::object());
+    if (kwargs.is_object())
+      for (const char* k : kInputKeywords)
+        if (kwargs.contains(k)) inbound_names(kwargs[k], names);
+  }
+}
+
+// The keyword arguments a layer is called with: a Keras 3 node's "kwargs",
+// a Keras 2 reference's fourth element.
+json call_kwargs(const json& inbound_nodes) {
+  json out = json::object();
+  const auto merge = [&](const json& kw) {
+    if (kw.is_object())
+      for (const auto& [k, v] : kw.items()) out[k] = v;
+  };
+  if (!inbound_nodes.is_array()) return out;
+  for (const auto& node : inbound_nodes) {
+    if (node.is_object()) merge(node.value("kwargs", json::object()));
+    if (node.is_array())
+      for (const auto& ref : node)
+        if (ref.is_array() && ref.size() >= 4) merge(ref[3]);
+  }
+  return out;
+}
+
 // A string member of a model_config object, or `fallback` when it is absent.
 std::string text_field(const json& object, const char* key, const std::string& fallback,
                        const std::string& where) {
@@ -231,14 +284,26 @@ json model_config(const nn::Model& model) {
   input["inbound_nodes"] = json::array();
   json layers = json::array({input});
   for (const auto& n : nodes) {
-    json refs = json::array();
-    for (int i : n.inbound)
-      refs.push_back(
-          {i < 0 ? input_name : nodes[static_cast<size_t>(i)].layer->name(), 0, 0, json::object()});
+    const auto source = [&](int i) {
+      return i < 0 ? input_name : nodes[static_cast<size_t>(i)].layer->name();
+    };
+    json node;
+    if (n.layer->keras_inputs_as_arguments()) {
+      // Keras 3's form: its legacy one passes the inputs as one list.
+      json args = json::array();
+      for (int i : n.inbound)
+        args.push_back(
+            keras_tensor(source(i), i < 0 ? model.input_shape()
+                                          : nodes[static_cast<size_t>(i)].layer->output_shape()));
+      node = {{"args", args}, {"kwargs", n.layer->keras_call_kwargs()}};
+    } else {
+      node = json::array();
+      for (int i : n.inbound) node.push_back({source(i), 0, 0, n.layer->keras_call_kwargs()});
+    }
     layers.push_back({{"class_name", n.layer->kind()},
                       {"config", n.layer->config()},
                       {"name", n.layer->name()},
-                      {"inbound_nodes", json::array({refs})}});
+                      {"inbound_nodes", json::array({node})}});
   }
   const std::string out = nodes[static_cast<size_t>(model.output_node())].layer->name();
   return {{"class_name", "Functional"},
@@ -320,7 +385,7 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
       if (cls != "Sequential") {
         std::vector<std::string> names;
         try {
-          inbound_names(l.value("inbound_nodes", json::array()), names);
+          node_inputs(l.value("inbound_nodes", json::array()), names);
         } catch (const UsageError& e) {
           throw UsageError(who + ": " + e.what());
         }
@@ -332,6 +397,24 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
           inbound.push_back(it->second);
         }
         entry["inbound"] = inbound;
+        // Call arguments that are options of drun's layer (use_causal_mask)
+        // join its config; others only at their neutral values.
+        const json kwargs = call_kwargs(l.value("inbound_nodes", json::array()));
+        for (const auto& [k, v] : kwargs.items()) {
+          std::vector<std::string> tensors;
+          inbound_names(v, tensors);
+          if (!tensors.empty()) {
+            if (is_input_keyword(k)) continue;  // read above, as an input
+            throw UsageError(who + ": call argument " + k + " (a tensor, from '" + tensors[0] +
+                             "') is not supported by drun");
+          }
+          if (info->about.schema.find(k)) {
+            entry["config"][k] = v;
+          } else if (!v.is_null() && v != false) {
+            throw UsageError(who + ": call argument " + k + " = " + v.dump() +
+                             " is not supported by drun");
+          }
+        }
       }
       index[name] = static_cast<int>(spec["layers"].size());
       spec["layers"].push_back(entry);

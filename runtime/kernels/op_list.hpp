@@ -44,6 +44,24 @@ DRUN_OP(void, matmul,
          const Tensor& a, const Tensor& b, float beta, Tensor& y),
         (ex, trans_a, trans_b, m, n, k, alpha, a, b, beta, y), ex, none())
 
+// matmul over a grid of matrices inside a, b and y (kernels/types.hpp,
+// BatchedGemm), float32: attention's per-head products, each head read in
+// place from its projection. With beta 0, y is not read.
+DRUN_OP(void, batched_matmul,
+        (const Exec& ex, const BatchedGemm& g, float alpha, const Tensor& a, const Tensor& b,
+         float beta, Tensor& y),
+        (ex, g, alpha, a, b, beta, y), ex, check_batched_matmul(op, g, a, b, y))
+// Attention's softmax over the last axis (kernels/masked_softmax.hpp):
+// y = softmax(scale * x), rows seen as (..., t, s); with `causal`, column j
+// of row i (i = row index mod t) is left out where j > i. Backward: dx =
+// scale * y * (dy - sum(dy * y)). x and y, dy and dx may alias.
+DRUN_OP(void, masked_softmax_forward,
+        (const Exec& ex, float scale, bool causal, int64_t t, const Tensor& x, Tensor& y),
+        (ex, scale, causal, t, x, y), ex, check_rows_of(op, t, x, y))
+DRUN_OP(void, masked_softmax_backward,
+        (const Exec& ex, float scale, const Tensor& y, const Tensor& dy, Tensor& dx),
+        (ex, scale, y, dy, dx), ex, same_size(op, y, dy, dx))
+
 // Rows of y += b.
 DRUN_OP(void, bias_add, (const Exec& ex, Tensor& y, const Tensor& b), (ex, y, b), ex, none())
 

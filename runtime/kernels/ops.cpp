@@ -124,6 +124,36 @@ void check_activation_backward(const char* op, ActivationFn a, const Tensor& x, 
                            "'s backward needs the forward's input");
 }
 
+// Every matrix of a batched GEMM's operand lies inside its float32 tensor.
+void check_batched_matmul(const char* op, const BatchedGemm& g, const Tensor& a, const Tensor& b,
+                          const Tensor& y) {
+  const auto fits = [&](const char* what, const Tensor& t, const MatrixLayout& l, int64_t rows,
+                        int64_t cols) {
+    if (t.dtype() != DType::f32)
+      throw std::logic_error(std::string(op) + ": " + what + " is " + dtype_name(t.dtype()) +
+                             ", not float32");
+    if (g.batch <= 0 || g.heads <= 0 || rows <= 0 || cols <= 0) return;
+    const int64_t last =
+        (g.batch - 1) * l.outer + (g.heads - 1) * l.inner + (rows - 1) * l.ld + cols - 1;
+    if (l.ld < cols || l.outer < 0 || l.inner < 0 || last >= t.numel())
+      throw std::logic_error(std::string(op) + ": " + what + "'s matrices (" +
+                             std::to_string(rows) + "x" + std::to_string(cols) + ", ld " +
+                             std::to_string(l.ld) + ") run past its " + t.shape().str());
+  };
+  fits("a", a, g.a, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k);
+  fits("b", b, g.b, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n);
+  fits("y", y, g.y, g.m, g.n);
+}
+
+// x and y alike, in rows of t: the causal mask's row index is the row's mod t.
+void check_rows_of(const char* op, int64_t t, const Tensor& x, const Tensor& y) {
+  same_size(op, x, y);
+  const int64_t cols = x.rank() ? x.dim(-1) : 1;
+  if (t <= 0 || cols <= 0 || (x.numel() / cols) % t != 0)
+    throw std::logic_error(std::string(op) + ": " + x.shape().str() + " is not in groups of " +
+                           std::to_string(t) + " rows");
+}
+
 // One float32 value: a flag, a loss, a metric's sum.
 void check_scalar(const char* op, const char* what, const Tensor& t) {
   if (t.numel() != 1 || t.dtype() != DType::f32)

@@ -153,6 +153,25 @@ struct CopyGeometry {
 };
 
 // ---------------------------------------------------------------------------
+// Batched GEMM (batched_matmul): attention's per-head products
+
+// Matrices inside one tensor, on a grid of batch x heads: matrix (i, j)
+// starts i * outer + j * inner floats in, its rows ld floats apart. Head j
+// of example i of a (batch, time, heads * dim) projection is (time * heads *
+// dim, dim) with ld heads * dim: read in place, no transposed copy.
+struct MatrixLayout {
+  int64_t ld, outer, inner;
+};
+// For each (i, j): y_ij = alpha op(a_ij) op(b_ij) + beta y_ij, op(a) m x k,
+// op(b) k x n, row-major as matmul.
+struct BatchedGemm {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1, heads = 1;
+  MatrixLayout a{}, b{}, y{};
+};
+
+// ---------------------------------------------------------------------------
 // Losses (kernels/loss.hpp), as loss_forward_backward takes them
 
 enum class LossKind { softmax_xent_sparse, xent_sparse, softmax_xent, xent, sigmoid_bce, bce, mse };

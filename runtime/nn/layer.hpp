@@ -61,6 +61,12 @@ class Layer {
   const Shape& output_shape() const { return output_shape_; }
   // Keras' layer config (the keys Keras 3 accepts), for summaries and export.
   virtual json config() const;
+  // How Keras calls the layer in a functional model (export, import): its
+  // inputs as separate arguments (attention's query, value, key) rather than
+  // one list (Add's), and the call's keyword arguments, which drun takes as
+  // options (use_causal_mask).
+  virtual bool keras_inputs_as_arguments() const { return false; }
+  virtual json keras_call_kwargs() const { return json::object(); }
   // Where the layer runs; its variables move to that device.
   void set_exec(const Exec& ex);
   // Mixed precision (Keras' policies, nn::Model::set_compute_dtype): the type

@@ -145,13 +145,27 @@ def tokens():
     ids = np.concatenate([np.arange(50), rng.randint(0, 50, BATCH * 12 - 50)])
     return model, ids.reshape(BATCH, 12).astype("int32")
 
+def attention():
+    """Causal self-attention (2 heads of 4) over 6 steps of 8 features, added
+    to its input (a residual join), flattened into a Dense of 3: the call's
+    use_causal_mask is in the file's node, not in the layer's config."""
+    inputs = keras.Input((6, 8))
+    y = layers.MultiHeadAttention(2, 4)(inputs, inputs, use_causal_mask=True)
+    y = layers.Add()([inputs, y])
+    outputs = layers.Dense(3)(layers.Flatten()(y))
+    model = keras.Model(inputs, outputs, name="attention")
+    rng = np.random.RandomState(4)
+    model.set_weights([rng.normal(0, 0.5, w.shape).astype("float32") for w in model.get_weights()])
+    return model, rng.normal(0, 1, (BATCH, 6, 8)).astype("float32")
+
 
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(42)
     for name, build in (("sequential", sequential), ("residual", residual),
-                        ("activations", activations), ("shapes", shapes), ("tokens", tokens)):
+                        ("activations", activations), ("shapes", shapes), ("tokens", tokens),
+                        ("attention", attention)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

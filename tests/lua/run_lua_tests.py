@@ -452,6 +452,16 @@ def test_functional_residual_summary():
     assert "params 184" in out, out
 
 
+def test_functional_attention_takes_nodes_as_arguments():
+    out, _ = expect_success(["functional_attention.lua"], cwd=HERE)
+    assert re.search(r"multi_head_attention \(MultiHeadAttention\).*input, input", out), out
+    assert re.search(r"multi_head_attention_1 \(MultiHeadAttention\).*multi_head_attention, input",
+                     out), out
+    assert "params 530" in out, out
+    assert ("MultiHeadAttention 'multi_head_attention': query (None, 6, 8), value (None, 48): "
+            "expects inputs" in out), out
+
+
 def test_fashion_mnist_small_run():
     if not os.path.isfile(os.path.join(FASHION_DIR, "train-images-idx3-ubyte.gz")):
         raise Skip(FASHION_DIR + " not installed (apt install dataset-fashion-mnist)")

@@ -118,9 +118,11 @@ function nn.Input(opts)
   return setmetatable({graph = graph, id = -1}, Node)
 end
 
--- layer(node) or layer{node_a, node_b}: adds the layer to the graph.
-function Layer:__call(inputs)
+-- layer(node), layer{node_a, node_b} or layer(node_a, node_b) (attention's
+-- query, value): adds the layer to the graph.
+function Layer:__call(inputs, ...)
   if self._used then util.fail(self.class_name .. ': a layer object can be called only once') end
+  if select('#', ...) > 0 then inputs = {inputs, ...} end
   if getmetatable(inputs) == Node then inputs = {inputs} end
   if type(inputs) ~= 'table' or #inputs == 0 then
     util.fail(self.class_name .. ': call it on a node from nn.Input or another layer')

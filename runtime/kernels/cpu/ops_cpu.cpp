@@ -23,6 +23,7 @@
 #include "kernels/embedding.hpp"
 #include "kernels/layer_norm.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/masked_softmax.hpp"
 #include "kernels/metric.hpp"
 #include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
@@ -63,6 +64,45 @@ void on_cpu::matmul(const Exec& ex, bool ta, bool tb, int64_t m, int64_t n, int6
                            std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n));
   cpu::gemm(ta, tb, m, n, k, alpha, a.f32(), ta ? m : k, b.f32(), tb ? k : n, beta, y.f32(), n,
             ex.threads);
+}
+
+// One single-threaded GEMM per matrix of the grid, the grid split over ex's
+// threads: attention's heads are small products, each too small to split.
+void on_cpu::batched_matmul(const Exec& ex, const BatchedGemm& g, float alpha, const Tensor& a,
+                            const Tensor& b, float beta, Tensor& y) {
+  const float *ap = a.f32(), *bp = b.f32();
+  float* yp = y.f32();
+  by_rows(ex, g.batch * g.heads, g.m * g.n * g.k, [&](int64_t first, int64_t count) {
+    for (int64_t p = first; p < first + count; ++p) {
+      const int64_t i = p / g.heads, j = p % g.heads;
+      cpu::gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, alpha, ap + i * g.a.outer + j * g.a.inner,
+                g.a.ld, bp + i * g.b.outer + j * g.b.inner, g.b.ld, beta,
+                yp + i * g.y.outer + j * g.y.inner, g.y.ld);
+    }
+  });
+}
+
+void on_cpu::masked_softmax_forward(const Exec& ex, float scale, bool causal, int64_t t,
+                                    const Tensor& x, Tensor& y) {
+  const int64_t cols = last_dim(x);
+  const float* xp = x.f32();
+  float* yp = y.f32();
+  // Whole groups of t rows per thread: the causal mask counts rows from a group's start.
+  by_rows(ex, x.numel() / (cols * t), cols * t, [&](int64_t g0, int64_t n) {
+    cpu::masked_softmax_forward(scale, causal, t, xp + g0 * t * cols, yp + g0 * t * cols, n * t,
+                                cols);
+  });
+}
+
+void on_cpu::masked_softmax_backward(const Exec& ex, float scale, const Tensor& y, const Tensor& dy,
+                                     Tensor& dx) {
+  const int64_t cols = last_dim(y);
+  const float *yp = y.f32(), *dyp = dy.f32();
+  float* dxp = dx.f32();
+  by_rows(ex, y.numel() / cols, cols, [&](int64_t r0, int64_t n) {
+    const int64_t o = r0 * cols;
+    cpu::masked_softmax_backward(scale, yp + o, dyp + o, dxp + o, n, cols);
+  });
 }
 
 void on_cpu::bias_add(const Exec& ex, Tensor& y, const Tensor& b) {

@@ -53,4 +53,19 @@ void Blas::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
         "cublasGemmEx");
 }
 
+void Blas::gemm_batched(const BatchedGemm& g, float alpha, const float* a, const float* b,
+                        float beta, float* y) {
+  // Row-major to column-major as gemm: the operands swap, each keeps its ld.
+  for (int64_t i = 0; i < g.batch; ++i)
+    check(
+        cublasGemmStridedBatchedEx(
+            handle_->h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+            g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m),
+            static_cast<int>(g.k), &alpha, b + i * g.b.outer, CUDA_R_32F, static_cast<int>(g.b.ld),
+            g.b.inner, a + i * g.a.outer, CUDA_R_32F, static_cast<int>(g.a.ld), g.a.inner, &beta,
+            y + i * g.y.outer, CUDA_R_32F, static_cast<int>(g.y.ld), g.y.inner,
+            static_cast<int>(g.heads), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
+}
+
 }  // namespace drun::kernels::cuda

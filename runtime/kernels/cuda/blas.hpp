@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/types.hpp"
 #include "tensor/dtype.hpp"
 
 namespace drun::kernels::cuda {
@@ -24,6 +25,11 @@ class Blas {
   // cores, products summed in float32, C float32.
   void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
             const void* b, DType type, float beta, float* c);
+
+  // y_ij = alpha op(a_ij) op(b_ij) + beta y_ij for the grid of g (kernels/types.hpp),
+  // float32: one strided-batched call over the heads per example.
+  void gemm_batched(const BatchedGemm& g, float alpha, const float* a, const float* b, float beta,
+                    float* y);
 
  private:
   struct Handle;

@@ -24,6 +24,7 @@
 #include "kernels/gpu_backend.hpp"
 #include "kernels/layer_norm.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/masked_softmax.hpp"
 #include "kernels/metric.hpp"
 #include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
@@ -187,6 +188,20 @@ class CudaBackend final : public GpuBackend {
     const void* pa = as_type(a, type, a_copy);
     const void* pb = as_type(b, type, b_copy);
     context(ex, "matmul").blas().gemm(ta, tb, m, n, k, alpha, pa, pb, type, beta, y.f32());
+  }
+  void batched_matmul(const Exec& ex, const BatchedGemm& g, float alpha, const Tensor& a,
+                      const Tensor& b, float beta, Tensor& y) override {
+    context(ex, "batched_matmul").blas().gemm_batched(g, alpha, a.f32(), b.f32(), beta, y.f32());
+  }
+  void masked_softmax_forward(const Exec&, float scale, bool causal, int64_t t, const Tensor& x,
+                              Tensor& y) override {
+    const int64_t cols = last_dim(x);
+    cuda::masked_softmax_forward(scale, causal, t, x.f32(), y.f32(), x.numel() / cols, cols);
+  }
+  void masked_softmax_backward(const Exec&, float scale, const Tensor& y, const Tensor& dy,
+                               Tensor& dx) override {
+    const int64_t cols = last_dim(y);
+    cuda::masked_softmax_backward(scale, y.f32(), dy.f32(), dx.f32(), y.numel() / cols, cols);
   }
   void bias_add(const Exec&, Tensor& y, const Tensor& b) override {
     cuda::bias_add(y.f32(), b.f32(), y.numel() / b.numel(), b.numel());

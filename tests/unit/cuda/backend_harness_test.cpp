@@ -324,6 +324,107 @@ TEST(BackendHarness, MatmulEveryTransposeAndScaling) {
       }
 }
 
+COVERS(Op::batched_matmul);
+TEST(BackendHarness, BatchedMatmulReadsHeadsInPlace) {
+  // Attention's products (nn/multi_head_attention.cpp) on batch 2, query
+  // length 5, key length 7, 3 heads of 4: each head read in place from a
+  // (batch, time, heads * dim) projection or a (batch, heads, t, s) score.
+  const int64_t B = 2, T = 5, S = 7, H = 3, D = 4;
+  const MatrixLayout q{H * D, T * H * D, D}, k{H * D, S * H * D, D}, scores{S, H * T * S, T * S};
+  struct Case {
+    const char* name;
+    BatchedGemm g;
+    Shape a, b, y;
+    float beta;
+  };
+  const Case cases[] = {
+      {"scores = Q K^T",
+       {false, true, T, S, D, B, H, q, k, scores},
+       {B, T, H * D},
+       {B, S, H * D},
+       {B, H, T, S},
+       0.0f},
+      {"context = P V",
+       {false, false, T, D, S, B, H, scores, k, q},
+       {B, H, T, S},
+       {B, S, H * D},
+       {B, T, H * D},
+       0.0f},
+      {"dK = dS^T Q",
+       {true, false, S, D, T, B, H, scores, q, k},
+       {B, H, T, S},
+       {B, T, H * D},
+       {B, S, H * D},
+       0.0f},
+      {"dV = P^T dC, accumulating",
+       {true, false, S, D, T, B, H, scores, q, k},
+       {B, H, T, S},
+       {B, T, H * D},
+       {B, S, H * D},
+       0.5f},
+      {"a grid of its own, both transposed",
+       {true, true, 3, 6, 4, 2, 2, {3, 40, 12}, {4, 50, 24}, {6, 40, 18}},
+       {2, 80},
+       {2, 100},
+       {2, 80},
+       0.0f},
+  };
+  int seed = 250;
+  for (const Case& c : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const Both a = both(uniform(rng, c.a)), b = both(uniform(rng, c.b));
+    Tensor y0 = uniform(rng, c.y);
+    if (c.beta == 0.0f) y0.fill(std::numeric_limits<float>::quiet_NaN());  // not read
+    Both y = both(y0);
+    on_both([&](const Exec& ex) {
+      batched_matmul(ex, c.g, 0.75f, a.on(ex), b.on(ex), c.beta, y.on(ex));
+    });
+    const std::string label = std::string("batched_matmul ") + c.name;
+    // Elements outside every matrix keep y's values (NaN matches NaN).
+    EXPECT_TRUE(matches(label + ": y", y, kSum));
+  }
+}
+
+COVERS(Op::masked_softmax_forward, Op::masked_softmax_backward);
+TEST(BackendHarness, MaskedSoftmaxForwardAndBackward) {
+  struct Case {
+    Shape s;
+    int64_t t;
+    bool causal;
+    float scale;
+  };
+  // Scores (batch, heads, t, s): square and not, a 1000-wide row across a
+  // warp's lanes, a causal t longer than s (the later rows keep every key).
+  const Case cases[] = {{{2, 3, 5, 5}, 5, true, 0.5f},  {{2, 3, 5, 7}, 5, true, 0.5f},
+                        {{2, 2, 4, 7}, 4, false, 0.3f}, {{1, 2, 3, 1000}, 3, true, 1.0f},
+                        {{2, 1, 6, 4}, 6, true, 0.25f}, {{1, 1, 1, 1}, 1, true, 1.0f}};
+  int seed = 350;
+  for (const Case& c : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const std::string label = "masked_softmax " + c.s.str() + (c.causal ? " causal" : "");
+    const Tensor x_host = uniform(rng, c.s, -4.0f, 4.0f);
+    const Both x = both(x_host);
+    Both y = output(rng, c.s);
+    on_both([&](const Exec& ex) {
+      masked_softmax_forward(ex, c.scale, c.causal, c.t, x.on(ex), y.on(ex));
+    });
+    EXPECT_TRUE(matches(label + " forward: y", y, kMath));
+    Both inplace = both(x_host);
+    on_both([&](const Exec& ex) {
+      masked_softmax_forward(ex, c.scale, c.causal, c.t, inplace.on(ex), inplace.on(ex));
+    });
+    EXPECT_TRUE(matches(label + " forward in place: y", inplace, kMath));
+
+    const Both y_ref = both(y.cpu);
+    const Both dy = both(uniform(rng, c.s));
+    Both dx = output(rng, c.s);
+    on_both([&](const Exec& ex) {
+      masked_softmax_backward(ex, c.scale, y_ref.on(ex), dy.on(ex), dx.on(ex));
+    });
+    EXPECT_TRUE(matches(label + " backward: dx", dx, kMath));
+  }
+}
+
 COVERS(Op::bias_add, Op::column_sums);
 TEST(BackendHarness, BiasAddAndColumnSums) {
   const Shape shapes[] = {Shape{1, 1}, Shape{5, 300}, Shape{64, 10}, Shape{2, 7, 7, 16}};

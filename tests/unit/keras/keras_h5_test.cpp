@@ -110,6 +110,99 @@ TEST_F(KerasH5, WeightsRoundTripByOrderAndByName) {
 
 using drun::testing::expect_usage_error;
 
+// Causal self-attention: the layer takes the input twice, as two arguments
+// (Keras 3's node form), and use_causal_mask travels as a call argument.
+TEST_F(KerasH5, AttentionRoundTripKeepsItsCallArguments) {
+  nn::Model model(json::parse(R"({"name": "attend", "input_shape": [5, 6], "layers": [
+    {"class_name": "MultiHeadAttention", "config": {"num_heads": 2, "key_dim": 3,
+     "value_dim": 2, "use_causal_mask": true}, "inbound": [-1, -1]},
+    {"class_name": "Add", "config": {}, "inbound": [-1, 0]},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 2}}]})"),
+                  4);
+  const json config = model_config(model);
+  const json& node = config["config"]["layers"][1]["inbound_nodes"][0];
+  EXPECT_EQ(node["kwargs"], (json{{"use_causal_mask", true}}));
+  ASSERT_EQ(node["args"].size(), 2u);
+  EXPECT_EQ(node["args"][1]["config"]["keras_history"][0], "input_layer");
+  EXPECT_FALSE(config["config"]["layers"][1]["config"].contains("use_causal_mask"));
+  save_model(model, path("a.h5"), nullptr);
+  auto loaded = load_model(path("a.h5"));
+  EXPECT_EQ(loaded->nodes()[0].inbound, (std::vector<int>{-1, -1}));
+  EXPECT_EQ(model_config(*loaded)["config"]["layers"][1]["inbound_nodes"][0]["kwargs"],
+            (json{{"use_causal_mask", true}}));
+  expect_same_weights(model, *loaded);
+  expect_same_predictions(model, *loaded);
+}
+
+// Keras 3 records inputs given by keyword among the call's kwargs: drun
+// reads them in the call's order (query, value, key), and refuses a tensor
+// it has no input for (an attention mask).
+TEST_F(KerasH5, AttentionInputsByKeywordAndTensorArgumentsOfKeras3Nodes) {
+  const auto tensor = [](const std::string& layer) {
+    return json{{"class_name", "__keras_tensor__"},
+                {"config", {{"shape", {nullptr, 4, 6}}, {"keras_history", {layer, 0, 0}}}}};
+  };
+  const auto keras_model = [&](const json& kwargs) {
+    const json input = {{"class_name", "InputLayer"},
+                        {"name", "in"},
+                        {"config", {{"batch_shape", {nullptr, 4, 6}}}}};
+    const json relu = {{"class_name", "ReLU"},
+                       {"name", "relu"},
+                       {"config", json::object()},
+                       {"inbound_nodes", {{{"args", {tensor("in")}}, {"kwargs", json::object()}}}}};
+    const json mha = {{"class_name", "MultiHeadAttention"},
+                      {"name", "mha"},
+                      {"config", {{"num_heads", 1}, {"key_dim", 2}}},
+                      {"inbound_nodes", {{{"args", {tensor("in")}}, {"kwargs", kwargs}}}}};
+    return json{{"class_name", "Functional"},
+                {"config",
+                 {{"name", "f"},
+                  {"layers", {input, relu, mha}},
+                  {"output_layers", json::array({json::array({"mha", 0, 0})})}}}};
+  };
+  // mha(in, key=in, value=relu): query, value, key.
+  const json spec = spec_from_model_config(
+      keras_model({{"key", tensor("in")}, {"value", tensor("relu")}, {"use_causal_mask", false}}),
+      "f.h5");
+  EXPECT_EQ(spec["layers"][1]["inbound"], json::array({-1, 0, -1}));
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(
+            keras_model({{"value", tensor("in")}, {"attention_mask", tensor("relu")}}), "f.h5");
+      },
+      {"f.h5", "'mha'", "attention_mask", "'relu'"});
+}
+
+// Keras 2 gives a call's keyword arguments as each reference's fourth
+// element; one drun has no option for is refused unless neutral.
+TEST_F(KerasH5, CallArgumentsOfKeras2NodesAndUnsupportedOnes) {
+  const auto keras_model = [](const json& kwargs) {
+    const json ref = json::array({"in", 0, 0, kwargs});
+    return json{
+        {"class_name", "Functional"},
+        {"config",
+         {{"name", "f"},
+          {"layers", json::array({{{"class_name", "InputLayer"},
+                                   {"name", "in"},
+                                   {"config", {{"batch_shape", {nullptr, 4, 6}}}}},
+                                  {{"class_name", "MultiHeadAttention"},
+                                   {"name", "mha"},
+                                   {"config", {{"num_heads", 1}, {"key_dim", 2}}},
+                                   {"inbound_nodes", json::array({json::array({ref, ref})})}}})},
+          {"output_layers", json::array({json::array({"mha", 0, 0})})}}}};
+  };
+  const json spec =
+      spec_from_model_config(keras_model({{"use_causal_mask", true}, {"mask", nullptr}}), "f.h5");
+  EXPECT_EQ(spec["layers"][0]["config"]["use_causal_mask"], true);
+  EXPECT_EQ(spec["layers"][0]["inbound"], json::array({-1, -1}));
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(keras_model({{"return_attention_scores", true}}), "f.h5");
+      },
+      {"f.h5", "'mha'", "return_attention_scores"});
+}
+
 // An MLP with a Dense layer of every activation of the list, an Activation
 // layer (an alias among them) and LeakyReLU layers: export writes each
 // activation's Keras name and LeakyReLU's slope, and the model loads back

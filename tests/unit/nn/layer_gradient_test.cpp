@@ -360,6 +360,124 @@ TEST(LayerGradient, AddPassesGradientToEachInput) {
       EXPECT_FLOAT_EQ(layer->input_grad(k).f32()[i], dy.f32()[i]);
 }
 
+// A layer of several inputs (attention's query, value, key): `slots` names,
+// for each input of the layer, which of `tensors` it gets, so that one
+// tensor may be given twice (self-attention), its gradient the sum of its
+// slots' as the model sums them.
+void check_multi_input(const std::string& cls, const json& config,
+                       const std::vector<Shape>& tensors, const std::vector<int>& slots,
+                       bool training = true) {
+  SCOPED_TRACE(cls + " " + config.dump());
+  checked_classes().insert(cls);
+  Rng rng(13);
+  auto layer = make_layer(cls, config, "probe");
+  std::vector<Shape> in_shapes;
+  for (int s : slots) in_shapes.push_back(tensors[static_cast<size_t>(s)]);
+  layer->build(in_shapes, rng);
+  for (auto& p : layer->params())
+    if (p.name.ends_with("bias"))
+      for (float& v : p.value.span_f32()) v = rng.uniform(-0.1f, 0.1f);
+  std::vector<Tensor> xs, grads;
+  for (const Shape& s : tensors) {
+    xs.push_back(random_tensor(s.with_batch(2), rng, -1.0f, 1.0f));
+    grads.push_back(Tensor::zeros(s.with_batch(2)));
+  }
+  std::vector<const Tensor*> in;
+  for (int s : slots) in.push_back(&xs[static_cast<size_t>(s)]);
+  std::vector<Probe> probes;
+  for (size_t i = 0; i < xs.size(); ++i)
+    probes.push_back({"input " + std::to_string(i), &xs[i], &grads[i]});
+  for (auto& p : layer->params())
+    if (p.trainable) probes.push_back({p.name, &p.value, &p.grad});
+  auto fwd = [&]() -> const Tensor& {
+    layer->forward(in, training);
+    return layer->output();
+  };
+  auto bwd = [&](const Tensor& dy) {
+    const bool need[3] = {true, true, true};
+    layer->backward(in, dy, std::span(need, slots.size()));
+    for (Tensor& g : grads) g.fill(0.0f);
+    for (size_t k = 0; k < slots.size(); ++k) {
+      Tensor& g = grads[static_cast<size_t>(slots[k])];
+      const Tensor& part = layer->input_grad(static_cast<int>(k));
+      for (int64_t i = 0; i < g.numel(); ++i) g.f32()[i] += part.f32()[i];
+    }
+  };
+  check_gradients(fwd, bwd, probes);
+}
+
+// Batch 2, query length 3, key length 4, 6 features, 2 heads of 3.
+TEST(LayerGradient, MultiHeadAttention) {
+  const json heads = {{"num_heads", 2}, {"key_dim", 3}};
+  check_multi_input("MultiHeadAttention", heads, {Shape{3, 6}, Shape{4, 6}}, {0, 1});
+  // Self-attention, causal: the same tensor as query and value.
+  json causal = heads;
+  causal["use_causal_mask"] = true;
+  check_multi_input("MultiHeadAttention", causal, {Shape{4, 6}}, {0, 0});
+  // Causal with fewer queries than keys: query i sees keys 0..i, as Keras.
+  check_multi_input("MultiHeadAttention", causal, {Shape{3, 6}, Shape{4, 6}}, {0, 1});
+  // A key of its own, value heads of another size, other widths, no biases.
+  json apart = heads;
+  apart["value_dim"] = 2;
+  apart["output_shape"] = 5;
+  apart["use_bias"] = false;
+  check_multi_input("MultiHeadAttention", apart, {Shape{3, 6}, Shape{4, 5}, Shape{4, 7}},
+                    {0, 1, 2});
+  // In inference (dropout off) the same products.
+  json dropout = heads;
+  dropout["dropout"] = 0.5;
+  check_multi_input("MultiHeadAttention", dropout, {Shape{3, 6}, Shape{4, 6}}, {0, 1}, false);
+}
+
+// Attention dropout draws a new mask per forward: its backward must apply
+// the forward's (a dropped probability passes no gradient to its value).
+TEST(LayerGradient, MultiHeadAttentionDropoutMasksTheGradient) {
+  Rng rng(5);
+  auto layer = make_layer("MultiHeadAttention",
+                          {{"num_heads", 1}, {"key_dim", 2}, {"dropout", 0.9}, {"seed", 3}}, "mha");
+  const Shape in[2] = {Shape{1, 2}, Shape{1, 2}};
+  layer->build(in, rng);
+  // One key: without dropout its probability is 1 and the output depends on the value.
+  const Tensor q = random_tensor(Shape{64, 1, 2}, rng), v = random_tensor(Shape{64, 1, 2}, rng);
+  const Tensor* xs[2] = {&q, &v};
+  layer->forward(xs, true);
+  const Tensor dy = random_tensor(Shape{64, 1, 2}, rng);
+  const bool need[2] = {true, true};
+  layer->backward(xs, dy, need);
+  int dropped = 0;
+  for (int64_t b = 0; b < 64; ++b) {
+    const float* out = layer->output().f32() + b * 2;
+    const float* bias = layer->params().back().value.f32();
+    if (out[0] != bias[0] || out[1] != bias[1]) continue;  // kept (scaled by 10)
+    ++dropped;
+    for (int i = 0; i < 2; ++i) EXPECT_EQ(layer->input_grad(1).f32()[b * 2 + i], 0.0f) << b;
+  }
+  EXPECT_GT(dropped, 40);
+  EXPECT_LT(dropped, 64);
+}
+
+TEST(LayerGradient, MultiHeadAttentionRefusesMismatchedShapes) {
+  Rng rng(1);
+  const json heads = {{"num_heads", 2}, {"key_dim", 3}};
+  auto layer = make_layer("MultiHeadAttention", heads, "mha");
+  const Shape lengths[3] = {Shape{3, 6}, Shape{4, 6}, Shape{5, 6}};
+  try {
+    layer->build(lengths, rng);
+    ADD_FAILURE() << "key and value of different lengths were accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "MultiHeadAttention 'mha': query (None, 3, 6), value (None, 4, 6), key (None, "
+                 "5, 6): key and value must have the same length");
+  }
+  auto flat = make_layer("MultiHeadAttention", heads, "mha");
+  const Shape ranks[2] = {Shape{6}, Shape{4, 6}};
+  EXPECT_THROW(flat->build(ranks, rng), UsageError);
+  EXPECT_THROW(
+      make_layer("MultiHeadAttention",
+                 {{"num_heads", 2}, {"key_dim", 3}, {"attention_axes", json::array({2})}}, "mha"),
+      UsageError);
+}
+
 // Last in this file, so that GoogleTest's order has run every case above: a
 // layer added to nn/layer_list.hpp without a backward check fails here.
 TEST(LayerGradient, EveryRegisteredLayerHasACase) {

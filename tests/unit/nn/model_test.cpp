@@ -120,6 +120,33 @@ TEST(Model, ResidualBlockGradient) {
   EXPECT_NE(m.summary().find("Connected to"), std::string::npos);
 }
 
+// A layer given one node twice (self-attention's query and value) and
+// inputs of different shapes: the node's gradient is the sum of both slots'.
+TEST(Model, SelfAttentionTakesOneNodeTwice) {
+  auto spec = json::parse(R"({"name": "attend", "input_shape": [4, 6], "layers": [
+    {"class_name": "MultiHeadAttention", "config": {"num_heads": 2, "key_dim": 3,
+     "use_causal_mask": true}, "inbound": [-1, -1]},
+    {"class_name": "MultiHeadAttention", "config": {"num_heads": 1, "key_dim": 2,
+     "output_shape": 5}, "inbound": [0, 0]},
+    {"class_name": "MultiHeadAttention", "config": {"num_heads": 2, "key_dim": 2},
+     "inbound": [1, 0]},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 3}}]})");
+  Model m(spec, 5);
+  Rng rng(9);
+  for (auto* p : m.params())
+    if (p->name.ends_with("bias"))
+      for (float& v : p->value.span_f32()) v = rng.uniform(-0.1f, 0.1f);
+  Tensor x = testing::random_tensor(Shape{2, 4, 6}, rng);
+  std::vector<testing::Probe> probes;
+  for (auto* p : m.trainable_params()) probes.push_back({p->name, &p->value, &p->grad});
+  testing::GradCheckOptions opt;
+  opt.max_points = 12;
+  testing::check_gradients([&]() -> const Tensor& { return m.forward(x, true); },
+                           [&](const Tensor& dy) { m.backward(dy); }, probes, opt);
+  EXPECT_EQ(m.output_shape(), Shape{3});
+}
+
 // A batch norm right after a convolution takes its statistics from the
 // convolution's per-image moments (Model::share_moments); with a linear
 // Activation layer between them it reads its input instead. Both give the
