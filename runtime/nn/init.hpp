@@ -1,5 +1,6 @@
 // Keras' weight initialisers, by name: glorot_uniform (Keras' default for
-// kernels), glorot_normal, he_normal, he_uniform, lecun_normal, zeros, ones.
+// kernels), glorot_normal, he_normal, he_uniform, lecun_normal, orthogonal
+// (Keras' default for recurrent kernels), zeros, ones.
 #pragma once
 #include <string>
 

@@ -208,7 +208,7 @@ def main():
         p = run([PY, os.path.join(HERE, "keras_models.py"), kdir], timeout=300)
         check(p.returncode == 0, "(b) keras_models.py builds and saves the Keras models "
               f"{p.stdout.split()}{why(p)}")
-        for name in ("sequential", "residual", "activations"):
+        for name in ("sequential", "residual", "activations", "recurrent"):
             src, ref = os.path.join(kdir, name + ".h5"), os.path.join(kdir, name + ".json")
             if not os.path.exists(src):
                 continue

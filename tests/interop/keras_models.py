@@ -1,7 +1,7 @@
 """Models built and saved by Keras 3 itself, for drun.load_model to read.
 Usage: keras_models.py OUTDIR  (run with the venv's python: tools/python_env)
 
-Writes, for each model NAME (sequential, residual, activations):
+Writes, for each model NAME (sequential, residual, activations, recurrent):
   OUTDIR/NAME.h5    Keras' legacy HDF5 format (model.save with a .h5 suffix)
   OUTDIR/NAME.json  {"inputs": [...], "outputs": [...]}: a fixed batch of 16
                     inputs (channels last) and Keras' predictions on it
@@ -103,12 +103,32 @@ def activations():
     return model, rng.normal(0, 1.5, (BATCH, 6)).astype("float32")
 
 
+def recurrent():
+    """LSTM, GRU after the reset (Keras 3) going backwards, GRU before it
+    (Keras 2's default) and SimpleRNN, over (time, features) sequences:
+    Keras' own initial kernels, the biases made non-zero so that each
+    bias path counts."""
+    model = keras.Sequential([
+        keras.Input((10, 6)),
+        layers.LSTM(8, return_sequences=True),
+        layers.GRU(7, return_sequences=True, go_backwards=True),
+        layers.GRU(6, reset_after=False, return_sequences=True),
+        layers.SimpleRNN(5),
+        layers.Dense(4),
+    ], name="recurrent")
+    rng = np.random.RandomState(4)
+    for layer in model.layers:
+        layer.set_weights([w if w.ndim == 2 and "bias" not in v.path else
+                           (w + rng.normal(0, 0.2, w.shape)).astype("float32")
+                           for w, v in zip(layer.get_weights(), layer.weights)])
+    return model, rng.normal(0, 1, (BATCH, 10, 6)).astype("float32")
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(42)
     for name, build in (("sequential", sequential), ("residual", residual),
-                        ("activations", activations)):
+                        ("activations", activations), ("recurrent", recurrent)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

@@ -220,9 +220,10 @@ TEST_F(KerasH5, UnsupportedLayersAndOptionsNameTheLayer) {
   expect_usage_error(
       [&] {
         spec_from_model_config(
-            keras_model({{"class_name", "LSTM"}, {"config", {{"name", "lstm"}}}}), "f.h5");
+            keras_model({{"class_name", "ConvLSTM2D"}, {"config", {{"name", "conv_lstm"}}}}),
+            "f.h5");
       },
-      {"f.h5", "'lstm'", "LSTM", "does not support"});
+      {"f.h5", "'conv_lstm'", "ConvLSTM2D", "does not support"});
   expect_usage_error(
       [&] {
         spec_from_model_config(keras_model({{"class_name", "Conv2D"},

@@ -208,6 +208,35 @@ TEST(LayerGradient, AddPassesGradientToEachInput) {
       EXPECT_FLOAT_EQ(layer->input_grad(k).f32()[i], dy.f32()[i]);
 }
 
+// The recurrent layers over (B, T, F) = (2, 4, 3) with 5 units: the last
+// state and the whole sequence, forwards and backwards in time.
+void check_recurrent(const std::string& cls, json config) {
+  for (const bool sequences : {false, true})
+    for (const bool backwards : {false, true}) {
+      json c = config;
+      c["units"] = 5;
+      c["return_sequences"] = sequences;
+      c["go_backwards"] = backwards;
+      check_layer({cls, c, Shape{4, 3}});
+    }
+}
+
+TEST(LayerGradient, SimpleRNN) {
+  check_recurrent("SimpleRNN", json::object());
+  check_recurrent("SimpleRNN", {{"activation", "sigmoid"}, {"use_bias", false}});
+}
+
+TEST(LayerGradient, LSTM) {
+  check_recurrent("LSTM", json::object());
+  check_recurrent("LSTM", {{"use_bias", false}});
+}
+
+TEST(LayerGradient, GRU) {
+  check_recurrent("GRU", json::object());            // reset_after: Keras 3
+  check_recurrent("GRU", {{"reset_after", false}});  // Keras 2
+  check_recurrent("GRU", {{"reset_after", false}, {"use_bias", false}});
+}
+
 // Last in this file, so that GoogleTest's order has run every case above: a
 // layer added to nn/layer_list.hpp without a backward check fails here.
 TEST(LayerGradient, EveryRegisteredLayerHasACase) {
