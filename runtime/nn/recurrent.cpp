@@ -4,18 +4,10 @@
 
 namespace drun::nn {
 
-namespace {
-
-bool is_zero(double v) {
-  return v == 0.0;
-}
-
-}  // namespace
-
 Recurrent::Recurrent(Options& o, const char* cls, const std::string& name, int gates,
                      bool has_recurrent_activation)
     : Layer(name), gates_(gates), has_recurrent_activation_(has_recurrent_activation) {
-  // who asks kind(), which the derived class answers only once constructed.
+  // Not who(): it asks kind(), which the derived class answers only once constructed.
   const std::string who = std::string(cls) + " '" + name + "'";
   units_ = o.get<int64_t>("units");
   if (units_ <= 0)
@@ -47,7 +39,7 @@ Recurrent::Recurrent(Options& o, const char* cls, const std::string& name, int g
                      ": stateful = true is not supported; each batch starts from zero states");
   for (const char* key : {"dropout", "recurrent_dropout"}) {
     const double rate = o.get<double>(key);
-    if (!is_zero(rate))
+    if (rate != 0.0)
       throw UsageError(who + ": " + key + " = " + json(rate).dump() +
                        " is not supported (0 only); put a Dropout layer before or after it");
   }
@@ -101,7 +93,6 @@ void Recurrent::end_forward() {
 }
 
 void Recurrent::begin_backward(const Tensor& dy) {
-  (void)dy;
   ensure(dh_, Shape{batch_, units_});
   ensure(dzx_, Shape{batch_, steps_, width()});
   ensure(dz_, Shape{steps_, batch_, width()});

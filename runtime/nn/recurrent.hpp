@@ -39,9 +39,11 @@ class Recurrent : public Layer {
   void begin_forward(const Tensor& x, const Tensor* bias);
   // The output: the sequence (out_, written by the steps) or hs[T].
   void end_forward();
-  // dh's start: zeros where the sequence's gradient arrives step by step
-  // (dseq(dy) then gives it), else dy itself; null, the sequence's.
+  // The gradient the steps add at t_y: the sequence's, or none (null) where
+  // only the last state is returned.
   const Tensor* dseq(const Tensor& dy) const { return return_sequences_ ? &dy : nullptr; }
+  // Sizes the gradient buffers; dh starts at zero, or at dy where only the
+  // last state is returned.
   void begin_backward(const Tensor& dy);
   // d(kernel) and d(input) from dzx_, d(bias) (G U values) where given.
   void end_backward(const Tensor& x, bool need_dx, Tensor* dbias);
