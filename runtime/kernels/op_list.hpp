@@ -319,3 +319,68 @@ DRUN_OP(void, rmsprop_momentum_update,
          const Tensor& step, float rho, float momentum, float epsilon, float weight_decay),
         (ex, g, w, rms, mg, mom, step, rho, momentum, epsilon, weight_decay), ex,
         check_update(op, g, w, step))
+
+// Recurrent layers, one time step each (kernels/recurrent.hpp: the formulas
+// and the layout). xp (B, T, G): every step's input projection, read at time
+// t_x; dzx, the gradient there, has its layout. seq (B, T, U), where not null,
+// gets h at time t_y; dseq, where not null, adds its gradient at t_y. States
+// are (B, U); hr, the step's GEMM h_{t-1} R, and dz/dzr/dzh are (B, G); the
+// gates kept for backward (B, 4U).
+DRUN_OP(void, lstm_step_forward,
+        (const Exec& ex, int64_t t_x, int64_t t_y, const Tensor& xp, const Tensor& hr,
+         const Tensor& c_prev, Tensor& gates, Tensor& c, Tensor& h, Tensor* seq),
+        (ex, t_x, t_y, xp, hr, c_prev, gates, c, h, seq), ex,
+        check_rnn_step(op, 4, t_x, t_y, xp, h, seq, {&hr, &gates}, {&c_prev, &c}))
+// dh: the gradient at h from the later steps (read); dc: in, at c from the
+// later steps, out, at c_prev.
+DRUN_OP(void, lstm_step_backward,
+        (const Exec& ex, int64_t t_x, int64_t t_y, const Tensor* dseq, const Tensor& gates,
+         const Tensor& c, const Tensor& c_prev, const Tensor& dh, Tensor& dc, Tensor& dz,
+         Tensor& dzx),
+        (ex, t_x, t_y, dseq, gates, c, c_prev, dh, dc, dz, dzx), ex,
+        check_rnn_step(op, 4, t_x, t_y, dzx, dh, dseq, {&gates, &dz}, {&c, &c_prev, &dc}))
+// GRU: hr's z and r blocks are read; hh's recurrent part comes from hrh's
+// h block (reset_after: hrh is hr, its recurrent bias added; before the
+// reset: (r h_prev) R, gru_reset_forward's rh through the step's second GEMM).
+DRUN_OP(void, gru_step_forward,
+        (const Exec& ex, bool reset_after, int64_t t_x, int64_t t_y, const Tensor& xp,
+         const Tensor& hr, const Tensor& hrh, const Tensor& h_prev, Tensor& gates, Tensor& h,
+         Tensor* seq),
+        (ex, reset_after, t_x, t_y, xp, hr, hrh, h_prev, gates, h, seq), ex,
+        (check_rnn_step(op, 3, t_x, t_y, xp, h, seq, {&hr, &hrh}, {&h_prev}),
+         check_rnn_gates(op, gates, h)))
+DRUN_OP(void, gru_reset_forward,
+        (const Exec& ex, int64_t t_x, const Tensor& xp, const Tensor& hr, const Tensor& h_prev,
+         Tensor& rh),
+        (ex, t_x, xp, hr, h_prev, rh), ex,
+        check_rnn_step(op, 3, t_x, t_x, xp, rh, nullptr, {&hr}, {&h_prev}))
+// dh: in, the gradient at h from the later steps; out, its direct part at
+// h_prev. dzh (before the reset only, else null) and gru_reset_backward as
+// kernels/recurrent.hpp says.
+DRUN_OP(void, gru_step_backward,
+        (const Exec& ex, bool reset_after, int64_t t_x, int64_t t_y, const Tensor* dseq,
+         const Tensor& gates, const Tensor& h_prev, Tensor& dh, Tensor& dzx, Tensor& dzr,
+         Tensor* dzh),
+        (ex, reset_after, t_x, t_y, dseq, gates, h_prev, dh, dzx, dzr, dzh), ex,
+        (check_rnn_step(op, 3, t_x, t_y, dzx, dh, dseq, {&dzr, dzh}, {&h_prev}),
+         check_rnn_gates(op, gates, dh)))
+DRUN_OP(void, gru_reset_backward,
+        (const Exec& ex, int64_t t_x, const Tensor& gates, const Tensor& h_prev, const Tensor& drh,
+         Tensor& dh, Tensor& dzx, Tensor& dzr),
+        (ex, t_x, gates, h_prev, drh, dh, dzx, dzr), ex,
+        (check_rnn_step(op, 3, t_x, t_x, dzx, dh, nullptr, {&dzr}, {&h_prev, &drh}),
+         check_rnn_gates(op, gates, dh)))
+// SimpleRNN: h = a(xp + hr), a elementwise with a backward from its output
+// (kernels::simple_rnn_activation_ok).
+DRUN_OP(void, simple_rnn_step_forward,
+        (const Exec& ex, ActivationFn a, int64_t t_x, int64_t t_y, const Tensor& xp,
+         const Tensor& hr, Tensor& h, Tensor* seq),
+        (ex, a, t_x, t_y, xp, hr, h, seq), ex,
+        (check_simple_rnn_activation(op, a),
+         check_rnn_step(op, 1, t_x, t_y, xp, h, seq, {&hr}, {})))
+DRUN_OP(void, simple_rnn_step_backward,
+        (const Exec& ex, ActivationFn a, int64_t t_x, int64_t t_y, const Tensor* dseq,
+         const Tensor& h, const Tensor& dh, Tensor& dz, Tensor& dzx),
+        (ex, a, t_x, t_y, dseq, h, dh, dz, dzx), ex,
+        (check_simple_rnn_activation(op, a),
+         check_rnn_step(op, 1, t_x, t_y, dzx, h, dseq, {&dz}, {&dh})))

@@ -4,6 +4,7 @@
 // on_cpu::<op> (kernels/cpu/ops_cpu.hpp, written out in cpu/ops_cpu.cpp).
 #include "kernels/ops.hpp"
 
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -12,6 +13,7 @@
 #include "kernels/cpu/ops_cpu.hpp"
 #include "kernels/gpu_backend.hpp"
 #include "kernels/optimizer_update.hpp"
+#include "kernels/recurrent.hpp"
 
 namespace drun::kernels {
 
@@ -222,6 +224,41 @@ void check_embedding(const char* op, const Tensor& ids, const Tensor& table, con
       rows.numel() != ids.numel() * table.dim(1))
     throw std::logic_error(std::string(op) + ": " + ids.shape().str() + " ids into a " +
                            table.shape().str() + " table do not give " + rows.shape().str());
+
+// A recurrent step (kernels/recurrent.hpp): xs (B, T, g U) batch-major with
+// the step's time inside it, h (B, U), seq (B, T, U) where given; `wide`
+// tensors hold B g U values, `narrow` ones B U (null entries skipped).
+void check_rnn_step(const char* op, int64_t g, int64_t t_x, int64_t t_y, const Tensor& xs,
+                    const Tensor& h, const Tensor* seq, std::initializer_list<const Tensor*> wide,
+                    std::initializer_list<const Tensor*> narrow) {
+  const auto fail = [&](const std::string& what) {
+    throw std::logic_error(std::string(op) + ": " + what);
+  };
+  if (xs.rank() != 3 || h.rank() != 2 || xs.dim(0) != h.dim(0) || xs.dim(2) != g * h.dim(1))
+    fail("wants (B, T, " + std::to_string(g) + " U) beside a (B, U) state, got " +
+         xs.shape().str() + " and " + h.shape().str());
+  const int64_t b = h.dim(0), t = xs.dim(1), u = h.dim(1);
+  if (t_x < 0 || t_x >= t || t_y < 0 || t_y >= t)
+    fail("step " + std::to_string(t_x) + "/" + std::to_string(t_y) + " outside " +
+         std::to_string(t) + " steps");
+  if (seq && seq->numel() != b * t * u) fail("the sequence is " + seq->shape().str());
+  for (const Tensor* w : wide)
+    if (w && w->numel() != b * g * u) fail("a step tensor is " + w->shape().str());
+  for (const Tensor* n : narrow)
+    if (n && n->numel() != b * u) fail("a state tensor is " + n->shape().str());
+}
+
+// The gates a GRU step keeps: (B, 4U) beside its (B, U) state.
+void check_rnn_gates(const char* op, const Tensor& gates, const Tensor& h) {
+  if (gates.numel() != 4 * h.numel())
+    throw std::logic_error(std::string(op) + ": the gates are " + gates.shape().str() +
+                           " beside a " + h.shape().str() + " state");
+}
+
+void check_simple_rnn_activation(const char* op, ActivationFn a) {
+  if (!simple_rnn_activation_ok(a))
+    throw std::logic_error(std::string(op) + ": " + activation_name(a.kind) +
+                           " is not an activation of the fused step");
 }
 
 }  // namespace

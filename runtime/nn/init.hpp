@@ -1,6 +1,7 @@
 // Keras' weight initialisers, by name: glorot_uniform (Keras' default for
-// kernels), glorot_normal, he_normal, he_uniform, lecun_normal, zeros, ones,
-// uniform (Keras' RandomUniform in [-0.05, 0.05], Embedding's default).
+// kernels), glorot_normal, he_normal, he_uniform, lecun_normal, orthogonal
+// (Keras' default for recurrent kernels), zeros, ones, uniform (Keras'
+// RandomUniform in [-0.05, 0.05], Embedding's default).
 #pragma once
 #include <string>
 

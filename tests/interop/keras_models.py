@@ -158,6 +158,25 @@ def attention():
     model.set_weights([rng.normal(0, 0.5, w.shape).astype("float32") for w in model.get_weights()])
     return model, rng.normal(0, 1, (BATCH, 6, 8)).astype("float32")
 
+def recurrent():
+    """LSTM, GRU after the reset (Keras 3) going backwards, GRU before it
+    (Keras 2's default) and SimpleRNN, over (time, features) sequences:
+    Keras' own initial kernels, the biases made non-zero so that each
+    bias path counts."""
+    model = keras.Sequential([
+        keras.Input((10, 6)),
+        layers.LSTM(8, return_sequences=True),
+        layers.GRU(7, return_sequences=True, go_backwards=True),
+        layers.GRU(6, reset_after=False, return_sequences=True),
+        layers.SimpleRNN(5),
+        layers.Dense(4),
+    ], name="recurrent")
+    rng = np.random.RandomState(4)
+    for layer in model.layers:
+        layer.set_weights([w if w.ndim == 2 and "bias" not in v.path else
+                           (w + rng.normal(0, 0.2, w.shape)).astype("float32")
+                           for w, v in zip(layer.get_weights(), layer.weights)])
+    return model, rng.normal(0, 1, (BATCH, 10, 6)).astype("float32")
 
 def main():
     out = sys.argv[1]
@@ -165,7 +184,9 @@ def main():
     keras.utils.set_random_seed(42)
     for name, build in (("sequential", sequential), ("residual", residual),
                         ("activations", activations), ("shapes", shapes), ("tokens", tokens),
-                        ("attention", attention)):
+                        ("attention", attention), ("recurrent", recurrent)):
+
+                        ("activations", activations), ("recurrent", recurrent)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

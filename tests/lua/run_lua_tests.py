@@ -380,6 +380,18 @@ def test_train_arrays_end_to_end():
             "OpenBLAS", "drun", "OPENBLAS_CORETYPE"), p
 
 
+
+def test_recurrent_layers_train():
+    # LSTM, GRU (going backwards) and SimpleRNN from Lua tables of sequences:
+    # the sign of a sum over 8 steps, learnt (0.99 measured); Keras' parameter
+    # count (720 + 720 + 152 + 18).
+    with temp_dir("lua") as d:
+        model_dir = os.path.join(d, "run")
+        out, _ = expect_success(["-q", "train_sequences.lua", "--model-dir", model_dir], cwd=HERE)
+        assert "params 1610" in out, out
+        s = summary_of(model_dir)
+        assert s["eval"]["accuracy"] >= 0.9, s
+
 def test_loss_scale_optimizer():
     # Loss scaling changes no bit without an overflow (the scale is a power of
     # two): the same run with and without it ends with the same losses; the

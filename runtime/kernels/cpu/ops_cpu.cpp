@@ -27,6 +27,7 @@
 #include "kernels/metric.hpp"
 #include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
+#include "kernels/recurrent_args.hpp"
 #include "kernels/strided_copy.hpp"
 
 namespace drun::kernels {
@@ -528,6 +529,62 @@ void on_cpu::rmsprop_momentum_update(const Exec& ex, const Tensor& g, Tensor& w,
     cpu::rmsprop_momentum(w.f32() + o, g.f32() + o, rms.f32() + o, at(mg, o), mom.f32() + o, n,
                           step.f32(), rho, momentum, epsilon, weight_decay);
   });
+}
+
+}  // namespace drun::kernels
+
+namespace drun::kernels {
+
+void on_cpu::lstm_step_forward(const Exec& ex, int64_t t_x, int64_t t_y, const Tensor& xp,
+                               const Tensor& hr, const Tensor& c_prev, Tensor& gates, Tensor& c,
+                               Tensor& h, Tensor* seq) {
+  cpu::rnn_step(rnn_args::lstm_forward(t_x, t_y, xp, hr, c_prev, gates, c, h, seq), ex.threads);
+}
+
+void on_cpu::lstm_step_backward(const Exec& ex, int64_t t_x, int64_t t_y, const Tensor* dseq,
+                                const Tensor& gates, const Tensor& c, const Tensor& c_prev,
+                                const Tensor& dh, Tensor& dc, Tensor& dz, Tensor& dzx) {
+  cpu::rnn_step(rnn_args::lstm_backward(t_x, t_y, dseq, gates, c, c_prev, dh, dc, dz, dzx),
+                ex.threads);
+}
+
+void on_cpu::gru_step_forward(const Exec& ex, bool reset_after, int64_t t_x, int64_t t_y,
+                              const Tensor& xp, const Tensor& hr, const Tensor& hrh,
+                              const Tensor& h_prev, Tensor& gates, Tensor& h, Tensor* seq) {
+  cpu::rnn_step(rnn_args::gru_forward(reset_after, t_x, t_y, xp, hr, hrh, h_prev, gates, h, seq),
+                ex.threads);
+}
+
+void on_cpu::gru_reset_forward(const Exec& ex, int64_t t_x, const Tensor& xp, const Tensor& hr,
+                               const Tensor& h_prev, Tensor& rh) {
+  cpu::rnn_step(rnn_args::gru_reset_forward(t_x, xp, hr, h_prev, rh), ex.threads);
+}
+
+void on_cpu::gru_step_backward(const Exec& ex, bool reset_after, int64_t t_x, int64_t t_y,
+                               const Tensor* dseq, const Tensor& gates, const Tensor& h_prev,
+                               Tensor& dh, Tensor& dzx, Tensor& dzr, Tensor* dzh) {
+  cpu::rnn_step(
+      rnn_args::gru_backward(reset_after, t_x, t_y, dseq, gates, h_prev, dh, dzx, dzr, dzh),
+      ex.threads);
+}
+
+void on_cpu::gru_reset_backward(const Exec& ex, int64_t t_x, const Tensor& gates,
+                                const Tensor& h_prev, const Tensor& drh, Tensor& dh, Tensor& dzx,
+                                Tensor& dzr) {
+  cpu::rnn_step(rnn_args::gru_reset_backward(t_x, gates, h_prev, drh, dh, dzx, dzr), ex.threads);
+}
+
+void on_cpu::simple_rnn_step_forward(const Exec& ex, ActivationFn a, int64_t t_x, int64_t t_y,
+                                     const Tensor& xp, const Tensor& hr, Tensor& h, Tensor* seq) {
+  cpu::simple_rnn_step_forward(a, rnn_args::shape(xp, h, t_x, t_y), xp.f32(), hr.f32(), h.f32(),
+                               rnn_args::data(seq), ex.threads);
+}
+
+void on_cpu::simple_rnn_step_backward(const Exec& ex, ActivationFn a, int64_t t_x, int64_t t_y,
+                                      const Tensor* dseq, const Tensor& h, const Tensor& dh,
+                                      Tensor& dz, Tensor& dzx) {
+  cpu::simple_rnn_step_backward(a, rnn_args::shape(dzx, h, t_x, t_y), rnn_args::data(dseq), h.f32(),
+                                dh.f32(), dz.f32(), dzx.f32(), ex.threads);
 }
 
 }  // namespace drun::kernels

@@ -28,6 +28,7 @@
 #include "kernels/metric.hpp"
 #include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
+#include "kernels/recurrent_args.hpp"
 
 namespace drun::kernels {
 
@@ -523,6 +524,50 @@ class CudaBackend final : public GpuBackend {
                                float epsilon, float wd) override {
     cuda::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(),
                            w.numel(), step.f32(), rho, momentum, epsilon, wd);
+  }
+
+  // The recurrent steps: kernels/recurrent.hpp's functors, launched once each.
+  void lstm_step_forward(const Exec&, int64_t t_x, int64_t t_y, const Tensor& xp, const Tensor& hr,
+                         const Tensor& c_prev, Tensor& gates, Tensor& c, Tensor& h,
+                         Tensor* seq) override {
+    cuda::rnn_step(rnn_args::lstm_forward(t_x, t_y, xp, hr, c_prev, gates, c, h, seq), 0);
+  }
+  void lstm_step_backward(const Exec&, int64_t t_x, int64_t t_y, const Tensor* dseq,
+                          const Tensor& gates, const Tensor& c, const Tensor& c_prev,
+                          const Tensor& dh, Tensor& dc, Tensor& dz, Tensor& dzx) override {
+    cuda::rnn_step(rnn_args::lstm_backward(t_x, t_y, dseq, gates, c, c_prev, dh, dc, dz, dzx), 0);
+  }
+  void gru_step_forward(const Exec&, bool reset_after, int64_t t_x, int64_t t_y, const Tensor& xp,
+                        const Tensor& hr, const Tensor& hrh, const Tensor& h_prev, Tensor& gates,
+                        Tensor& h, Tensor* seq) override {
+    cuda::rnn_step(rnn_args::gru_forward(reset_after, t_x, t_y, xp, hr, hrh, h_prev, gates, h, seq),
+                   0);
+  }
+  void gru_reset_forward(const Exec&, int64_t t_x, const Tensor& xp, const Tensor& hr,
+                         const Tensor& h_prev, Tensor& rh) override {
+    cuda::rnn_step(rnn_args::gru_reset_forward(t_x, xp, hr, h_prev, rh), 0);
+  }
+  void gru_step_backward(const Exec&, bool reset_after, int64_t t_x, int64_t t_y,
+                         const Tensor* dseq, const Tensor& gates, const Tensor& h_prev, Tensor& dh,
+                         Tensor& dzx, Tensor& dzr, Tensor* dzh) override {
+    cuda::rnn_step(
+        rnn_args::gru_backward(reset_after, t_x, t_y, dseq, gates, h_prev, dh, dzx, dzr, dzh), 0);
+  }
+  void gru_reset_backward(const Exec&, int64_t t_x, const Tensor& gates, const Tensor& h_prev,
+                          const Tensor& drh, Tensor& dh, Tensor& dzx, Tensor& dzr) override {
+    cuda::rnn_step(rnn_args::gru_reset_backward(t_x, gates, h_prev, drh, dh, dzx, dzr), 0);
+  }
+  void simple_rnn_step_forward(const Exec&, ActivationFn a, int64_t t_x, int64_t t_y,
+                               const Tensor& xp, const Tensor& hr, Tensor& h,
+                               Tensor* seq) override {
+    cuda::simple_rnn_step_forward(a, rnn_args::shape(xp, h, t_x, t_y), xp.f32(), hr.f32(), h.f32(),
+                                  rnn_args::data(seq), 0);
+  }
+  void simple_rnn_step_backward(const Exec&, ActivationFn a, int64_t t_x, int64_t t_y,
+                                const Tensor* dseq, const Tensor& h, const Tensor& dh, Tensor& dz,
+                                Tensor& dzx) override {
+    cuda::simple_rnn_step_backward(a, rnn_args::shape(dzx, h, t_x, t_y), rnn_args::data(dseq),
+                                   h.f32(), dh.f32(), dz.f32(), dzx.f32(), 0);
   }
 };
 

@@ -1619,6 +1619,121 @@ TEST(BackendHarness, OptimizerUpdates) {
 // ---------------------------------------------------------------------------
 // Input staging
 
+// ---------------------------------------------------------------------------
+// Recurrent steps
+
+// Each recurrent step op on a batch-major (B, T, G) projection, at a step
+// inside it (forwards: t_x = t_y; go_backwards: t_x != t_y), with and without
+// the sequence; every output is preset, so a value left unwritten differs.
+COVERS(Op::lstm_step_forward, Op::lstm_step_backward, Op::gru_step_forward, Op::gru_reset_forward,
+       Op::gru_step_backward, Op::gru_reset_backward, Op::simple_rnn_step_forward,
+       Op::simple_rnn_step_backward);
+TEST(BackendHarness, RecurrentSteps) {
+  struct Dims {
+    int64_t b, t, u, t_x, t_y;
+  };
+  const Dims dims[] = {{3, 5, 7, 2, 2}, {2, 4, 33, 3, 0}, {1, 1, 1, 0, 0}, {17, 3, 300, 0, 2}};
+  int seed = 1500;
+  for (const Dims& d : dims)
+    for (const bool with_seq : {true, false}) {
+      Rng rng(static_cast<uint64_t>(++seed));
+      const std::string label = "B=" + std::to_string(d.b) + " T=" + std::to_string(d.t) +
+                                " U=" + std::to_string(d.u) + (with_seq ? " seq" : "");
+      const Shape state{d.b, d.u}, seq_shape{d.b, d.t, d.u};
+      const auto step = [&](int64_t g) { return Shape{d.b, g * d.u}; };
+      const auto all = [&](int64_t g) { return Shape{d.b, d.t, g * d.u}; };
+      const auto opt = [&](Both& t, const Exec& ex) { return with_seq ? &t.on(ex) : nullptr; };
+      const auto copt = [&](const Both& t, const Exec& ex) -> const Tensor* {
+        return with_seq ? &t.on(ex) : nullptr;
+      };
+      const Both h_prev = both(uniform(rng, state)), c_prev = both(uniform(rng, state));
+      const Both dseq = both(uniform(rng, seq_shape)), dh_in = both(uniform(rng, state));
+      const Both gates = both(uniform(rng, step(4), 0.05f, 0.95f));
+
+      // LSTM.
+      {
+        const Both xp = both(uniform(rng, all(4), -2.0f, 2.0f)), hr = both(uniform(rng, step(4)));
+        Both act = output(rng, step(4)), c = output(rng, state), h = output(rng, state),
+             seq = output(rng, seq_shape);
+        on_both([&](const Exec& ex) {
+          lstm_step_forward(ex, d.t_x, d.t_y, xp.on(ex), hr.on(ex), c_prev.on(ex), act.on(ex),
+                            c.on(ex), h.on(ex), opt(seq, ex));
+        });
+        EXPECT_TRUE(matches("lstm_step_forward " + label + ": gates", act, kMath));
+        EXPECT_TRUE(matches("lstm_step_forward " + label + ": c", c, kMath));
+        EXPECT_TRUE(matches("lstm_step_forward " + label + ": h", h, kMath));
+        EXPECT_TRUE(matches("lstm_step_forward " + label + ": seq", seq, kMath));
+        // Backward from the CPU's cell state, on both.
+        const Both c_ref = both(c.cpu);
+        Both dc = both(uniform(rng, state)), dz = output(rng, step(4)), dzx = output(rng, all(4));
+        on_both([&](const Exec& ex) {
+          lstm_step_backward(ex, d.t_x, d.t_y, copt(dseq, ex), gates.on(ex), c_ref.on(ex),
+                             c_prev.on(ex), dh_in.on(ex), dc.on(ex), dz.on(ex), dzx.on(ex));
+        });
+        EXPECT_TRUE(matches("lstm_step_backward " + label + ": dc", dc, kMath));
+        EXPECT_TRUE(matches("lstm_step_backward " + label + ": dz", dz, kMath));
+        EXPECT_TRUE(matches("lstm_step_backward " + label + ": dzx", dzx, kMath));
+      }
+      // GRU, after and before the reset.
+      for (const bool reset_after : {true, false}) {
+        const std::string gl = label + (reset_after ? " reset_after" : " reset_before");
+        const Both xp = both(uniform(rng, all(3), -2.0f, 2.0f)), hr = both(uniform(rng, step(3)));
+        const Both hrh = both(uniform(rng, step(3)));
+        Both rh = output(rng, state), act = output(rng, step(4)), h = output(rng, state),
+             seq = output(rng, seq_shape);
+        on_both([&](const Exec& ex) {
+          if (!reset_after)
+            gru_reset_forward(ex, d.t_x, xp.on(ex), hr.on(ex), h_prev.on(ex), rh.on(ex));
+          gru_step_forward(ex, reset_after, d.t_x, d.t_y, xp.on(ex), hr.on(ex), hrh.on(ex),
+                           h_prev.on(ex), act.on(ex), h.on(ex), opt(seq, ex));
+        });
+        if (!reset_after) {
+          EXPECT_TRUE(matches("gru_reset_forward " + gl + ": rh", rh, kMath));
+        }
+        EXPECT_TRUE(matches("gru_step_forward " + gl + ": gates", act, kMath));
+        EXPECT_TRUE(matches("gru_step_forward " + gl + ": h", h, kMath));
+        EXPECT_TRUE(matches("gru_step_forward " + gl + ": seq", seq, kMath));
+        Both dh = both(dh_in.cpu), dzx = output(rng, all(3)), dzr = output(rng, step(3)),
+             dzh = output(rng, step(3));
+        const Both drh = both(uniform(rng, state));
+        on_both([&](const Exec& ex) {
+          gru_step_backward(ex, reset_after, d.t_x, d.t_y, copt(dseq, ex), gates.on(ex),
+                            h_prev.on(ex), dh.on(ex), dzx.on(ex), dzr.on(ex),
+                            reset_after ? nullptr : &dzh.on(ex));
+          if (!reset_after)
+            gru_reset_backward(ex, d.t_x, gates.on(ex), h_prev.on(ex), drh.on(ex), dh.on(ex),
+                               dzx.on(ex), dzr.on(ex));
+        });
+        EXPECT_TRUE(matches("gru_step_backward " + gl + ": dh", dh, kMath));
+        EXPECT_TRUE(matches("gru_step_backward " + gl + ": dzx", dzx, kMath));
+        EXPECT_TRUE(matches("gru_step_backward " + gl + ": dzr", dzr, kMath));
+        if (!reset_after) {
+          EXPECT_TRUE(matches("gru_step_backward " + gl + ": dzh", dzh, kMath));
+        }
+      }
+      // SimpleRNN, with an activation from each kind of backward.
+      for (const Activation a : {Activation::tanh, Activation::relu, Activation::linear}) {
+        const std::string sl = label + " " + name(a);
+        const Both xp = both(uniform(rng, all(1), -2.0f, 2.0f)), hr = both(uniform(rng, step(1)));
+        Both h = output(rng, state), seq = output(rng, seq_shape);
+        on_both([&](const Exec& ex) {
+          simple_rnn_step_forward(ex, a, d.t_x, d.t_y, xp.on(ex), hr.on(ex), h.on(ex),
+                                  opt(seq, ex));
+        });
+        EXPECT_TRUE(matches("simple_rnn_step_forward " + sl + ": h", h, kMath));
+        EXPECT_TRUE(matches("simple_rnn_step_forward " + sl + ": seq", seq, kMath));
+        const Both h_ref = both(h.cpu);
+        Both dz = output(rng, state), dzx = output(rng, all(1));
+        on_both([&](const Exec& ex) {
+          simple_rnn_step_backward(ex, a, d.t_x, d.t_y, copt(dseq, ex), h_ref.on(ex), dh_in.on(ex),
+                                   dz.on(ex), dzx.on(ex));
+        });
+        EXPECT_TRUE(matches("simple_rnn_step_backward " + sl + ": dz", dz, kMath));
+        EXPECT_TRUE(matches("simple_rnn_step_backward " + sl + ": dzx", dzx, kMath));
+      }
+    }
+}
+
 // Batches staged to the GPU arrive intact, one after another while the
 // previous one is still in use (the copy overlaps the step), a smaller last
 // batch included; on the CPU stage() hands back the host tensor itself.

@@ -267,6 +267,53 @@ TEST_F(KerasH5, LeakyReLUSlopeFromKeras2And3) {
       {"'lr'", "negative_slope", ">= 0"});
 }
 
+// A Keras 2 GRU (reset_after false, its `implementation` and `time_major`
+// keys) and a Keras 3 LSTM read as drun's layers; time_major true and
+// return_state true are refused, naming the layer.
+TEST_F(KerasH5, RecurrentLayersFromKeras2And3) {
+  const auto keras_model = [](const json& layer) {
+    return json{{"class_name", "Sequential"},
+                {"config",
+                 {{"name", "s"},
+                  {"layers", json::array({{{"class_name", "InputLayer"},
+                                           {"config", {{"batch_shape", {nullptr, 5, 3}}}}},
+                                          layer})}}}};
+  };
+  const json gru2 = {{"name", "gru"},
+                     {"units", 4},
+                     {"reset_after", false},
+                     {"implementation", 2},
+                     {"time_major", false},
+                     {"recurrent_dropout", 0.0},
+                     {"kernel_regularizer", nullptr}};
+  const json spec =
+      spec_from_model_config(keras_model({{"class_name", "GRU"}, {"config", gru2}}), "f.h5");
+  nn::Model gru(spec, 1);
+  EXPECT_EQ(gru.params()[2]->value.shape(), Shape{12});  // the bias before the reset
+  const json lstm3 = {{"name", "lstm"},    {"units", 2},      {"return_sequences", true},
+                      {"unroll", false},   {"seed", nullptr}, {"zero_output_for_mask", false},
+                      {"stateful", false}, {"use_bias", true}};
+  nn::Model lstm(
+      spec_from_model_config(keras_model({{"class_name", "LSTM"}, {"config", lstm3}}), "f.h5"), 1);
+  EXPECT_EQ(lstm.params()[1]->value.shape(), (Shape{2, 8}));
+  json major = gru2;
+  major["time_major"] = true;
+  expect_usage_error(
+      [&] {
+        spec_from_model_config(keras_model({{"class_name", "GRU"}, {"config", major}}), "f.h5");
+      },
+      {"f.h5", "'gru'", "time_major = true is not supported"});
+  json state = lstm3;
+  state["return_state"] = true;
+  expect_usage_error(
+      [&] {
+        nn::Model(spec_from_model_config(keras_model({{"class_name", "LSTM"}, {"config", state}}),
+                                         "f.h5"),
+                  1);
+      },
+      {"LSTM 'lstm'", "return_state = true is not supported"});
+}
+
 // An activation drun does not know is named, with every one it does.
 TEST_F(KerasH5, UnknownActivationListsTheValidOnes) {
   const json spec = json::parse(R"({"name": "m", "input_shape": [4], "layers": [
@@ -313,9 +360,10 @@ TEST_F(KerasH5, UnsupportedLayersAndOptionsNameTheLayer) {
   expect_usage_error(
       [&] {
         spec_from_model_config(
-            keras_model({{"class_name", "LSTM"}, {"config", {{"name", "lstm"}}}}), "f.h5");
+            keras_model({{"class_name", "ConvLSTM2D"}, {"config", {{"name", "conv_lstm"}}}}),
+            "f.h5");
       },
-      {"f.h5", "'lstm'", "LSTM", "does not support"});
+      {"f.h5", "'conv_lstm'", "ConvLSTM2D", "does not support"});
   expect_usage_error(
       [&] {
         spec_from_model_config(keras_model({{"class_name", "Conv2D"},

@@ -73,40 +73,53 @@ void check_layer(const Case& c) {
   check_gradients(fwd, bwd, probes, opt);
 }
 
-// A layer of several inputs (Concatenate, Multiply): every input's gradient
-// and every parameter's, against finite differences.
-void check_layer_inputs(const std::string& cls, const json& config, const std::vector<Shape>& in,
-                        int batch = 2) {
+// A layer of several inputs (attention's query, value, key): `slots` names,
+// for each input of the layer, which of `tensors` it gets, so that one
+// tensor may be given twice (self-attention), its gradient the sum of its
+// slots' as the model sums them.
+void check_multi_input(const std::string& cls, const json& config,
+                       const std::vector<Shape>& tensors, const std::vector<int>& slots,
+                       bool training = true) {
   SCOPED_TRACE(cls + " " + config.dump());
   checked_classes().insert(cls);
   Rng rng(13);
   auto layer = make_layer(cls, config, "probe");
-  layer->build(in, rng);
-  std::vector<Tensor> xs;
-  for (const Shape& s : in) xs.push_back(random_tensor(s.with_batch(batch), rng, -1.0f, 1.0f));
-  std::vector<const Tensor*> pointers;
-  std::vector<Probe> probes;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    pointers.push_back(&xs[i]);
-    probes.push_back({"input " + std::to_string(i), &xs[i], nullptr});
+  std::vector<Shape> in_shapes;
+  for (int s : slots) in_shapes.push_back(tensors[static_cast<size_t>(s)]);
+  layer->build(in_shapes, rng);
+  for (auto& p : layer->params())
+    if (p.name.ends_with("bias"))
+      for (float& v : p.value.span_f32()) v = rng.uniform(-0.1f, 0.1f);
+  std::vector<Tensor> xs, grads;
+  for (const Shape& s : tensors) {
+    xs.push_back(random_tensor(s.with_batch(2), rng, -1.0f, 1.0f));
+    grads.push_back(Tensor::zeros(s.with_batch(2)));
   }
+  std::vector<const Tensor*> in;
+  for (int s : slots) in.push_back(&xs[static_cast<size_t>(s)]);
+  std::vector<Probe> probes;
+  for (size_t i = 0; i < xs.size(); ++i)
+    probes.push_back({"input " + std::to_string(i), &xs[i], &grads[i]});
   for (auto& p : layer->params())
     if (p.trainable) probes.push_back({p.name, &p.value, &p.grad});
-  const auto need = std::make_unique<bool[]>(xs.size());
-  std::fill_n(need.get(), xs.size(), true);
   auto fwd = [&]() -> const Tensor& {
-    layer->forward(pointers, true);
+    layer->forward(in, training);
     return layer->output();
   };
   auto bwd = [&](const Tensor& dy) {
-    layer->backward(pointers, dy, std::span<const bool>(need.get(), xs.size()));
-    for (size_t i = 0; i < xs.size(); ++i) probes[i].grad = &layer->input_grad(static_cast<int>(i));
+    const bool need[3] = {true, true, true};
+    layer->backward(in, dy, std::span(need, slots.size()));
+    for (Tensor& g : grads) g.fill(0.0f);
+    for (size_t k = 0; k < slots.size(); ++k) {
+      Tensor& g = grads[static_cast<size_t>(slots[k])];
+      const Tensor& part = layer->input_grad(static_cast<int>(k));
+      for (int64_t i = 0; i < g.numel(); ++i) g.f32()[i] += part.f32()[i];
+    }
   };
-  fwd();
-  bwd(layer->output());
   check_gradients(fwd, bwd, probes);
 }
 
+// Batch 2, query length 3, key length 4, 6 features, 2 heads of 3.
 // Every activation of kernels/activation_list.hpp by its Keras name.
 std::vector<std::string> every_activation() {
   std::vector<std::string> names;
@@ -225,10 +238,11 @@ TEST(LayerGradient, ShapeLayers) {
   check_layer({"Cropping2D", {{"cropping", {1, 2}}}, Shape{4, 5, 2}});
   check_layer({"UpSampling2D", json::object(), Shape{2, 3, 2}});
   check_layer({"UpSampling2D", {{"size", {3, 1}}}, Shape{2, 2, 3}});
-  check_layer_inputs("Concatenate", json::object(), {Shape{3, 2}, Shape{3, 4}});
-  check_layer_inputs("Concatenate", {{"axis", 1}}, {Shape{2, 3}, Shape{1, 3}, Shape{3, 3}});
-  check_layer_inputs("Multiply", json::object(), {Shape{5}, Shape{5}});
-  check_layer_inputs("Multiply", json::object(), {Shape{2, 3}, Shape{2, 3}, Shape{2, 3}});
+  check_multi_input("Concatenate", json::object(), {Shape{3, 2}, Shape{3, 4}}, {0, 1});
+  check_multi_input("Concatenate", {{"axis", 1}}, {Shape{2, 3}, Shape{1, 3}, Shape{3, 3}},
+                    {0, 1, 2});
+  check_multi_input("Multiply", json::object(), {Shape{5}, Shape{5}}, {0, 1});
+  check_multi_input("Multiply", json::object(), {Shape{2, 3}}, {0, 0, 0});  // x cubed
 }
 
 TEST(LayerGradient, BatchNormalizationTraining) {
@@ -360,53 +374,6 @@ TEST(LayerGradient, AddPassesGradientToEachInput) {
       EXPECT_FLOAT_EQ(layer->input_grad(k).f32()[i], dy.f32()[i]);
 }
 
-// A layer of several inputs (attention's query, value, key): `slots` names,
-// for each input of the layer, which of `tensors` it gets, so that one
-// tensor may be given twice (self-attention), its gradient the sum of its
-// slots' as the model sums them.
-void check_multi_input(const std::string& cls, const json& config,
-                       const std::vector<Shape>& tensors, const std::vector<int>& slots,
-                       bool training = true) {
-  SCOPED_TRACE(cls + " " + config.dump());
-  checked_classes().insert(cls);
-  Rng rng(13);
-  auto layer = make_layer(cls, config, "probe");
-  std::vector<Shape> in_shapes;
-  for (int s : slots) in_shapes.push_back(tensors[static_cast<size_t>(s)]);
-  layer->build(in_shapes, rng);
-  for (auto& p : layer->params())
-    if (p.name.ends_with("bias"))
-      for (float& v : p.value.span_f32()) v = rng.uniform(-0.1f, 0.1f);
-  std::vector<Tensor> xs, grads;
-  for (const Shape& s : tensors) {
-    xs.push_back(random_tensor(s.with_batch(2), rng, -1.0f, 1.0f));
-    grads.push_back(Tensor::zeros(s.with_batch(2)));
-  }
-  std::vector<const Tensor*> in;
-  for (int s : slots) in.push_back(&xs[static_cast<size_t>(s)]);
-  std::vector<Probe> probes;
-  for (size_t i = 0; i < xs.size(); ++i)
-    probes.push_back({"input " + std::to_string(i), &xs[i], &grads[i]});
-  for (auto& p : layer->params())
-    if (p.trainable) probes.push_back({p.name, &p.value, &p.grad});
-  auto fwd = [&]() -> const Tensor& {
-    layer->forward(in, training);
-    return layer->output();
-  };
-  auto bwd = [&](const Tensor& dy) {
-    const bool need[3] = {true, true, true};
-    layer->backward(in, dy, std::span(need, slots.size()));
-    for (Tensor& g : grads) g.fill(0.0f);
-    for (size_t k = 0; k < slots.size(); ++k) {
-      Tensor& g = grads[static_cast<size_t>(slots[k])];
-      const Tensor& part = layer->input_grad(static_cast<int>(k));
-      for (int64_t i = 0; i < g.numel(); ++i) g.f32()[i] += part.f32()[i];
-    }
-  };
-  check_gradients(fwd, bwd, probes);
-}
-
-// Batch 2, query length 3, key length 4, 6 features, 2 heads of 3.
 TEST(LayerGradient, MultiHeadAttention) {
   const json heads = {{"num_heads", 2}, {"key_dim", 3}};
   check_multi_input("MultiHeadAttention", heads, {Shape{3, 6}, Shape{4, 6}}, {0, 1});
@@ -476,6 +443,34 @@ TEST(LayerGradient, MultiHeadAttentionRefusesMismatchedShapes) {
       make_layer("MultiHeadAttention",
                  {{"num_heads", 2}, {"key_dim", 3}, {"attention_axes", json::array({2})}}, "mha"),
       UsageError);
+
+// The recurrent layers over (B, T, F) = (2, 4, 3) with 5 units: the last
+// state and the whole sequence, forwards and backwards in time.
+void check_recurrent(const std::string& cls, json config) {
+  for (const bool sequences : {false, true})
+    for (const bool backwards : {false, true}) {
+      json c = config;
+      c["units"] = 5;
+      c["return_sequences"] = sequences;
+      c["go_backwards"] = backwards;
+      check_layer({cls, c, Shape{4, 3}});
+    }
+}
+
+TEST(LayerGradient, SimpleRNN) {
+  check_recurrent("SimpleRNN", json::object());
+  check_recurrent("SimpleRNN", {{"activation", "sigmoid"}, {"use_bias", false}});
+}
+
+TEST(LayerGradient, LSTM) {
+  check_recurrent("LSTM", json::object());
+  check_recurrent("LSTM", {{"use_bias", false}});
+}
+
+TEST(LayerGradient, GRU) {
+  check_recurrent("GRU", json::object());            // reset_after: Keras 3
+  check_recurrent("GRU", {{"reset_after", false}});  // Keras 2
+  check_recurrent("GRU", {{"reset_after", false}, {"use_bias", false}});
 }
 
 // Last in this file, so that GoogleTest's order has run every case above: a
