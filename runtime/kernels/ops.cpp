@@ -224,6 +224,7 @@ void check_embedding(const char* op, const Tensor& ids, const Tensor& table, con
       rows.numel() != ids.numel() * table.dim(1))
     throw std::logic_error(std::string(op) + ": " + ids.shape().str() + " ids into a " +
                            table.shape().str() + " table do not give " + rows.shape().str());
+}
 
 // A recurrent step (kernels/recurrent.hpp): xs (B, T, g U) batch-major with
 // the step's time inside it, h (B, U), seq (B, T, U) where given; `wide`
