@@ -185,8 +185,6 @@ def main():
     for name, build in (("sequential", sequential), ("residual", residual),
                         ("activations", activations), ("shapes", shapes), ("tokens", tokens),
                         ("attention", attention), ("recurrent", recurrent)):
-
-                        ("activations", activations), ("recurrent", recurrent)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

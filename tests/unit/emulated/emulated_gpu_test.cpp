@@ -226,6 +226,7 @@ TEST(EmulatedGpu, TokenModelTrainsAsOnTheCpuAndRefusesBadIds) {
           << e.what();
     }
   }
+}
 
 // Causal self-attention with attention dropout: its projections, per-head
 // products and dropout key live on the device, and its steps (the mask
@@ -236,6 +237,28 @@ TEST(EmulatedGpu, AttentionTrainsAsOnTheCpuBitForBit) {
      "use_causal_mask": true}, "inbound": [-1, -1]},
     {"class_name": "Add", "config": {}, "inbound": [-1, 0]},
     {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  const char* adam = R"({"class_name": "Adam", "config": {"learning_rate": 0.01}})";
+  nn::Model on_gpu(spec, 6), on_cpu(spec, 6);
+  const auto ctx = kernels::make_cuda_context(0);
+  Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
+  Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
+  Rng rng(8);
+  Tensor x(Shape{24, 5, 4});
+  Tensor y(Shape{24}, DType::i32);
+  for (float& v : x.span_f32()) v = rng.uniform(-1.0f, 1.0f);
+  for (int64_t i = 0; i < 24; ++i) y.i32()[i] = static_cast<int32_t>(i % 10);
+  data::Batch batch;
+  for (int step = 0; step < 3; ++step) {
+    batch.x = x.rows(step * 8, step * 8 + 8);
+    batch.y = y.rows(step * 8, step * 8 + 8);
+    batch.size = 8;
+    const double g = step_loss(gpu, batch), c = step_loss(cpu, batch);
+    EXPECT_EQ(g, c) << "step " << step;
+    EXPECT_TRUE(std::isfinite(c)) << "step " << step;
+  }
+  expect_same_variables(on_gpu, on_cpu);
+}
 
 // The recurrent layers (their step ops, and the views and fills around the
 // time loop) train on the GPU as on the CPU, bit for bit: an LSTM, a GRU of
@@ -252,10 +275,6 @@ TEST(EmulatedGpu, RecurrentLayersTrainAsOnTheCpuBitForBit) {
   const auto ctx = kernels::make_cuda_context(0);
   Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
   Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
-  Rng rng(8);
-  Tensor x(Shape{24, 5, 4});
-  Tensor y(Shape{24}, DType::i32);
-
   Rng rng(7);
   Tensor x(Shape{24, 6, 3}), y(Shape{24}, DType::i32);
   for (float& v : x.span_f32()) v = rng.uniform(-1.0f, 1.0f);

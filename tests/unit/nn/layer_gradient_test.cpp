@@ -443,6 +443,7 @@ TEST(LayerGradient, MultiHeadAttentionRefusesMismatchedShapes) {
       make_layer("MultiHeadAttention",
                  {{"num_heads", 2}, {"key_dim", 3}, {"attention_axes", json::array({2})}}, "mha"),
       UsageError);
+}
 
 // The recurrent layers over (B, T, F) = (2, 4, 3) with 5 units: the last
 // state and the whole sequence, forwards and backwards in time.
