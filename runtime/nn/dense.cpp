@@ -1,4 +1,5 @@
-// Dense: y = act(x W + b) with x (N, F), W (F, units) as Keras stores it.
+// Dense: y = act(x W + b) with x (N, F), W (F, units) as Keras stores it; over
+// the last axis of a (N, ..., F) input, as Keras: its rows are the GEMM's.
 // The activation runs in place on x W + b unless its backward needs that
 // pre-activation (swish, gelu), which is then kept in a buffer of its own.
 #include "nn/init.hpp"
@@ -21,25 +22,27 @@ class Dense final : public Layer {
   const char* kind() const override { return "Dense"; }
 
   Shape build(std::span<const Shape> in, Rng& rng) override {
-    if (in[0].rank() != 1)
-      throw UsageError(who() + ": expects flat input (batch, features), got " +
-                       in[0].with_batch(0).str(true) + "; put a Flatten layer before it");
-    in_ = in[0][0];
+    if (in[0].rank() < 1)
+      throw UsageError(who() + ": expects input (batch, ..., features), got " +
+                       in[0].with_batch(0).str(true));
+    in_ = in[0][-1];
     Param& w = add_param("kernel", Shape{in_, units_});
     initialize(w.value, kernel_init_, in_, units_, rng, who());
     if (use_bias_) {
       Param& b = add_param("bias", Shape{units_});
       initialize(b.value, bias_init_, in_, units_, rng, who());
     }
-    return output_shape_ = Shape{units_};
+    Shape out = in[0];
+    out[-1] = units_;
+    return output_shape_ = out;
   }
 
   void forward(std::span<const Tensor* const> in, bool) override {
     const Tensor& x = *in[0];
-    const int64_t n = x.dim(0);
-    ensure(out_, Shape{n, units_});
+    const int64_t n = x.numel() / in_;
+    ensure(out_, output_shape_.with_batch(x.dim(0)));
     Tensor& z = act_.reads_input() ? z_ : out_;
-    if (act_.reads_input()) ensure(z_, Shape{n, units_});
+    if (act_.reads_input()) ensure(z_, out_.shape());
     const Tensor& xc = in_compute_type(x, x_narrow_);
     const Tensor& kernel = in_compute_type(params_[0].value, kernel_narrow_);
     kernels::matmul(ex_, false, false, n, units_, in_, 1.0f, xc, kernel, 0.0f, z);
@@ -50,7 +53,7 @@ class Dense final : public Layer {
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool> need_dx) override {
     const Tensor& x = *in[0];
-    const int64_t n = x.dim(0);
+    const int64_t n = x.numel() / in_;
     const Tensor* dz = &dy;
     if (act_.kind != kernels::Activation::linear) {
       ensure(dz_, out_.shape());
@@ -94,7 +97,7 @@ class Dense final : public Layer {
 const LayerInfo& dense_layer() {
   static const LayerInfo info{
       .about = {.names = {"Dense"},
-                .doc = "a fully connected layer: activation(x W + b) of flat inputs",
+                .doc = "a fully connected layer: activation(x W + b) over the last axis",
                 .schema = {{"units", OptionType::integer, kRequired, "output features"},
                            {"activation", OptionType::string, "linear", "applied to x W + b"},
                            {"use_bias", OptionType::boolean, true, "whether to add b"},

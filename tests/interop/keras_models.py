@@ -107,7 +107,7 @@ def activations():
 def shapes():
     """The shape layers and the 1-D ones in one functional model: padding,
     convolution, cropping and upsampling of images, Permute and Reshape into a
-    sequence, causal and 'same' Conv1D, 1-D pooling, Multiply, Concatenate,
+    sequence, a Dense over its last axis, causal and 'same' Conv1D, 1-D pooling, Multiply, Concatenate,
     the global poolings and RepeatVector, joined into a Dense of 3."""
     inputs = keras.Input((8, 6, 3))
     a = layers.ZeroPadding2D(((1, 0), (2, 1)))(inputs)
@@ -115,6 +115,7 @@ def shapes():
     a = layers.Cropping2D(((1, 0), (0, 1)))(a)
     a = layers.UpSampling2D((1, 2))(a)
     seq = layers.Reshape((12, 24))(layers.Permute((2, 1, 3))(a))
+    seq = layers.Dense(10, activation="tanh")(seq)  # over the last axis
     s1 = layers.MaxPooling1D(2)(layers.Conv1D(5, 3, padding="causal")(seq))
     s2 = layers.AveragePooling1D(2)(layers.Conv1D(5, 3, padding="same", activation="tanh")(seq))
     joined = layers.Concatenate()([layers.Multiply()([s1, s2]), s1])

@@ -132,6 +132,9 @@ TEST(LayerGradient, Dense) {
   for (const std::string& act : every_activation())
     check_layer({"Dense", {{"units", 5}, {"activation", act}}, Shape{7}});
   check_layer({"Dense", {{"units", 3}, {"use_bias", false}}, Shape{4}, 3});
+  // Over the last axis of sequences, as Keras.
+  check_layer({"Dense", {{"units", 3}, {"activation", "gelu"}}, Shape{4, 5}});
+  check_layer({"Dense", {{"units", 2}}, Shape{2, 3, 4}});
   // Pre-activations spread over [-4, 4]: hard_sigmoid's saturated sides
   // (its kinks at +-3 are skipped by the checker), elu/selu's exponential side.
   for (const char* act : {"hard_sigmoid", "elu", "selu", "gelu", "swish", "softplus"})
