@@ -236,6 +236,7 @@ TEST(LayerGradient, ShapeLayers) {
   check_layer({"Permute", {{"dims", {2, 1}}}, Shape{3, 4}});
   check_layer({"Permute", {{"dims", {3, 1, 2}}}, Shape{2, 3, 4}});
   check_layer({"RepeatVector", {{"n", 3}}, Shape{4}});
+  check_layer({"PositionEmbedding", {{"sequence_length", 5}}, Shape{3, 4}, 3});
   check_layer({"ZeroPadding2D", {{"padding", 1}}, Shape{3, 2, 2}});
   check_layer({"ZeroPadding2D", {{"padding", {{1, 0}, {2, 1}}}}, Shape{2, 3, 2}});
   check_layer({"Cropping2D", {{"cropping", {1, 2}}}, Shape{4, 5, 2}});
