@@ -306,7 +306,7 @@ void on_cpu::batchnorm_backward(const Exec& ex, const Tensor& x, const Tensor& d
 
 void on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred,
                                    const Tensor& target, Tensor& grad, Tensor& loss) {
-  const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+  const auto [rows, cols] = class_rows(pred.shape());
   float* out = loss.f32();
   switch (kind) {
     case LossKind::softmax_xent_sparse:
@@ -328,7 +328,7 @@ void on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pre
 
 void on_cpu::metric_sum(const Exec&, MetricKind kind, const Tensor& pred, const Tensor& target,
                         Tensor& sum) {
-  const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+  const auto [rows, cols] = class_rows(pred.shape());
   float* out = sum.f32();
   switch (kind) {
     case MetricKind::label_accuracy:
