@@ -55,8 +55,17 @@ int dataset_shape(lua_State* L) {
   });
 }
 
+// ds:info(): what the reader reports beyond the tensors (data.text: its
+// vocabulary_size and vocabulary), as a table.
+int dataset_info(lua_State* L) {
+  return guarded(L, [&] {
+    push_json(L, dataset_arg(L).info);
+    return 1;
+  });
+}
+
 const luaL_Reg dataset_methods[] = {
-    {"size", dataset_size}, {"shape", dataset_shape}, {nullptr, nullptr}};
+    {"size", dataset_size}, {"shape", dataset_shape}, {"info", dataset_info}, {nullptr, nullptr}};
 const luaL_Reg dataset_functions[] = {{"open_dataset", open_dataset}, {nullptr, nullptr}};
 
 }  // namespace

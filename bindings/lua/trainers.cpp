@@ -45,19 +45,13 @@ int trainer_fit(lua_State* L) {
   });
 }
 
-json evaluation_json(const train::Evaluation& e) {
-  json j = {{"loss", e.loss}, {"examples", e.examples}};
-  for (const auto& [k, v] : e.metrics) j[k] = v;
-  return j;
-}
-
 // trainer:evaluate(ds, ops, steps|nil)
 int trainer_evaluate(lua_State* L) {
   return guarded(L, [&] {
     auto& session = session_arg(L);
     auto input = train::make_pipeline(input_arg(L, 2, 3));
     const auto steps = static_cast<int64_t>(opt_number(L, 4, -1, "evaluate steps"));
-    push_json(L, evaluation_json(session.trainer.evaluate(*input, steps)));
+    push_json(L, session.trainer.evaluate(*input, steps).to_json());
     return 1;
   });
 }

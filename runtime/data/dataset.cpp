@@ -33,10 +33,11 @@ void check_dataset(const Dataset& d, const std::string& what) {
   if ((d.x.dtype() != DType::f32 && d.x.dtype() != DType::u8) || d.x.rank() < 1)
     throw UsageError(what + ": x must be float32 or uint8 of shape (N, ...), got " +
                      dtype_name(d.x.dtype()) + " " + d.x.shape().str());
-  bool class_ids = d.y.dtype() == DType::i32 && d.y.rank() == 1;
+  // int32 (N, T): a class id per step of a sequence (data.text).
+  bool class_ids = d.y.dtype() == DType::i32 && d.y.rank() >= 1;
   bool targets = d.y.dtype() == DType::f32 && d.y.rank() >= 1;
   if (!class_ids && !targets)
-    throw UsageError(what + ": y must be int32 (N) or float32 (N, k), got " +
+    throw UsageError(what + ": y must be int32 (N) or (N, T) class ids or float32 (N, k), got " +
                      dtype_name(d.y.dtype()) + " " + d.y.shape().str());
   if (d.y.dim(0) != d.x.dim(0))
     throw UsageError(what + ": x has " + std::to_string(d.x.dim(0)) + " examples but y has " +

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "base/schema.hpp"
 #include "data/example_source.hpp"
 #include "data/row_source.hpp"
 #include "tensor/tensor.hpp"
@@ -26,6 +27,9 @@ struct Dataset {
   // Holds only this worker's part of a larger set (e.g. CIFAR-10 read with
   // shard = true): the training input is not sharded again.
   bool sharded = false;
+  // What the reader reports about its data beyond the tensors, for scripts
+  // (ds:info()): text's vocabulary_size and vocabulary. An object, maybe empty.
+  json info = json::object();
 
   int64_t size() const;
   // One example's x shape, e.g. (28, 28, 1).

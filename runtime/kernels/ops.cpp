@@ -166,10 +166,12 @@ void check_flag(const char* op, const Tensor& flag) {
   check_scalar(op, "flag", flag);
 }
 
-// Sparse labels: one int32 per row of pred; dense targets: pred's size.
+// Sparse labels: one int32 per row of pred (class_rows: per example, or per
+// step of a sequence); dense targets: pred's size.
 void check_targets(const char* op, bool sparse, const Tensor& pred, const Tensor& target) {
   if (!sparse) return same_size(op, pred, target);
-  if (target.dtype() != DType::i32 || pred.rank() == 0 || target.numel() != pred.dim(0))
+  if (target.dtype() != DType::i32 || pred.rank() == 0 ||
+      target.numel() != class_rows(pred.shape()).rows)
     throw std::logic_error(std::string(op) + ": wants one int32 label per row of " +
                            pred.shape().str() + ", got " + target.shape().str() + " " +
                            dtype_name(target.dtype()));

@@ -63,6 +63,20 @@ class InputStager {
 void begin_capture(const Exec& ex);
 std::unique_ptr<GpuGraph> end_capture(const Exec& ex, std::string& why);
 
+// The rows and classes of a loss's or metric's predictions: the classes lie
+// along the last axis, as Keras takes them, and every other position is a row,
+// so that (N, T, C) is N*T rows and a mean counts each step of each example
+// once. (N, C) is N rows; a rank-1 pred is N rows of one value.
+struct ClassRows {
+  int64_t rows = 0, cols = 0;
+};
+// Inline: the CUDA module (ops_cuda.cpp) uses it too.
+inline ClassRows class_rows(const Shape& pred) {
+  if (pred.rank() == 0) return {};
+  const int64_t cols = pred.rank() == 1 ? 1 : pred[pred.rank() - 1];
+  return {cols ? pred.numel() / cols : 0, cols};
+}
+
 // The ops, one per line of kernels/op_list.hpp (which documents each).
 #define DRUN_OP(ret, name, params, args, device, checks) ret name params;
 #include "kernels/op_list.hpp"

@@ -106,7 +106,9 @@ json Loss::config() const {
 }
 
 void Loss::check(const Shape& pred, const Tensor& target) const {
-  const int64_t rows = pred.rank() ? pred[0] : 0;
+  // Sparse labels: one per row, an example or a step of a sequence ((N, T, C)
+  // predictions take (N, T) labels), each of the last axis' classes.
+  const auto [rows, classes] = kernels::class_rows(pred);
   if (!sparse()) {
     if (target.dtype() != DType::f32 || target.numel() != pred.numel())
       throw UsageError(class_name_ + ": targets of shape " + target.shape().str() + " " +
@@ -116,14 +118,17 @@ void Loss::check(const Shape& pred, const Tensor& target) const {
   }
   if (target.dtype() != DType::i32 || target.numel() != rows)
     throw UsageError(class_name_ + ": expects one integer class label per example (" +
-                     std::to_string(rows) + "), got targets of shape " + target.shape().str() +
-                     " " + dtype_name(target.dtype()));
-  const int64_t classes = rows ? pred.numel() / rows : 0;
+                     std::to_string(rows) + " for predictions " + pred.str() +
+                     "), got targets of shape " + target.shape().str() + " " +
+                     dtype_name(target.dtype()));
   const int32_t* labels = target.i32();
+  const int64_t steps = pred.rank() > 2 ? rows / pred[0] : 1;
   for (int64_t r = 0; r < rows; ++r)
     if (labels[r] < 0 || labels[r] >= classes)
       throw UsageError(class_name_ + ": label " + std::to_string(labels[r]) + " of example " +
-                       std::to_string(r) + " is outside [0, " + std::to_string(classes) + ")");
+                       std::to_string(r / steps) +
+                       (steps > 1 ? " (step " + std::to_string(r % steps) + ")" : "") +
+                       " is outside [0, " + std::to_string(classes) + ")");
 }
 
 void Loss::compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& target, Tensor& grad,

@@ -25,16 +25,16 @@ const MetricInfo& accuracy_metric() {
        "argmax of the outputs against integer or one-hot labels; one output: above 0.5 (0 with "
        "logits) against 0/1 labels"},
       [](const Tensor& pred, const Tensor& target, bool from_logits, const std::string& who) {
-        const int64_t rows = pred.rank() ? pred.dim(0) : 0;
+        const auto [rows, classes] = kernels::class_rows(pred.shape());
         if (target.dtype() == DType::i32) {  // class labels
           if (target.numel() != rows)
             throw UsageError("metric '" + who + "': " + target.shape().str() +
                              " labels for predictions " + pred.shape().str() +
-                             " (one label per example)");
+                             " (one label per example, or per step of a sequence)");
           return K::label_accuracy;
         }
         check_dense_targets(pred, target, who);
-        if (rows && pred.numel() / rows > 1) return K::onehot_accuracy;
+        if (classes > 1) return K::onehot_accuracy;
         return from_logits ? K::binary_accuracy_logits : K::binary_accuracy_probs;
       },
       true};
@@ -84,7 +84,9 @@ void Metric::measure(const kernels::Exec& ex, const Tensor& pred, const Tensor& 
 
 int64_t Metric::count(const Shape& pred) const {
   if (!info_->per_example) return pred.numel();
-  return pred.rank() ? pred[0] : 0;
+  // Accuracy counts rows: examples, or every step of every example of a
+  // sequence, as Keras averages them.
+  return kernels::class_rows(pred).rows;
 }
 
 std::vector<Metric> make_metrics(const std::vector<std::string>& names, bool from_logits) {

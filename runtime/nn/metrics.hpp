@@ -21,7 +21,7 @@ struct MetricInfo {
   std::function<kernels::MetricKind(const Tensor& pred, const Tensor& target, bool from_logits,
                                     const std::string& who)>
       kind;
-  bool per_example = false;  // the sum counts examples (accuracy), else values
+  bool per_example = false;  // the sum counts rows (accuracy: kernels::class_rows), else values
 };
 
 #define DRUN_METRIC(id) const MetricInfo& id##_metric();
@@ -42,7 +42,8 @@ class Metric {
   // UsageError where the targets do not fit the predictions.
   void measure(const kernels::Exec& ex, const Tensor& pred, const Tensor& target,
                Tensor& sum) const;
-  // What the sum of a batch counts: its examples (accuracy) or values (mse, mae).
+  // What the sum of a batch counts: its rows, examples or steps of sequences
+  // (accuracy), or values (mse, mae).
   int64_t count(const Shape& pred) const;
 
  private:

@@ -1,5 +1,7 @@
 #include "train/compile_options.hpp"
 
+#include <cmath>
+
 namespace drun::train {
 
 const Schema& compile_schema() {
@@ -34,6 +36,13 @@ CompileOptions parse_compile_options(const json& options) {
                           ? " (variables stay float32: use the mixed_ policy)"
                           : ""));
   return c;
+}
+
+json Evaluation::to_json() const {
+  json j = {{"loss", loss}, {"examples", examples}};
+  for (const auto& [k, v] : metrics) j[k] = v;
+  if (per_character) j["bits_per_char"] = loss / std::log(2.0);
+  return j;
 }
 
 }  // namespace drun::train

@@ -34,6 +34,12 @@ struct Evaluation {
   double loss = 0.0;
   MetricValues metrics;
   int64_t examples = 0;
+  // The loss is a sparse cross-entropy (in nats) over text (a data set with a
+  // vocabulary, data.text): results also give bits_per_char = loss / ln 2.
+  bool per_character = false;
+  // {loss, examples, <metric>..., bits_per_char where per_character}: what
+  // evaluate returns and summary.json's eval holds.
+  json to_json() const;
 };
 
 }  // namespace drun::train

@@ -18,11 +18,7 @@ json FitResult::to_json() const {
   if (!cuda_graphs.empty()) j["cuda_graphs"] = cuda_graphs;
   if (preempted) j["preempted"] = true;
   if (stopped_by_hook) j["stopped_by_hook"] = true;
-  if (eval) {
-    json e = {{"loss", eval->loss}, {"examples", eval->examples}};
-    for (const auto& [k, v] : eval->metrics) e[k] = v;
-    j["eval"] = e;
-  }
+  if (eval) j["eval"] = eval->to_json();
   return j;
 }
 

@@ -194,7 +194,8 @@ Evaluation Trainer::evaluate(data::Pipeline& input, int64_t max_steps) {
     loss_.compute(exec_, out, y, dlogits_, eval_values_.loss_slot());
     eval_values_.add_step(exec_, out, y, batch.size);
   }
-  return {eval_values_.mean_loss(), eval_values_.metrics(), eval_values_.examples()};
+  return {eval_values_.mean_loss(), eval_values_.metrics(), eval_values_.examples(),
+          loss_.sparse() && input.dataset().info.contains("vocabulary_size")};
 }
 
 Tensor Trainer::predict(data::Pipeline& input) {

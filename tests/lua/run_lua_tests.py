@@ -14,6 +14,7 @@ DRUN_TEST_TIME_SCALE (how much slower than native it is).
 """
 import gzip
 import json
+import math
 import os
 import re
 import struct
@@ -548,6 +549,42 @@ def test_token_layers():
     assert accuracy >= 0.9, out
     assert ("bad id: tokens.lua:45: Embedding 'embedding': token id 20 (example 2 of the batch, "
             "position 1) is outside [0, 20)") in out, out
+
+
+def test_text_reader():
+    # text_reader.lua checks each window's ids against the file itself and
+    # prints "ok" per check; 65 bytes make 16 windows of 4 (a window needs 5).
+    text = "the cat sat on the mat.\n%\nA dog, a log; ZZ top!\n%\nthe end, x. Bye"
+    assert len(text) == 65
+    with temp_dir("lua") as d:
+        path, model_dir = os.path.join(d, "t.txt"), os.path.join(d, "run")
+        with open(path, "w") as f:
+            f.write(text)
+        out, _ = expect_success(["text_reader.lua", "--path", path, "--model-dir", model_dir],
+                                cwd=HERE)
+        assert "examples 16 shape 4 vocabulary %d\n" % len(set(text)) in out, out
+        for check in ("window ids", "shuffled batches", "two shards", "training bytes",
+                      "validation windows", "shared vocabulary", "errors"):
+            assert "ok " + check + "\n" in out, "missing check %r\n%s" % (check, out)
+        # A bigram model: its evaluation also in bits per character (loss / ln 2).
+        e = summary_of(model_dir)["eval"]
+        assert abs(e["bits_per_char"] - e["loss"] / math.log(2)) < 1e-9, e
+        assert "bits_per_char %.6f" % e["bits_per_char"] in out, out
+
+
+def test_text_fortunes():
+    fortunes = "/usr/share/games/fortunes"
+    if not os.path.isdir(fortunes):
+        raise Skip(fortunes + " not installed (apt install fortunes)")
+    out, _ = expect_success(["text_fortunes.lua"], cwd=HERE)
+    m = re.search(r"files (\d+) bytes (\d+) vocabulary (\d+) train (\d+) validation (\d+)", out)
+    assert m, out
+    files, size, vocabulary, train, val = map(int, m.groups())
+    # About 2.5 MB of English in some 40 files (not their .dat indexes or .u8 links).
+    assert files >= 20 and size > 1000000, out
+    assert 64 <= vocabulary < 128, out
+    assert train == (size - round(0.1 * size) - 101) // 100 + 1, out
+    assert abs(val / (train + val) - 0.1) < 0.01, out
 
 
 def test_layer_positional_shorthands():

@@ -10,7 +10,8 @@ local Dataset = {}
 Dataset.__index = Dataset
 
 -- In plan mode data sets are not read: a stand-in answers for them.
-local planned = {size = function() return 0 end, shape = function() return {} end}
+local planned = {size = function() return 0 end, shape = function() return {} end,
+                 info = function() return {} end}
 
 local function wrap(handle, ops)
   return setmetatable({_core = handle, _ops = ops or {}}, Dataset)
@@ -29,6 +30,9 @@ end
 -- the shape of one example.
 function Dataset:size() return self._core:size(self._ops) end
 function Dataset:shape() return self._core:shape() end
+-- What the reader reports beyond the examples: data.text's vocabulary_size
+-- and, with vocabulary = 'chars', vocabulary (the character of each id).
+function Dataset:info() return self._core:info() end
 
 function Dataset:is_batched()
   for _, o in ipairs(self._ops) do if o.op == 'batch' then return true end end

@@ -427,7 +427,7 @@ void on_cpu::embedding_scatter_add(const Exec&, const Tensor& ids, const Tensor&
 
 void on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred,
                                    const Tensor& target, Tensor& grad, Tensor& loss) {
-  const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+  const auto [rows, cols] = class_rows(pred.shape());
   float* out = loss.f32();
   switch (kind) {
     case LossKind::softmax_xent_sparse:
@@ -449,7 +449,7 @@ void on_cpu::loss_forward_backward(const Exec&, LossKind kind, const Tensor& pre
 
 void on_cpu::metric_sum(const Exec&, MetricKind kind, const Tensor& pred, const Tensor& target,
                         Tensor& sum) {
-  const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+  const auto [rows, cols] = class_rows(pred.shape());
   float* out = sum.f32();
   switch (kind) {
     case MetricKind::label_accuracy:

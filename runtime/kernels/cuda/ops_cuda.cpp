@@ -458,7 +458,7 @@ class CudaBackend final : public GpuBackend {
 
   void loss_forward_backward(const Exec&, LossKind kind, const Tensor& pred, const Tensor& target,
                              Tensor& grad, Tensor& loss) override {
-    const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+    const auto [rows, cols] = class_rows(pred.shape());
     float* out = loss.f32();
     switch (kind) {
       case LossKind::softmax_xent_sparse:
@@ -479,7 +479,7 @@ class CudaBackend final : public GpuBackend {
   }
   void metric_sum(const Exec&, MetricKind kind, const Tensor& pred, const Tensor& target,
                   Tensor& sum) override {
-    const int64_t rows = pred.dim(0), cols = rows ? pred.numel() / rows : 0;
+    const auto [rows, cols] = class_rows(pred.shape());
     float* out = sum.f32();
     switch (kind) {
       case MetricKind::label_accuracy:

@@ -1402,6 +1402,34 @@ TEST(BackendHarness, SparseLossWithABadLabelIsNaN) {
   }
 }
 
+// A sequence model's output (batch, steps, classes) with a label per step:
+// both backends take the classes along the last axis and average over every
+// (example, step), the same numbers as the flat (batch * steps, classes) case.
+COVERS(Op::loss_forward_backward, Op::metric_sum);
+TEST(BackendHarness, SparseLossAndAccuracyOverSteps) {
+  Rng rng(1150);
+  const Shape seq{4, 5, 7}, flat{20, 7};
+  const LossInputs in = loss_inputs(rng, LossKind::softmax_xent_sparse, 20, 7);
+  const Both pred = both(in.pred.reshaped(seq)), target = both(in.target.reshaped(Shape{4, 5}));
+  Both grad = output(rng, seq), loss = output(rng, Shape{1}), hits = output(rng, Shape{1});
+  on_both([&](const Exec& ex) {
+    loss_forward_backward(ex, LossKind::softmax_xent_sparse, pred.on(ex), target.on(ex),
+                          grad.on(ex), loss.on(ex));
+    metric_sum(ex, MetricKind::label_accuracy, pred.on(ex), target.on(ex), hits.on(ex));
+  });
+  EXPECT_TRUE(matches("sequence loss", loss, kMath));
+  EXPECT_TRUE(matches("sequence grad", grad, kMath));
+  EXPECT_TRUE(matches("sequence hits", hits, kExact));
+  Tensor flat_grad(flat), flat_loss(Shape{1}), flat_hits(Shape{1});
+  const Exec cpu = cpu_exec();
+  loss_forward_backward(cpu, LossKind::softmax_xent_sparse, in.pred, in.target, flat_grad,
+                        flat_loss);
+  metric_sum(cpu, MetricKind::label_accuracy, in.pred, in.target, flat_hits);
+  EXPECT_EQ(loss.cpu.f32()[0], flat_loss.f32()[0]);
+  EXPECT_EQ(hits.cpu.f32()[0], flat_hits.f32()[0]);
+  for (int64_t i = 0; i < flat.numel(); ++i) ASSERT_EQ(grad.cpu.f32()[i], flat_grad.f32()[i]) << i;
+}
+
 // Every metric's batch sum; hits exactly. Ties go to the first maximum (as
 // NumPy and Keras' accuracy): an all-zero row (a dead ReLU layer's logits)
 // and a row with its maximum twice.

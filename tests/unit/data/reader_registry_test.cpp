@@ -39,8 +39,8 @@ TEST(ReaderRegistry, NamesAreUnique) {
     for (const std::string& n : info->about.names)
       EXPECT_TRUE(names.insert(n).second) << "two readers are called " << n;
   // The list's readers, each under its drun.data name.
-  for (const char* n :
-       {"fashion_mnist", "idx", "numpy", "hdf5", "cifar10", "csv", "image_folder", "arrays"})
+  for (const char* n : {"fashion_mnist", "idx", "numpy", "hdf5", "cifar10", "csv", "image_folder",
+                        "arrays", "text"})
     EXPECT_TRUE(names.count(n)) << n;
 }
 

@@ -134,5 +134,45 @@ TEST(Metrics, AccuracyMseMae) {
   EXPECT_THROW(measured(mse, z, labels({1, 1, 1})), UsageError);
 }
 
+// A sequence model's output (batch 2, 3 steps, 4 classes) against (2, 3)
+// labels: Keras averages the loss and the accuracy over all 6 (example, step)
+// pairs. The expected values are numpy's, in float64, on the same logits.
+TEST(Loss, SparseCrossEntropyAndAccuracyAverageOverEveryStep) {
+  Tensor z(Shape{2, 3, 4});
+  for (int i = 0; i < 24; ++i) z.f32()[i] = static_cast<float>(std::sin(1.3 * i) * 2);
+  Tensor y = labels({1, 3, 1, 2, 0, 0}).reshaped(Shape{2, 3});
+  Tensor probs(Shape{2, 3, 4}), g;
+  for (int r = 0; r < 6; ++r) {
+    double sum = 0.0;
+    for (int j = 0; j < 4; ++j) sum += std::exp(static_cast<double>(z.f32()[r * 4 + j]));
+    for (int j = 0; j < 4; ++j)
+      probs.f32()[r * 4 + j] = static_cast<float>(std::exp(z.f32()[r * 4 + j]) / sum);
+  }
+  Loss logits(json::parse(
+      R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})"));
+  logits.check(z.shape(), y);
+  EXPECT_NEAR(testing::loss_value(logits, ex, z, y, g), 1.648150136586229, 1e-5);
+  ASSERT_EQ(g.shape(), z.shape());
+  const double g12[] = {-0.09365022, 0.08311487, 0.00837866, 0.0021567};  // example 1, step 2
+  for (int j = 0; j < 4; ++j) EXPECT_NEAR(g.f32()[(1 * 3 + 2) * 4 + j], g12[j], 1e-6);
+  Loss on_probs(json("sparse_categorical_crossentropy"));
+  EXPECT_NEAR(testing::loss_value(on_probs, ex, probs, y, g), 1.648150136586229, 1e-5);
+  Metric acc("accuracy", true);
+  EXPECT_EQ(acc.count(z.shape()), 6);
+  EXPECT_DOUBLE_EQ(measured(acc, z, y), 2.0 / 6.0);  // argmax: (0, 0) and (1, 1) hit
+  // A label past the classes is named with its example and step.
+  Tensor bad = labels({1, 3, 1, 2, 4, 0}).reshaped(Shape{2, 3});
+  try {
+    logits.check(z.shape(), bad);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("label 4 of example 1 (step 1)"), std::string::npos)
+        << e.what();
+  }
+  // One label per example is not enough for a sequence.
+  EXPECT_THROW(logits.check(z.shape(), labels({1, 2})), UsageError);
+  EXPECT_THROW(measured(acc, z, labels({1, 2})), UsageError);
+}
+
 }  // namespace
 }  // namespace drun::nn
