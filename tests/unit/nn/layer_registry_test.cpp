@@ -63,6 +63,7 @@ TEST(LayerRegistry, EveryLayerBuildsFromItsRequiredOptions) {
       if (o.required)
         config[o.name] = o.type == OptionType::string   ? json("relu")
                          : o.type == OptionType::number ? json(0.5)
+                         : o.type == OptionType::list   ? json::array({1})
                                                         : json(1);
     EXPECT_STREQ(make_layer(info->about.name(), config, "x")->kind(), info->about.name().c_str());
   }
