@@ -105,10 +105,9 @@ class Embedding final : public Layer {
  private:
   [[noreturn]] void bad_id(const std::string& id, const Tensor& ids, int64_t at) const {
     const int64_t per_example = ids.dim(0) ? ids.numel() / ids.dim(0) : 1;
-    throw UsageError(who() + ": token id " + id + " (example " +
-                     std::to_string(at / per_example) + " of the batch, position " +
-                     std::to_string(at % per_example) + ") is outside [0, " +
-                     std::to_string(input_dim_) + "), the input_dim");
+    throw UsageError(who() + ": token id " + id + " (example " + std::to_string(at / per_example) +
+                     " of the batch, position " + std::to_string(at % per_example) +
+                     ") is outside [0, " + std::to_string(input_dim_) + "), the input_dim");
   }
 
   int64_t input_dim_ = 0, output_dim_ = 0;

@@ -72,9 +72,8 @@ const LayerInfo& position_embedding_layer() {
                            {"initializer", OptionType::string, "glorot_uniform",
                             "the table's initial values"}},
                 .positional = {"sequence_length"}},
-      .make = [](Options& o, const std::string& name) {
-        return std::make_unique<PositionEmbedding>(o, name);
-      },
+      .make = [](Options& o,
+                 const std::string& name) { return std::make_unique<PositionEmbedding>(o, name); },
       // keras_hub writes the initializer as a Keras object; it only matters
       // before the weights are read.
       .from_keras = [](json& config, const std::string&) { config.erase("initializer"); }};

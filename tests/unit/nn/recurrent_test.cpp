@@ -36,7 +36,11 @@ TEST(Recurrent, WeightsHaveKerasNamesAndShapes) {
       {"SimpleRNN", {{"units", 5}}, "simple_rnn_cell", Shape{3, 5}, Shape{5, 5}, Shape{5}},
       {"LSTM", {{"units", 5}}, "lstm_cell", Shape{3, 20}, Shape{5, 20}, Shape{20}},
       {"GRU", {{"units", 5}}, "gru_cell", Shape{3, 15}, Shape{5, 15}, Shape{2, 15}},
-      {"GRU", {{"units", 5}, {"reset_after", false}}, "gru_cell", Shape{3, 15}, Shape{5, 15},
+      {"GRU",
+       {{"units", 5}, {"reset_after", false}},
+       "gru_cell",
+       Shape{3, 15},
+       Shape{5, 15},
        Shape{15}}};
   for (const Want& w : cases) {
     SCOPED_TRACE(std::string(w.cls) + " " + w.config.dump());
