@@ -10,11 +10,7 @@ class Add final : public Layer {
   const char* kind() const override { return "Add"; }
   int num_inputs() const override { return -1; }  // any number >= 2
   Shape build(std::span<const Shape> in, Rng&) override {
-    if (in.size() < 2) throw UsageError(who() + ": needs at least two inputs");
-    for (const auto& s : in)
-      if (s != in[0])
-        throw UsageError(who() + ": input shapes differ: " + in[0].with_batch(0).str(true) +
-                         " and " + s.with_batch(0).str(true));
+    expect_same_shapes(in);
     dx_.resize(in.size());
     return output_shape_ = in[0];
   }

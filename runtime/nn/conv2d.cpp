@@ -82,17 +82,10 @@ class Conv2D final : public Layer {
   const char* kind() const override { return one_d_ ? "Conv1D" : "Conv2D"; }
 
   Shape build(std::span<const Shape> in, Rng& rng) override {
-    if (one_d_) {
-      expect_rank(in[0], 2, "sequences (batch, steps, channels)");
-      h_ = 1;
-      w_ = in[0][0];
-      c_ = in[0][1];
-    } else {
-      expect_rank(in[0], 3, "images (batch, height, width, channels)");
-      h_ = in[0][0];
-      w_ = in[0][1];
-      c_ = in[0][2];
-    }
+    const Spatial s = expect_spatial(in[0], one_d_);
+    h_ = s.h;
+    w_ = s.w;
+    c_ = s.c;
     const auto g = geometry(1);
     if (g.oh <= 0 || g.ow <= 0)
       throw UsageError(who() + ": kernel " + (one_d_ ? "" : std::to_string(kh_) + "x") +
@@ -268,15 +261,20 @@ class Conv2D final : public Layer {
 
 }  // namespace
 
-const LayerInfo& conv2d_layer() {
-  static const LayerInfo info{
-      .about = {.names = {"Conv2D"},
-                .doc = "a 2-D convolution of NHWC images with an HWIO kernel",
+namespace {
+LayerInfo conv_layer(const char* name, bool one_d, const char* doc) {
+  const OptionType size = one_d ? OptionType::single : OptionType::pair;
+  return {
+      .about = {.names = {name},
+                .doc = doc,
                 .schema = {{"filters", OptionType::integer, kRequired, "output channels"},
-                           {"kernel_size", OptionType::pair, kRequired,
-                            "the window, k or {kh, kw}"},
-                           {"strides", OptionType::pair, 1, "the step, s or {sh, sw}"},
-                           padding_option(),
+                           {"kernel_size", size, kRequired,
+                            one_d ? "the window" : "the window, k or {kh, kw}"},
+                           {"strides", size, 1, one_d ? "the step" : "the step, s or {sh, sw}"},
+                           one_d ? Schema::Entry{"padding", OptionType::string, "valid",
+                                                 "'valid', 'same' or 'causal' (zeros before "
+                                                 "the sequence only)"}
+                                 : padding_option(),
                            data_format_option(),
                            {"activation", OptionType::string, "linear", "applied to the output"},
                            {"use_bias", OptionType::boolean, true, "whether to add a bias"},
@@ -285,32 +283,21 @@ const LayerInfo& conv2d_layer() {
                            {"bias_initializer", OptionType::string, "zeros",
                             "the bias' initial values"}},
                 .positional = {"filters", "kernel_size", "strides", "padding"}},
-      .make = [](Options& o, const std::string& name) {
-        return std::make_unique<Conv2D>(o, name, false);
+      .make = [one_d](Options& o, const std::string& layer_name) {
+        return std::make_unique<Conv2D>(o, layer_name, one_d);
       }};
+}
+}  // namespace
+
+const LayerInfo& conv2d_layer() {
+  static const LayerInfo info =
+      conv_layer("Conv2D", false, "a 2-D convolution of NHWC images with an HWIO kernel");
   return info;
 }
 
 const LayerInfo& conv1d_layer() {
-  static const LayerInfo info{
-      .about = {.names = {"Conv1D"},
-                .doc = "a 1-D convolution of (batch, steps, channels) sequences",
-                .schema = {{"filters", OptionType::integer, kRequired, "output channels"},
-                           {"kernel_size", OptionType::single, kRequired, "the window"},
-                           {"strides", OptionType::single, 1, "the step"},
-                           {"padding", OptionType::string, "valid",
-                            "'valid', 'same' or 'causal' (zeros before the sequence only)"},
-                           data_format_option(),
-                           {"activation", OptionType::string, "linear", "applied to the output"},
-                           {"use_bias", OptionType::boolean, true, "whether to add a bias"},
-                           {"kernel_initializer", OptionType::string, "glorot_uniform",
-                            "the kernel's initial values"},
-                           {"bias_initializer", OptionType::string, "zeros",
-                            "the bias' initial values"}},
-                .positional = {"filters", "kernel_size", "strides", "padding"}},
-      .make = [](Options& o, const std::string& name) {
-        return std::make_unique<Conv2D>(o, name, true);
-      }};
+  static const LayerInfo info =
+      conv_layer("Conv1D", true, "a 1-D convolution of (batch, steps, channels) sequences");
   return info;
 }
 

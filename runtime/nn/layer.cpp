@@ -36,4 +36,21 @@ void Layer::expect_rank(const Shape& in, int rank, const char* what) const {
                      " with the batch), got input shape " + in.with_batch(0).str(true));
 }
 
+Layer::Spatial Layer::expect_spatial(const Shape& in, bool one_d) const {
+  if (one_d) {
+    expect_rank(in, 2, "sequences (batch, steps, channels)");
+    return {1, in[0], in[1]};
+  }
+  expect_rank(in, 3, "images (batch, height, width, channels)");
+  return {in[0], in[1], in[2]};
+}
+
+void Layer::expect_same_shapes(std::span<const Shape> in) const {
+  if (in.size() < 2) throw UsageError(who() + ": needs at least two inputs");
+  for (const auto& s : in)
+    if (s != in[0])
+      throw UsageError(who() + ": input shapes differ: " + in[0].with_batch(0).str(true) + " and " +
+                       s.with_batch(0).str(true));
+}
+
 }  // namespace drun::nn

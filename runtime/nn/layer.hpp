@@ -119,6 +119,14 @@ class Layer {
   // Name for messages: "Conv2D 'conv2d'".
   std::string who() const { return std::string(kind()) + " '" + name_ + "'"; }
   void expect_rank(const Shape& in, int rank, const char* what) const;
+  // An NHWC image's (height, width, channels), or a (steps, channels)
+  // sequence's as an image one row high: the 1-D layers run the 2-D kernels.
+  struct Spatial {
+    int64_t h, w, c;
+  };
+  Spatial expect_spatial(const Shape& in, bool one_d) const;
+  // Two or more inputs of one shape (Add, Multiply).
+  void expect_same_shapes(std::span<const Shape> in) const;
   // Sizes a buffer of this layer on the device it runs on.
   void ensure(Tensor& t, const Shape& shape, DType dtype = DType::f32) const {
     t.ensure(shape, dtype, ex_.device);

@@ -34,17 +34,10 @@ class Pool2D final : public Layer {
   }
 
   Shape build(std::span<const Shape> in, Rng&) override {
-    if (one_d_) {
-      expect_rank(in[0], 2, "sequences (batch, steps, channels)");
-      h_ = 1;
-      w_ = in[0][0];
-      c_ = in[0][1];
-    } else {
-      expect_rank(in[0], 3, "images (batch, height, width, channels)");
-      h_ = in[0][0];
-      w_ = in[0][1];
-      c_ = in[0][2];
-    }
+    const Spatial s = expect_spatial(in[0], one_d_);
+    h_ = s.h;
+    w_ = s.w;
+    c_ = s.c;
     const auto g = geometry(1);
     if (g.oh <= 0 || g.ow <= 0)
       throw UsageError(who() + ": pool " + (one_d_ ? "" : std::to_string(ph_) + "x") +
@@ -105,11 +98,7 @@ class GlobalAveragePooling2D final : public Layer {
     return one_d_ ? "GlobalAveragePooling1D" : "GlobalAveragePooling2D";
   }
   Shape build(std::span<const Shape> in, Rng&) override {
-    if (one_d_)
-      expect_rank(in[0], 2, "sequences (batch, steps, channels)");
-    else
-      expect_rank(in[0], 3, "images (batch, height, width, channels)");
-    return output_shape_ = Shape{in[0][-1]};
+    return output_shape_ = Shape{expect_spatial(in[0], one_d_).c};
   }
   void forward(std::span<const Tensor* const> in, bool) override {
     ensure(out_, Shape{in[0]->dim(0), in[0]->dim(-1)});
@@ -140,11 +129,7 @@ class GlobalMaxPooling final : public Layer {
   }
   const char* kind() const override { return one_d_ ? "GlobalMaxPooling1D" : "GlobalMaxPooling2D"; }
   Shape build(std::span<const Shape> in, Rng&) override {
-    if (one_d_)
-      expect_rank(in[0], 2, "sequences (batch, steps, channels)");
-    else
-      expect_rank(in[0], 3, "images (batch, height, width, channels)");
-    return output_shape_ = Shape{in[0][-1]};
+    return output_shape_ = Shape{expect_spatial(in[0], one_d_).c};
   }
   void forward(std::span<const Tensor* const> in, bool) override {
     const auto g = geometry(in[0]->shape());

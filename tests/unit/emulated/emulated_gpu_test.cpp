@@ -85,6 +85,37 @@ void expect_same_variables(nn::Model& gpu, nn::Model& cpu) {
   }
 }
 
+// Trains `spec` (seeded with `seed`) with Adam on the emulated GPU and on the
+// CPU, 8 of x's examples a step (labels i % 10): each step's loss, and then
+// every variable, must agree to the bit.
+void expect_trains_as_on_the_cpu(const json& spec, uint64_t seed, const Tensor& x, int steps) {
+  const char* adam = R"({"class_name": "Adam", "config": {"learning_rate": 0.01}})";
+  nn::Model on_gpu(spec, seed), on_cpu(spec, seed);
+  const auto ctx = kernels::make_cuda_context(0);
+  Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
+  Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
+  Tensor y(Shape{x.dim(0)}, DType::i32);
+  for (int64_t i = 0; i < x.dim(0); ++i) y.i32()[i] = static_cast<int32_t>(i % 10);
+  data::Batch batch;
+  for (int step = 0; step < steps; ++step) {
+    batch.x = x.rows(step * 8, step * 8 + 8);
+    batch.y = y.rows(step * 8, step * 8 + 8);
+    batch.size = 8;
+    const double g = step_loss(gpu, batch), c = step_loss(cpu, batch);
+    EXPECT_EQ(g, c) << "step " << step;
+    EXPECT_TRUE(std::isfinite(c)) << "step " << step;
+  }
+  expect_same_variables(on_gpu, on_cpu);
+}
+
+// Examples with values uniform in [-scale, scale].
+Tensor uniform_examples(const Shape& shape, uint64_t seed, float scale = 1.0f) {
+  Rng rng(seed);
+  Tensor x(shape);
+  for (float& v : x.span_f32()) v = rng.uniform(-scale, scale);
+  return x;
+}
+
 TEST(EmulatedGpu, SeedCnnStepsMatchTheCpuBitForBit) {
   const char* sgd = R"({"class_name": "SGD", "config": {"learning_rate": 0.05, "momentum": 0.9}})";
   nn::Model on_gpu(testing::seed_cnn_spec(), 3), on_cpu(testing::seed_cnn_spec(), 3);
@@ -164,27 +195,8 @@ json every_activation_spec() {
 }
 
 TEST(EmulatedGpu, EveryActivationTrainsAsOnTheCpuBitForBit) {
-  const char* adam = R"({"class_name": "Adam", "config": {"learning_rate": 0.01}})";
-  nn::Model on_gpu(every_activation_spec(), 4), on_cpu(every_activation_spec(), 4);
-  const auto ctx = kernels::make_cuda_context(0);
-  Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
-  Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
-  auto ds = std::make_shared<data::Dataset>();
-  Rng rng(5);
-  ds->x = Tensor(Shape{32, 12});
-  ds->y = Tensor(Shape{32}, DType::i32);
-  for (float& v : ds->x.span_f32()) v = rng.uniform(-2.0f, 2.0f);
-  for (int64_t i = 0; i < 32; ++i) ds->y.i32()[i] = static_cast<int32_t>(i % 10);
-  data::Batch batch;
-  for (int step = 0; step < 4; ++step) {
-    batch.x = ds->x.rows(step * 8, step * 8 + 8);
-    batch.y = ds->y.rows(step * 8, step * 8 + 8);
-    batch.size = 8;
-    const double g = step_loss(gpu, batch), c = step_loss(cpu, batch);
-    EXPECT_EQ(g, c) << "step " << step;
-    EXPECT_TRUE(std::isfinite(c)) << "step " << step;
-  }
-  expect_same_variables(on_gpu, on_cpu);
+  expect_trains_as_on_the_cpu(every_activation_spec(), 4, uniform_examples(Shape{32, 12}, 5, 2.0f),
+                              4);
 }
 
 // Token ids through Embedding and LayerNormalization train on the device as
@@ -238,26 +250,7 @@ TEST(EmulatedGpu, AttentionTrainsAsOnTheCpuBitForBit) {
     {"class_name": "Add", "config": {}, "inbound": [-1, 0]},
     {"class_name": "Flatten", "config": {}},
     {"class_name": "Dense", "config": {"units": 10}}]})");
-  const char* adam = R"({"class_name": "Adam", "config": {"learning_rate": 0.01}})";
-  nn::Model on_gpu(spec, 6), on_cpu(spec, 6);
-  const auto ctx = kernels::make_cuda_context(0);
-  Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
-  Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
-  Rng rng(8);
-  Tensor x(Shape{24, 5, 4});
-  Tensor y(Shape{24}, DType::i32);
-  for (float& v : x.span_f32()) v = rng.uniform(-1.0f, 1.0f);
-  for (int64_t i = 0; i < 24; ++i) y.i32()[i] = static_cast<int32_t>(i % 10);
-  data::Batch batch;
-  for (int step = 0; step < 3; ++step) {
-    batch.x = x.rows(step * 8, step * 8 + 8);
-    batch.y = y.rows(step * 8, step * 8 + 8);
-    batch.size = 8;
-    const double g = step_loss(gpu, batch), c = step_loss(cpu, batch);
-    EXPECT_EQ(g, c) << "step " << step;
-    EXPECT_TRUE(std::isfinite(c)) << "step " << step;
-  }
-  expect_same_variables(on_gpu, on_cpu);
+  expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 5, 4}, 8), 3);
 }
 
 // The recurrent layers (their step ops, and the views and fills around the
@@ -270,25 +263,7 @@ TEST(EmulatedGpu, RecurrentLayersTrainAsOnTheCpuBitForBit) {
     {"class_name": "GRU", "config": {"units": 4, "return_sequences": true, "reset_after": false}},
     {"class_name": "SimpleRNN", "config": {"units": 3}},
     {"class_name": "Dense", "config": {"units": 10}}]})");
-  const char* adam = R"({"class_name": "Adam", "config": {"learning_rate": 0.01}})";
-  nn::Model on_gpu(spec, 6), on_cpu(spec, 6);
-  const auto ctx = kernels::make_cuda_context(0);
-  Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
-  Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
-  Rng rng(7);
-  Tensor x(Shape{24, 6, 3}), y(Shape{24}, DType::i32);
-  for (float& v : x.span_f32()) v = rng.uniform(-1.0f, 1.0f);
-  for (int64_t i = 0; i < 24; ++i) y.i32()[i] = static_cast<int32_t>(i % 10);
-  data::Batch batch;
-  for (int step = 0; step < 3; ++step) {
-    batch.x = x.rows(step * 8, step * 8 + 8);
-    batch.y = y.rows(step * 8, step * 8 + 8);
-    batch.size = 8;
-    const double g = step_loss(gpu, batch), c = step_loss(cpu, batch);
-    EXPECT_EQ(g, c) << "step " << step;
-    EXPECT_TRUE(std::isfinite(c)) << "step " << step;
-  }
-  expect_same_variables(on_gpu, on_cpu);
+  expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 6, 3}, 7), 3);
 }
 
 // A GPU worker's optimizer (built, or restored, on the GPU) later given host
