@@ -4,6 +4,7 @@
 # and Debian's python3-torch in their best configuration (docs/benchmarks.md).
 #
 #   tools/bench/cpu.sh [--threads "1 2"] [--repeats 5] [--models "seed_cnn resnet20 resnet56"] [--isa avx2] [--short]
+#   tools/bench/cpu.sh --models "lstm_lm transformer_lm"
 #
 # --isa avx2 caps every framework at AVX2 + FMA on a CPU that has more: drun's
 # kernels (DRUN_ISA) and OpenBLAS core (OPENBLAS_CORETYPE=Haswell), PyTorch's
@@ -13,13 +14,19 @@
 #
 # --short runs half the timed steps (a lent machine's minutes are few).
 #
-# Also: seed_cnn256 (the seed CNN at batch 256, for thread scaling). On a
+# Also (not in the default list): seed_cnn256 (the seed CNN at batch 256,
+# for thread scaling), lstm_lm and transformer_lm (below). On a
 # machine that reaches no package archive (the lent GPU node), TORCH2_PY names
 # a Python with PyTorch 2.x and DEBIAN_TORCH=0 leaves Debian's column out.
 #
 # Models: the seed CNN at batch 64 on Fashion-MNIST (tools/bench/seed_cnn_*),
 # ResNet-20 and ResNet-56 (option B) at batch 128 on random 32x32x3 images
-# (tools/bench/resnet20_*, --n 3 and --n 9). For every model and thread count
+# (tools/bench/resnet20_*, --n 3 and --n 9), and two character language
+# models at batch 32 on windows of 64 random tokens of 96, Adam lr 1e-3
+# (tools/bench/char_lm_*): lstm_lm (models/lstm_lm.lua: embedding 64, LSTM
+# 256, 359,520 parameters) and transformer_lm (models/transformer_lm.lua:
+# width 128, 4 heads, 2 pre-norm blocks, MLP 512, 429,664 parameters); their
+# "img/s" are sequences/s. For every model and thread count
 # the three run in turn, `repeats` times, in an order that rotates each
 # repeat so that machine noise hits all of them; the table has the medians
 # (images/s) and drun's ratio to each peer. DRUN_BASELINE names a second drun
@@ -27,7 +34,8 @@
 # its own and drun's ratio to it: a change's before/after on one machine. Each PyTorch run trains the model
 # in its default NCHW layout and in channels_last (TORCH_VARIANTS,
 # torch_timing.py), each on a fresh model, and counts the faster: PyTorch's
-# best eager float32; cpu.jsonl keeps both. The CPU model (lscpu) and what
+# best eager float32; cpu.jsonl keeps both (the language models, whose
+# batches have no channels, run fp32 alone). The CPU model (lscpu) and what
 # drun runs on (drun --version) head the report, written to build/bench/cpu.md
 # (raw JSON lines to build/bench/cpu.jsonl). DRUN selects the binary
 # (default build/drun); DRUN_ISA passes through to it.
@@ -41,6 +49,7 @@ ISA=""
 SHORT=1
 usage() {
   echo "usage: tools/bench/cpu.sh [--threads \"1 2\"] [--repeats 5] [--models \"seed_cnn resnet20 resnet56\"] [--isa avx2] [--short]" >&2
+  echo "  models: seed_cnn seed_cnn256 resnet20 resnet56 lstm_lm transformer_lm" >&2
   exit 2
 }
 while [[ $# -gt 0 ]]; do
@@ -92,7 +101,7 @@ if [[ "$TORCH2_PY" == "$VENV/bin/python" ]] && ! "$VENV/bin/python" -c 'import t
   "$DEBIAN_PY" -m venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check torch numpy >&2
 fi
-if [[ ! -f "$DATA_DIR/data_batch_5.bin" ]]; then
+if [[ " $MODELS " == *" resnet"* && ! -f "$DATA_DIR/data_batch_5.bin" ]]; then
   "$DEBIAN_PY" tests/data/make_cifar10.py "$DATA_DIR" --train 2560 --test 0 >&2
 fi
 
@@ -104,15 +113,20 @@ model_args() {  # $1 = model, $2 = drun|torch, $3 = threads
     seed_cnn256) steps=100 warmup=10 script=seed_cnn extra="--batch 256" ;;
     resnet20)    steps=30 warmup=3 script=resnet20 extra="--n 3" ;;
     resnet56)    steps=10 warmup=2 script=resnet20 extra="--n 9" ;;
+    lstm_lm)     steps=50 warmup=5 script=char_lm extra="--model lstm" ;;
+    transformer_lm) steps=50 warmup=5 script=char_lm extra="--model transformer" ;;
     *) echo "unknown model $1" >&2; exit 2 ;;
   esac
-  # The seed CNN's steps grow with the threads (x threads/4 from 8 on): at 16
-  # threads 150 steps of batch 64 took 75 ms, too short to time on that node.
-  if [[ "$script" == seed_cnn && "${3:-1}" -ge 8 ]]; then steps=$((steps * $3 / 4)); fi
+  # The small models' steps grow with the threads (x threads/4 from 8 on): at
+  # 16 threads 150 steps of the seed CNN took 75 ms, too short to time on that
+  # node; the language models' batches of 32 are small too.
+  if [[ "$script" == seed_cnn || "$script" == char_lm ]] && [[ "${3:-1}" -ge 8 ]]; then
+    steps=$((steps * $3 / 4))
+  fi
   steps=$((steps / SHORT)) warmup=$(((warmup + SHORT - 1) / SHORT))
   if [[ "$2" == drun ]]; then
     extra="${extra/--batch /--batch-size }"
-    [[ "$script" == seed_cnn ]] || extra+=" --dir $DATA_DIR"
+    [[ "$script" != resnet20 ]] || extra+=" --dir $DATA_DIR"
     echo "tools/bench/${script}_bench.lua $extra --steps $steps --warmup $warmup"
   else
     echo "tools/bench/${script}_torch.py $extra --steps $steps --warmup $warmup"
@@ -135,8 +149,15 @@ run_one() {  # $1 = model, $2 = drun|pytorch2|debian, $3 = threads; prints image
     local py="$DEBIAN_PY"; [[ "$who" == pytorch2 ]] && py="$TORCH2_PY"
     # Both of PyTorch's float32 memory layouts, each on a fresh model: its
     # default NCHW and channels_last (NHWC, as drun), the faster counting.
+    # A language model's token batches have no layout: channels_last would
+    # be a second fp32 run, the faster of two counting.
+    local variants="$TORCH_VARIANTS"
+    if [[ "$model" == *_lm ]]; then
+      variants="$(tr , '\n' <<<"$variants" | grep -vx channels_last | paste -sd, -)" || true
+      [[ -n "$variants" ]] || variants=fp32
+    fi
     out="$(env OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS=1 GLIBC_TUNABLES="$GLIBC_BEST" \
-           "$py" $(model_args "$model" torch "$t") --threads "$t" --variants "$TORCH_VARIANTS" \
+           "$py" $(model_args "$model" torch "$t") --threads "$t" --variants "$variants" \
            2>"$ERRLOG")" || {
       echo "error: $who failed ($model, $t threads):" >&2; tail -n 20 "$ERRLOG" >&2; return 1; }
   fi
@@ -206,10 +227,12 @@ for model in $MODELS; do
     [[ ${#o[@]} -gt 0 ]] && NOTES+="; baseline ${o[*]}"
   done
 done
+LM_NOTE=""
+[[ " $MODELS " == *_lm\ * ]] && LM_NOTE="; the language models fp32 alone, their img/s sequences of 64 tokens/s"
 REPORT="$HEADER
 
 $TABLE
 
-Medians of $REPEATS interleaved repeats; PyTorch: per run the faster of its float32 layouts ($TORCH_VARIANTS). Runs (images/s):$NOTES"
+Medians of $REPEATS interleaved repeats; PyTorch: per run the faster of its float32 layouts ($TORCH_VARIANTS)$LM_NOTE. Runs (images/s):$NOTES"
 printf '%s\n' "$REPORT" | tee "$OUTDIR/cpu.md"
 echo "# wrote $OUTDIR/cpu.md and $RAW" >&2

@@ -1,5 +1,5 @@
 """Timing harness shared by the PyTorch peer benchmarks (seed_cnn_torch.py,
-resnet20_torch.py): command-line options, the best-configuration check,
+resnet20_torch.py, char_lm_torch.py): command-line options, the best-configuration check,
 torch set-up, the timed training loop and the one JSON line of results.
 
 --device cpu (the default). Best configuration (docs/benchmarks.md):
@@ -130,7 +130,8 @@ def time_training(torch, model, opt, loss_fn, x_all, y_all, batch_size, warmup, 
         idx = perm[pos[0]:pos[0] + B]
         pos[0] += B
         xb = x_all[idx]
-        if channels_last:
+        # Token ids (a sequence model's batch) have no channels to move.
+        if channels_last and xb.dim() == 4:
             xb = xb.contiguous(memory_format=torch.channels_last)
         return xb, y_all[idx]
 
@@ -174,7 +175,7 @@ def time_training(torch, model, opt, loss_fn, x_all, y_all, batch_size, warmup, 
         torch.cuda.synchronize()
     else:
         marks[steps] = time.perf_counter()
-    loss = float(loss)
+    loss = float(loss.detach())
     dt = time.perf_counter() - t0
     if cuda:
         step_times = [marks[i].elapsed_time(marks[i + 1]) / 1000 for i in range(steps)]
