@@ -101,6 +101,36 @@ TEST(StepAllocation, LayersKeepingThePreActivationAllocateNothingOnceWarm) {
   EXPECT_TRUE(std::isfinite(loss));
 }
 
+// The sequence layers' buffers and per-step views (recurrent steps'
+// rows, attention's heads, the shape layers' copies) are sized once too.
+TEST(StepAllocation, SequenceLayersAllocateNothingOnceWarm) {
+  const json spec = json::parse(R"({"name": "m", "input_shape": [28, 28, 1], "layers": [
+    {"class_name": "Reshape", "config": {"target_shape": [28, 28]}},
+    {"class_name": "Conv1D", "config": {"filters": 8, "kernel_size": 3, "padding": "causal"}},
+    {"class_name": "LayerNormalization", "config": {}},
+    {"class_name": "MultiHeadAttention", "config": {"num_heads": 2, "key_dim": 4,
+     "use_causal_mask": true}, "inbound": [2, 2]},
+    {"class_name": "LSTM", "config": {"units": 8, "return_sequences": true}},
+    {"class_name": "GRU", "config": {"units": 6, "return_sequences": true}},
+    {"class_name": "Dense", "config": {"units": 4, "activation": "gelu"}},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  nn::Model model(spec, 3);
+  Trainer trainer(model, seed_compiled(), kernels::Exec{Device::cpu, 1});
+  data::Batch batch;
+  fill_random(batch.x, batch.y, 16, 13);
+  batch.size = 16;
+  for (int i = 0; i < 3; ++i) trainer.train_step(batch);
+  AllocationCounter counter;
+  double loss = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    trainer.train_step(batch);
+    loss += trainer.last_loss();
+  }
+  EXPECT_EQ(counter.stop(), 0) << "3 warm train_steps allocated";
+  EXPECT_TRUE(std::isfinite(loss));
+}
+
 TEST(StepAllocation, PipelineNextAndTrainStepAllocateNothingWithinAnEpoch) {
   auto ds = std::make_shared<data::Dataset>();
   fill_random(ds->x, ds->y, 256, 5);
