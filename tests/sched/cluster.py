@@ -23,6 +23,7 @@ By hand:  tests/sched/cluster.py run -- sbatch --wrap hostname
           SLURM_CONF set, waits until the queue is empty, stops the cluster)"""
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -97,6 +98,13 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
 
 
+def under_tmp(paths):
+    """The outermost of paths that lie under /tmp, relative to it."""
+    rels = sorted({os.path.relpath(os.path.realpath(p), "/tmp") for p in paths})
+    rels = [r for r in rels if r != "." and not r.startswith("..")]
+    return [r for r in rels if not any(r.startswith(o + "/") for o in rels if o != r)]
+
+
 class Node:
     def __init__(self, name, ip, dev, tag):
         self.name = name
@@ -108,8 +116,12 @@ class Node:
 class SlurmCluster:
     """Start with `with SlurmCluster() as c:`; c.run(cmd...) runs a client."""
 
-    def __init__(self, log=print):
+    def __init__(self, log=print, visible=()):
+        """visible: folders (the checkout, the build) that every node must
+        see at the same path although they may lie under the /tmp that each
+        node has a fresh one of (a clone in the system's temporary folder)."""
         self.log = log
+        self.visible = under_tmp(visible)
         tag = os.getpid()
         self.nodes = [Node(n, ip, dev, tag) for n, ip, dev in NODES]
         self.dir = None
@@ -208,11 +220,16 @@ class SlurmCluster:
         then refuses to start. A /tmp per node because Slurm's PMIx plugin
         makes /tmp/spmix_appdir_<uid>_<job>.<step> on every node of a step
         and fails where that already exists."""
-        script = ('hostname "$0" && mount --bind "$1" /etc/hosts && mount --bind "$2" /tmp'
-                  ' && shift 2 && exec "$@"')
+        node_tmp = os.path.join(self.dir, "tmp", node.name)
+        # The visible folders are bound into the node's /tmp first, at their
+        # own paths, and come along with it (--rbind).
+        keep = "".join(f' && mkdir -p "$2"/{shlex.quote(rel)}'
+                       f' && mount --bind /tmp/{shlex.quote(rel)} "$2"/{shlex.quote(rel)}'
+                       for rel in self.visible)
+        script = ('hostname "$0" && mount --bind "$1" /etc/hosts' + keep +
+                  ' && mount --rbind "$2" /tmp && shift 2 && exec "$@"')
         return ["nsenter", f"--net=/run/netns/{node.ns}", "unshare", "--uts", "--mount",
-                "/bin/sh", "-c", script, node.name, self.hosts,
-                os.path.join(self.dir, "tmp", node.name), *cmd]
+                "/bin/sh", "-c", script, node.name, self.hosts, node_tmp, *cmd]
 
     def _spawn(self, node, cmd, name):
         err = open(os.path.join(self.dir, f"{name}.stderr"), "w")

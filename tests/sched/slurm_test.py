@@ -206,7 +206,7 @@ def case_restart_srun(c, work):
 
 def main():
     cases = [(n[5:], f) for n, f in globals().items() if n.startswith("case_")]
-    cluster = SlurmCluster()
+    cluster = SlurmCluster(visible=[ROOT, os.path.dirname(DRUN), os.path.dirname(COMPARE)])
     try:
         start = time.monotonic()
         with cluster as c:
