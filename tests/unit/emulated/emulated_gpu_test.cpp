@@ -266,6 +266,22 @@ TEST(EmulatedGpu, RecurrentLayersTrainAsOnTheCpuBitForBit) {
   expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 6, 3}, 7), 3);
 }
 
+// A decoder's transposed convolutions (the convolution ops with the roles
+// swapped, bias and activation on top) train on the GPU as on the CPU, bit
+// for bit: 'same' after a stride-2 Conv2D, 'valid' with output_padding.
+TEST(EmulatedGpu, TransposedConvolutionsTrainAsOnTheCpuBitForBit) {
+  const json spec = json::parse(R"({"name": "decoder", "input_shape": [6, 6, 3], "layers": [
+    {"class_name": "Conv2D", "config": {"filters": 4, "kernel_size": 3, "strides": 2,
+     "padding": "same", "activation": "relu"}},
+    {"class_name": "Conv2DTranspose", "config": {"filters": 3, "kernel_size": 3, "strides": 2,
+     "padding": "same", "activation": "relu"}},
+    {"class_name": "Conv2DTranspose", "config": {"filters": 2, "kernel_size": 3, "strides": 2,
+     "output_padding": 1, "activation": "gelu", "use_bias": false}},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 6, 6, 3}, 9), 3);
+}
+
 // A GPU worker's optimizer (built, or restored, on the GPU) later given host
 // copies of the variables by a host strategy keeps its state: two Adam steps
 // split across the devices equal two on the CPU.
