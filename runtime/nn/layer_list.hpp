@@ -10,6 +10,7 @@
 // No include guard: define DRUN_LAYER, include this file, undefine DRUN_LAYER.
 DRUN_LAYER(dense)
 DRUN_LAYER(conv2d)
+DRUN_LAYER(conv2d_transpose)
 DRUN_LAYER(max_pooling2d)
 DRUN_LAYER(average_pooling2d)
 DRUN_LAYER(global_average_pooling2d)

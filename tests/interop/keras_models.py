@@ -179,13 +179,33 @@ def recurrent():
                            for w, v in zip(layer.get_weights(), layer.weights)])
     return model, rng.normal(0, 1, (BATCH, 10, 6)).astype("float32")
 
+def decoder():
+    """A small U-Net-like decoder: a stride-2 Conv2D down, a stride-2 'same'
+    Conv2DTranspose back up joined to the input (the skip), then a 'valid'
+    kernel-3 stride-2 one and, from the bottom, an even kernel 'same' with
+    output_padding; every output pixel of both, flattened, is the output."""
+    inputs = keras.Input((8, 8, 3))
+    down = layers.Conv2D(6, 3, strides=2, padding="same", activation="relu")(inputs)
+    up = layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu")(down)
+    joined = layers.Concatenate()([up, inputs])
+    valid = layers.Conv2DTranspose(2, 3, strides=2)(joined)
+    padded = layers.Conv2DTranspose(2, 4, strides=2, padding="same", output_padding=1,
+                                    activation="tanh")(down)
+    outputs = layers.Concatenate()([layers.Flatten()(valid), layers.Flatten()(padded)])
+    model = keras.Model(inputs, outputs, name="decoder")
+    rng = np.random.RandomState(5)
+    model.set_weights([rng.normal(0, 0.3, w.shape).astype("float32") for w in model.get_weights()])
+    return model, rng.normal(0, 1, (BATCH, 8, 8, 3)).astype("float32")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(42)
     for name, build in (("sequential", sequential), ("residual", residual),
                         ("activations", activations), ("shapes", shapes), ("tokens", tokens),
-                        ("attention", attention), ("recurrent", recurrent)):
+                        ("attention", attention), ("recurrent", recurrent),
+                        ("decoder", decoder)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

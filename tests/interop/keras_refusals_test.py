@@ -3,7 +3,8 @@
 with a Lambda layer (its config carries Python bytecode: refused by name,
 never interpreted), one with a layer class drun lacks, and one whose weights
 contradict its model_config (h5py edits a Dense layer's units), one whose
-int32 input (token ids) feeds a Dense, and an Embedding with mask_zero. Each gives
+int32 input (token ids) feeds a Dense, an Embedding with mask_zero and a
+dilated Conv2DTranspose. Each gives
 `drun inspect` and drun.load_model one error line naming the file and the
 layer, and a non-zero exit.
 Usage: keras_refusals_test.py DRUN VENV_PYTHON"""
@@ -45,6 +46,10 @@ keras.Sequential([keras.Input((4,), dtype="int32"), keras.layers.Dense(3, name="
 keras.Sequential([keras.Input((5,), dtype="int32"),
                   keras.layers.Embedding(10, 4, mask_zero=True, name="emb"),
                   keras.layers.Flatten(), keras.layers.Dense(2)]).save(os.path.join(out, "mask_zero.h5"))
+# A dilated transposed convolution.
+keras.Sequential([keras.Input((6, 6, 2)),
+                  keras.layers.Conv2DTranspose(2, 3, dilation_rate=2, name="up")]).save(
+    os.path.join(out, "dilated.h5"))
 """
 
 LOAD = "local drun = require 'drun'\ndrun.load_model(arg[1])\n"
@@ -62,7 +67,8 @@ def main():
                  ("unknown.h5", ["'noisy'", "GaussianNoise", "does not support"]),
                  ("contradicts.h5", ["'dense_out'", "(3, 2)", "(3, 5)"]),
                  ("int_dense.h5", ["'dense'", "int32", "Embedding"]),
-                 ("mask_zero.h5", ["'emb'", "mask_zero"])]
+                 ("mask_zero.h5", ["'emb'", "mask_zero"]),
+                 ("dilated.h5", ["'up'", "Conv2DTranspose", "dilation_rate", "[2,2]"])]
         for name, parts in cases:
             path = os.path.join(out, name)
             for how, args in [("drun inspect", [DRUN, "inspect", path]),

@@ -802,6 +802,46 @@ TEST(BackendHarness, Conv2dForwardAndBackward) {
   }
 }
 
+// The convolutions Conv2DTranspose runs with the roles swapped
+// (nn/conv2d_transpose.cpp): their input is its output, sized by Keras'
+// lengths, so they have input rows no window reaches (output_padding,
+// strides over the kernel) and an even kernel's 'same' with output_padding
+// 0, padded k / 2 on each side, which no Conv2D has.
+COVERS(Op::conv2d_forward, Op::conv2d_backward_filter, Op::conv2d_backward_data);
+TEST(BackendHarness, Conv2dGeometriesOfTransposedConvolutions) {
+  // {n, h, w, c, kh, kw, co, sh, sw, pad_top, pad_left, oh, ow}
+  const ConvGeometry cases[] = {
+      {2, 10, 14, 3, 3, 3, 4, 2, 3, 0, 0, 4, 4},  // 'valid' 3x3, output_padding (1, 2)
+      {2, 12, 12, 2, 2, 2, 3, 3, 3, 0, 0, 4, 4},  // 'valid' 2x2 stride 3
+      {2, 6, 8, 4, 4, 4, 3, 2, 2, 2, 2, 4, 5},    // 'same' 4x4 stride 2, output_padding 0
+      {2, 8, 8, 2, 5, 5, 3, 3, 3, 1, 1, 3, 3},    // 'same' 5x5 stride 3, output_padding 1: odd
+  };
+  int seed = 640;
+  for (const ConvGeometry& g : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    std::ostringstream os;
+    os << "transposed conv2d x=(" << g.n << ", " << g.h << ", " << g.w << ", " << g.c << ") "
+       << g.kh << "x" << g.kw << "x" << g.co << " stride " << g.sh << "x" << g.sw << " pad "
+       << g.pad_top << "," << g.pad_left << " -> " << g.oh << "x" << g.ow;
+    const std::string label = os.str();
+    const Shape xs{g.n, g.h, g.w, g.c}, ws{g.kh, g.kw, g.c, g.co}, ys{g.n, g.oh, g.ow, g.co};
+    Both workspace = conv_workspace(g);
+    const Both x = both(uniform(rng, xs)), w = both(uniform(rng, ws));
+    const Both dy = both(uniform(rng, ys));
+    Both y = output(rng, ys), dw = output(rng, ws), no_db, dx = output(rng, xs);
+    on_both([&](const Exec& ex) {
+      conv2d_forward(ex, g, x.on(ex), w.on(ex), Tensor(), y.on(ex), false, workspace.on(ex),
+                     nullptr);
+      conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), nullptr, dw.on(ex), no_db.on(ex),
+                             workspace.on(ex));
+      conv2d_backward_data(ex, g, dy.on(ex), w.on(ex), dx.on(ex), workspace.on(ex));
+    });
+    EXPECT_TRUE(matches(label + " forward: y", y, kSum));
+    EXPECT_TRUE(matches(label + " backward filter: dw", dw, kSum));
+    EXPECT_TRUE(matches(label + " backward data: dx", dx, kSum));
+  }
+}
+
 // Mixed precision (op_list.hpp): GEMMs and convolutions on float16 and
 // bfloat16 operands, against the CPU's kernels/mixed_reference.hpp. Both
 // round their operands alike; their float32 sums differ in order, which can

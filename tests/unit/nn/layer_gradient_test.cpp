@@ -189,6 +189,81 @@ TEST(LayerGradient, Conv2D) {
       {"Conv2D", {{"filters", 32}, {"kernel_size", 3}}, Shape{4, 5, 32}, 1, true, 1.0f, 300});
 }
 
+TEST(LayerGradient, Conv2DTranspose) {
+  check_layer({"Conv2DTranspose", {{"filters", 3}, {"kernel_size", 3}}, Shape{4, 3, 2}});
+  check_layer({"Conv2DTranspose",
+               {{"filters", 2}, {"kernel_size", 3}, {"strides", 2}, {"padding", "same"}},
+               Shape{3, 4, 3}});
+  check_layer({"Conv2DTranspose",
+               {{"filters", 2}, {"kernel_size", {3, 2}}, {"strides", 2}, {"activation", "tanh"}},
+               Shape{3, 3, 2}});
+  // output_padding: rows no input reaches ('valid'), and 'same''s other length.
+  check_layer(
+      {"Conv2DTranspose",
+       {{"filters", 2}, {"kernel_size", 3}, {"strides", {2, 3}}, {"output_padding", {1, 2}}},
+       Shape{3, 2, 2}});
+  check_layer({"Conv2DTranspose",
+               {{"filters", 3},
+                {"kernel_size", 4},
+                {"strides", 2},
+                {"padding", "same"},
+                {"output_padding", 1},
+                {"activation", "gelu"}},
+               Shape{3, 3, 2}});
+  // Strides over the kernel: output pixels between the taps get the bias alone.
+  check_layer({"Conv2DTranspose",
+               {{"filters", 2}, {"kernel_size", 2}, {"strides", 3}, {"use_bias", false}},
+               Shape{2, 3, 2}});
+  check_layer({"Conv2DTranspose",
+               {{"filters", 3}, {"kernel_size", 3}, {"padding", "same"}, {"activation", "relu"}},
+               Shape{4, 4, 3}});
+  // 16 + 16 channels, stride 1: the CPU's Winograd and implicit-GEMM engines.
+  check_layer({"Conv2DTranspose",
+               {{"filters", 16}, {"kernel_size", 3}, {"padding", "same"}},
+               Shape{4, 5, 16},
+               1,
+               true,
+               1.0f,
+               300});
+}
+
+TEST(LayerGradient, Conv2DTransposeRefusesBadGeometry) {
+  Rng rng(3);
+  const json base = {{"filters", 2}, {"kernel_size", 3}, {"strides", 2}};
+  for (const auto& [key, value] : {std::pair<std::string, json>{"output_padding", 2},
+                                   {"output_padding", json::array({0, 3})},
+                                   {"output_padding", -1},
+                                   {"dilation_rate", 2},
+                                   {"padding", "causal"},
+                                   {"strides", 0}}) {
+    json config = base;
+    config[key] = value;
+    try {
+      make_layer("Conv2DTranspose", config, "up");
+      ADD_FAILURE() << key << " " << value.dump() << " was accepted";
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("Conv2DTranspose 'up'"), std::string::npos) << what;
+      EXPECT_NE(what.find(value.is_string() ? value.get<std::string>() : value.dump()),
+                std::string::npos)
+          << what;
+    }
+  }
+  // 'same' with output_padding 0 and an even kernel: (1 - 1) * 2 + 0 rows.
+  auto empty = make_layer("Conv2DTranspose",
+                          {{"filters", 2},
+                           {"kernel_size", 2},
+                           {"strides", 2},
+                           {"padding", "same"},
+                           {"output_padding", 0}},
+                          "up");
+  const Shape one_row[1] = {Shape{1, 4, 2}};
+  EXPECT_THROW(empty->build(one_row, rng), UsageError);
+  auto flat = make_layer("Conv2DTranspose", base, "up");
+  const Shape vector[1] = {Shape{6}};
+  EXPECT_THROW(flat->build(vector, rng), UsageError);
+}
+
 TEST(LayerGradient, Pooling) {
   check_layer({"MaxPooling2D", {{"pool_size", 2}}, Shape{6, 6, 3}});
   check_layer({"MaxPooling2D", {{"pool_size", 2}}, Shape{7, 5, 3}});  // an edge no window covers

@@ -131,6 +131,34 @@ TEST(StepAllocation, SequenceLayersAllocateNothingOnceWarm) {
   EXPECT_TRUE(std::isfinite(loss));
 }
 
+// A decoder's transposed convolutions: their pre-activations, workspaces
+// and output gradients are sized once too.
+TEST(StepAllocation, TransposedConvolutionsAllocateNothingOnceWarm) {
+  const json spec = json::parse(R"({"name": "m", "input_shape": [28, 28, 1], "layers": [
+    {"class_name": "Conv2D", "config": {"filters": 8, "kernel_size": 3, "strides": 2,
+     "padding": "same", "activation": "relu"}},
+    {"class_name": "Conv2DTranspose", "config": {"filters": 4, "kernel_size": 3, "strides": 2,
+     "padding": "same", "activation": "gelu"}},
+    {"class_name": "Conv2DTranspose", "config": {"filters": 2, "kernel_size": 3, "strides": 2,
+     "output_padding": 1}},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  nn::Model model(spec, 3);
+  Trainer trainer(model, seed_compiled(), kernels::Exec{Device::cpu, 1});
+  data::Batch batch;
+  fill_random(batch.x, batch.y, 16, 14);
+  batch.size = 16;
+  for (int i = 0; i < 3; ++i) trainer.train_step(batch);
+  AllocationCounter counter;
+  double loss = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    trainer.train_step(batch);
+    loss += trainer.last_loss();
+  }
+  EXPECT_EQ(counter.stop(), 0) << "3 warm train_steps allocated";
+  EXPECT_TRUE(std::isfinite(loss));
+}
+
 TEST(StepAllocation, PipelineNextAndTrainStepAllocateNothingWithinAnEpoch) {
   auto ds = std::make_shared<data::Dataset>();
   fill_random(ds->x, ds->y, 256, 5);
