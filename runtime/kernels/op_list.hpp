@@ -206,6 +206,23 @@ DRUN_OP(void, global_avg_pool_forward, (const Exec& ex, const Tensor& x, Tensor&
 DRUN_OP(void, global_avg_pool_backward, (const Exec& ex, const Tensor& dy, Tensor& dx),
         (ex, dy, dx), ex, none())
 
+// Depthwise convolutions, NHWC, float32 (DepthwiseConv2D, SeparableConv2D):
+// the geometry's co is c * the depth multiplier m, and input channel ci
+// alone feeds outputs ci * m ... ci * m + m - 1, each through its own kh x kw
+// filter. w is Keras' (KH, KW, C, M), the same memory as (KH, KW, CO). b
+// undefined: no bias. dx and dw are overwritten; the bias gradient is
+// column_sums of dy.
+DRUN_OP(void, depthwise_conv2d_forward,
+        (const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& b,
+         Tensor& y),
+        (ex, g, x, w, b, y), ex, check_depthwise(op, g, x, w, y, &b))
+DRUN_OP(void, depthwise_conv2d_backward_data,
+        (const Exec& ex, const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx),
+        (ex, g, dy, w, dx), ex, check_depthwise(op, g, dx, w, dy, nullptr))
+DRUN_OP(void, depthwise_conv2d_backward_filter,
+        (const Exec& ex, const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw),
+        (ex, g, x, dy, dw), ex, check_depthwise(op, g, x, dw, dy, nullptr))
+
 // y[place] = beta * y[place] + x[place] (summed over g's sum dimensions) for
 // each element of g's iteration (kernels/types.hpp, CopyGeometry): the shape
 // layers' data movement. With beta 0, y is not read. x and y must not overlap.

@@ -90,6 +90,25 @@ void check_copy(const char* op, const CopyGeometry& g, const Tensor& x, const Te
          std::to_string(y_last) + " of y " + y.shape().str());
 }
 
+// A depthwise convolution's tensors: float32, sized as g says, co a
+// multiple of c (the depth multiplier); b, where given and defined, co values.
+void check_depthwise(const char* op, const ConvGeometry& g, const Tensor& x, const Tensor& w,
+                     const Tensor& y, const Tensor* b) {
+  const auto fail = [&](const std::string& why) {
+    throw std::logic_error(std::string(op) + ": " + why);
+  };
+  if (g.c <= 0 || g.co % g.c != 0)
+    fail(std::to_string(g.co) + " outputs are not a multiple of " + std::to_string(g.c) +
+         " channels");
+  const bool has_bias = b && b->defined();
+  for (const Tensor* t : {&x, &w, &y, has_bias ? b : &y})
+    if (t->dtype() != DType::f32) fail("float32 tensors only");
+  if (x.numel() != g.n * g.h * g.w * g.c || w.numel() != g.kh * g.kw * g.co ||
+      y.numel() != g.n * g.oh * g.ow * g.co || (has_bias && b->numel() != g.co))
+    fail("x " + x.shape().str() + ", w " + w.shape().str() + " and y " + y.shape().str() +
+         " do not fit the geometry");
+}
+
 // Dropout's key: two int32.
 void check_key(const char* op, const Tensor& stored) {
   if (stored.numel() != 2 || stored.dtype() != DType::i32)

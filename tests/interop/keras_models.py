@@ -198,6 +198,37 @@ def decoder():
     return model, rng.normal(0, 1, (BATCH, 8, 8, 3)).astype("float32")
 
 
+def mobilenet():
+    """A MobileNet-like block: a 3x3 DepthwiseConv2D by Keras' positional
+    shorthand (stride 2, 'same', depth multiplier 2, no bias),
+    BatchNormalization, ReLU, a 1x1 Conv2D, a SeparableConv2D (depth
+    multiplier 2, ReLU), a 'valid' DepthwiseConv2D with bias, global average
+    pooling and a Dense; every weight random, the moving variance positive."""
+    model = keras.Sequential([
+        keras.Input((9, 9, 3)),
+        layers.DepthwiseConv2D(3, 2, "same", 2, use_bias=False),
+        layers.BatchNormalization(),
+        layers.ReLU(),
+        layers.Conv2D(8, 1),
+        layers.SeparableConv2D(6, 3, padding="same", depth_multiplier=2, activation="relu"),
+        layers.DepthwiseConv2D(3, activation="tanh"),
+        layers.GlobalAveragePooling2D(),
+        layers.Dense(4),
+    ], name="mobilenet")
+    rng = np.random.RandomState(5)
+    for layer in model.layers:
+        if isinstance(layer, layers.BatchNormalization):
+            c = layer.gamma.shape[0]
+            layer.set_weights([rng.uniform(0.5, 1.5, c).astype("float32"),
+                               rng.uniform(-0.5, 0.5, c).astype("float32"),
+                               rng.uniform(-0.2, 0.6, c).astype("float32"),
+                               rng.uniform(0.05, 0.5, c).astype("float32")])
+        else:
+            layer.set_weights([rng.normal(0, 0.5, w.shape).astype("float32")
+                               for w in layer.get_weights()])
+    return model, rng.normal(0, 1, (BATCH, 9, 9, 3)).astype("float32")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -205,7 +236,8 @@ def main():
     for name, build in (("sequential", sequential), ("residual", residual),
                         ("activations", activations), ("shapes", shapes), ("tokens", tokens),
                         ("attention", attention), ("recurrent", recurrent),
-                        ("decoder", decoder)):
+                        ("decoder", decoder),
+                        ("mobilenet", mobilenet)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

@@ -15,6 +15,7 @@
 #include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/conv2d_direct.hpp"
+#include "kernels/cpu/depthwise_conv2d.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
 #include "kernels/cpu/split.hpp"
@@ -284,6 +285,22 @@ void on_cpu::conv2d_max_pool_backward_filter(const Exec& ex, const ConvGeometry&
   cpu::conv2d_direct_max_pool_backward_filter(g, pg, x.f32(), dy.f32(), argmax.i32(),
                                               relu_y ? relu_y->f32() : nullptr, dw.f32(),
                                               db_or_sink(ex, g, db, ws), ws.f32(), ex.threads);
+}
+
+void on_cpu::depthwise_conv2d_forward(const Exec& ex, const ConvGeometry& g, const Tensor& x,
+                                      const Tensor& w, const Tensor& b, Tensor& y) {
+  cpu::depthwise_conv2d_forward(g, x.f32(), w.f32(), b.defined() ? b.f32() : nullptr, y.f32(),
+                                ex.threads);
+}
+
+void on_cpu::depthwise_conv2d_backward_data(const Exec& ex, const ConvGeometry& g, const Tensor& dy,
+                                            const Tensor& w, Tensor& dx) {
+  cpu::depthwise_conv2d_backward_data(g, dy.f32(), w.f32(), dx.f32(), ex.threads);
+}
+
+void on_cpu::depthwise_conv2d_backward_filter(const Exec& ex, const ConvGeometry& g,
+                                              const Tensor& x, const Tensor& dy, Tensor& dw) {
+  cpu::depthwise_conv2d_backward_filter(g, x.f32(), dy.f32(), dw.f32(), ex.threads);
 }
 
 void on_cpu::max_pool_forward(const Exec& ex, const PoolGeometry& g, const Tensor& x, Tensor& y,

@@ -15,6 +15,7 @@
 #include "kernels/batchnorm.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/cuda/context.hpp"
+#include "kernels/cuda/depthwise_conv.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/pool.hpp"
 #include "kernels/cuda/strided_copy.hpp"
@@ -363,6 +364,19 @@ class CudaBackend final : public GpuBackend {
     throw std::logic_error(
         "conv2d_max_pool_backward_filter on CUDA: its forward declined, so the layer runs the "
         "two ops");
+  }
+
+  void depthwise_conv2d_forward(const Exec&, const ConvGeometry& g, const Tensor& x,
+                                const Tensor& w, const Tensor& b, Tensor& y) override {
+    cuda::depthwise_conv2d_forward(g, x.f32(), w.f32(), b.defined() ? b.f32() : nullptr, y.f32());
+  }
+  void depthwise_conv2d_backward_data(const Exec&, const ConvGeometry& g, const Tensor& dy,
+                                      const Tensor& w, Tensor& dx) override {
+    cuda::depthwise_conv2d_backward_data(g, dy.f32(), w.f32(), dx.f32());
+  }
+  void depthwise_conv2d_backward_filter(const Exec&, const ConvGeometry& g, const Tensor& x,
+                                        const Tensor& dy, Tensor& dw) override {
+    cuda::depthwise_conv2d_backward_filter(g, x.f32(), dy.f32(), dw.f32());
   }
 
   void max_pool_forward(const Exec&, const PoolGeometry& g, const Tensor& x, Tensor& y,

@@ -1007,6 +1007,57 @@ TEST(BackendHarness, PoolingForwardAndBackward) {
   }
 }
 
+// Depthwise convolutions (op_list.hpp): co = c * the depth multiplier, with
+// and without a bias; the backward passes from the same dy on both.
+COVERS(Op::depthwise_conv2d_forward, Op::depthwise_conv2d_backward_data,
+       Op::depthwise_conv2d_backward_filter);
+TEST(BackendHarness, DepthwiseConv2dForwardAndBackward) {
+  struct Case {
+    int64_t n, h, w, c, k, m, stride;
+    bool same;
+  };
+  const Case cases[] = {
+      {2, 8, 8, 3, 3, 1, 1, true},     // MobileNet's 3x3 same
+      {2, 8, 8, 4, 3, 2, 2, true},     // stride 2, pad 0+1 (odd), multiplier 2
+      {2, 11, 8, 3, 3, 3, 2, true},    // non-square, multiplier 3
+      {1, 10, 10, 2, 5, 1, 2, true},   // 5x5 same stride 2, pad 1+2 (odd)
+      {2, 7, 7, 3, 3, 2, 1, false},    // valid
+      {2, 7, 9, 5, 5, 1, 2, false},    // 5x5 valid stride 2
+      {4, 16, 16, 32, 3, 1, 1, true},  // a MobileNet-sized block
+  };
+  int seed = 760;
+  for (const Case& t : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const ConvGeometry g =
+        conv_geometry(t.n, t.h, t.w, t.c, t.k, t.k, t.c * t.m, t.stride, t.stride, t.same);
+    std::ostringstream os;
+    os << "depthwise_conv2d x=(" << t.n << ", " << t.h << ", " << t.w << ", " << t.c << ") " << t.k
+       << "x" << t.k << " x" << t.m << " stride " << t.stride << (t.same ? " same" : " valid");
+    const std::string label = os.str();
+    const Shape xs{g.n, g.h, g.w, g.c}, ws{g.kh, g.kw, g.c, t.m}, ys{g.n, g.oh, g.ow, g.co};
+    const Both x = both(uniform(rng, xs)), w = both(uniform(rng, ws));
+    const Both b = both(uniform(rng, Shape{g.co}));
+    for (const bool biased : {true, false}) {
+      Both y = output(rng, ys);
+      on_both([&](const Exec& ex) {
+        depthwise_conv2d_forward(ex, g, x.on(ex), w.on(ex), biased ? b.on(ex) : Tensor(), y.on(ex));
+      });
+      EXPECT_TRUE(matches(label + (biased ? "" : " no bias") + " forward: y", y, kMath));
+    }
+    const Both dy = both(uniform(rng, ys));
+    Both dx = output(rng, xs), dw = output(rng, ws);
+    on_both([&](const Exec& ex) {
+      depthwise_conv2d_backward_data(ex, g, dy.on(ex), w.on(ex), dx.on(ex));
+    });
+    EXPECT_TRUE(matches(label + " backward data: dx", dx, kMath));
+    // A sum over the batch's pixels, in another order on the GPU.
+    on_both([&](const Exec& ex) {
+      depthwise_conv2d_backward_filter(ex, g, x.on(ex), dy.on(ex), dw.on(ex));
+    });
+    EXPECT_TRUE(matches(label + " backward filter: dw", dw, kSum));
+  }
+}
+
 // A first convolution and the max pooling after it: in one pass where the
 // backend has the kernel (the CPU, where the direct convolution suits),
 // else as the layer runs it, conv2d_forward then max_pool_forward (CUDA).

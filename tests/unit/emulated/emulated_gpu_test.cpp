@@ -322,6 +322,22 @@ TEST(EmulatedGpu, TransposedConvolutionsTrainUnderMixedPrecision) {
   }
 }
 
+// A MobileNet-like block (a depthwise convolution, batch norm and ReLU, a
+// separable one with gelu): its kernels, GEMM and buffers live on the device
+// and its steps give the CPU's numbers to the bit.
+TEST(EmulatedGpu, DepthwiseAndSeparableConvolutionsTrainAsOnTheCpuBitForBit) {
+  const json spec = json::parse(R"({"name": "mobile", "input_shape": [7, 6, 3], "layers": [
+    {"class_name": "DepthwiseConv2D", "config": {"kernel_size": 3, "strides": 2,
+     "padding": "same", "depth_multiplier": 2, "use_bias": false}},
+    {"class_name": "BatchNormalization", "config": {}},
+    {"class_name": "ReLU", "config": {}},
+    {"class_name": "SeparableConv2D", "config": {"filters": 5, "kernel_size": 3,
+     "padding": "same", "activation": "gelu"}},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 7, 6, 3}, 9), 3);
+}
+
 // A GPU worker's optimizer (built, or restored, on the GPU) later given host
 // copies of the variables by a host strategy keeps its state: two Adam steps
 // split across the devices equal two on the CPU.

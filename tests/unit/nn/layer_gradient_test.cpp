@@ -264,6 +264,46 @@ TEST(LayerGradient, Conv2DTransposeRefusesBadGeometry) {
   EXPECT_THROW(flat->build(vector, rng), UsageError);
 }
 
+// Strides 1 and 2, 'same' (an odd padding pixel at stride 2) and 'valid',
+// depth multipliers 1 and 2, with and without bias.
+TEST(LayerGradient, DepthwiseConv2D) {
+  check_layer({"DepthwiseConv2D", {{"kernel_size", 3}}, Shape{6, 5, 3}});
+  check_layer({"DepthwiseConv2D",
+               {{"kernel_size", 3}, {"strides", 2}, {"padding", "same"}, {"depth_multiplier", 2}},
+               Shape{6, 7, 2}});
+  check_layer(
+      {"DepthwiseConv2D",
+       {{"kernel_size", {2, 3}}, {"padding", "same"}, {"activation", "relu"}, {"use_bias", false}},
+       Shape{5, 5, 4}});
+  check_layer(
+      {"DepthwiseConv2D",
+       {{"kernel_size", 3}, {"strides", 2}, {"depth_multiplier", 2}, {"activation", "gelu"}},
+       Shape{7, 6, 3}});
+}
+
+TEST(LayerGradient, SeparableConv2D) {
+  check_layer({"SeparableConv2D", {{"filters", 4}, {"kernel_size", 3}}, Shape{6, 5, 3}});
+  check_layer({"SeparableConv2D",
+               {{"filters", 3},
+                {"kernel_size", 3},
+                {"strides", 2},
+                {"padding", "same"},
+                {"depth_multiplier", 2},
+                {"activation", "relu"}},
+               Shape{6, 7, 2}});
+  check_layer({"SeparableConv2D",
+               {{"filters", 5},
+                {"kernel_size", 3},
+                {"strides", 2},
+                {"depth_multiplier", 2},
+                {"use_bias", false},
+                {"activation", "swish"}},
+               Shape{7, 6, 3}});
+  check_layer({"SeparableConv2D",
+               {{"filters", 2}, {"kernel_size", 2}, {"padding", "same"}},
+               Shape{4, 4, 3}});
+}
+
 TEST(LayerGradient, Pooling) {
   check_layer({"MaxPooling2D", {{"pool_size", 2}}, Shape{6, 6, 3}});
   check_layer({"MaxPooling2D", {{"pool_size", 2}}, Shape{7, 5, 3}});  // an edge no window covers

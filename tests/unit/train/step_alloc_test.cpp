@@ -159,6 +159,33 @@ TEST(StepAllocation, TransposedConvolutionsAllocateNothingOnceWarm) {
   EXPECT_TRUE(std::isfinite(loss));
 }
 
+// A MobileNet-like block: the depthwise and pointwise buffers too.
+TEST(StepAllocation, DepthwiseAndSeparableConvolutionsAllocateNothingOnceWarm) {
+  const json spec = json::parse(R"({"name": "m", "input_shape": [28, 28, 1], "layers": [
+    {"class_name": "DepthwiseConv2D", "config": {"kernel_size": 3, "depth_multiplier": 4,
+     "strides": 2, "padding": "same", "use_bias": false}},
+    {"class_name": "BatchNormalization", "config": {}},
+    {"class_name": "ReLU", "config": {}},
+    {"class_name": "SeparableConv2D", "config": {"filters": 8, "kernel_size": 3,
+     "activation": "gelu"}},
+    {"class_name": "GlobalAveragePooling2D", "config": {}},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  nn::Model model(spec, 3);
+  Trainer trainer(model, seed_compiled(), kernels::Exec{Device::cpu, 1});
+  data::Batch batch;
+  fill_random(batch.x, batch.y, 16, 17);
+  batch.size = 16;
+  for (int i = 0; i < 3; ++i) trainer.train_step(batch);
+  AllocationCounter counter;
+  double loss = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    trainer.train_step(batch);
+    loss += trainer.last_loss();
+  }
+  EXPECT_EQ(counter.stop(), 0) << "3 warm train_steps allocated";
+  EXPECT_TRUE(std::isfinite(loss));
+}
+
 TEST(StepAllocation, PipelineNextAndTrainStepAllocateNothingWithinAnEpoch) {
   auto ds = std::make_shared<data::Dataset>();
   fill_random(ds->x, ds->y, 256, 5);
