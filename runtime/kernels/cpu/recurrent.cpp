@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/split.hpp"
 
 namespace drun::kernels::cpu {
@@ -32,11 +33,21 @@ constexpr bool kStepActivation = !std::is_same_v<F, act::Softmax> && !F::kReadsI
 
 }  // namespace
 
+// The LSTM's steps run the instruction set's vector variant of the functor
+// (isa/recurrent_impl.hpp): its gates' sigmoids and tanhs are most of a step
+// outside the GEMM.
+template <class F, class Rows>
+void each_row(const F& f, Rows rows, int threads) {
+  for_each_chunk(f.s.batch, threads,
+                 std::max<int64_t>(1, kUnitsPerThread / std::max<int64_t>(1, f.s.units)),
+                 [&](int64_t b0, int64_t b1) { rows(f, b0, b1); });
+}
+
 void rnn_step(const LstmStepForward& f, int threads) {
-  each_unit(f, threads);
+  each_row(f, cpu_kernels().lstm_step_forward, threads);
 }
 void rnn_step(const LstmStepBackward& f, int threads) {
-  each_unit(f, threads);
+  each_row(f, cpu_kernels().lstm_step_backward, threads);
 }
 void rnn_step(const GruStepForward& f, int threads) {
   each_unit(f, threads);

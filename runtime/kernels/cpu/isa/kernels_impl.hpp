@@ -46,6 +46,10 @@ inline void store(float* p, vec v) {
 #include "kernels/cpu/isa/conv_implicit_impl.hpp"
 #include "kernels/cpu/isa/conv_winograd_impl.hpp"
 #include "kernels/cpu/isa/max_pool_impl.hpp"
+#include "kernels/cpu/isa/vec_math_impl.hpp"
+// After vec_math_impl.hpp, whose functions they use.
+#include "kernels/cpu/isa/gemm_small_impl.hpp"
+#include "kernels/cpu/isa/recurrent_impl.hpp"
 
 }  // namespace
 
@@ -65,6 +69,10 @@ extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,
                                        bn_shifted_sums,
                                        bn_normalize,
                                        bn_grad_sums,
-                                       bn_grad_input};
+                                       bn_grad_input,
+                                       lstm_step_forward,
+                                       lstm_step_backward,
+                                       gemm_nn_small_m,
+                                       gemm_nt_small_m};
 
 }  // namespace drun::kernels::cpu::DRUN_ISA_NAMESPACE
