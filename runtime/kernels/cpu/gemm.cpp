@@ -96,8 +96,9 @@ static void gemm_k_pieces(bool ta, bool tb, int64_t m, int64_t n, int64_t k, flo
 }
 
 // A C of few rows and many columns (a recurrent step's h_{t-1} R: 32 x 1024,
-// K 256, and its gradient dz R^T): OpenBLAS would pack all of B for a few
-// rows of A, so the instruction set's kernels that read B in place
+// K 256, and its gradient dz R^T, nn against the LSTM's transposed copy of R
+// and nt elsewhere): OpenBLAS would pack all of B for a few rows of A, so
+// the instruction set's kernels that read B in place
 // (isa/gemm_small_impl.hpp) compute it, threads splitting C by columns in
 // blocks of 32 (whole vectors for every variant). Each element is summed in
 // the same order on any number of threads.
