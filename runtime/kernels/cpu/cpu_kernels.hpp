@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/pool.hpp"
+#include "kernels/recurrent.hpp"
 
 namespace drun::kernels::cpu {
 
@@ -85,6 +86,18 @@ struct CpuKernels {
                         const float* inv_std, const float* gamma, const float* relu_beta,
                         const float* dbeta, const float* dgamma, float inv_rows, int64_t r0,
                         int64_t r1, float* dx);
+  // The LSTM's step (kernels/recurrent.hpp's functors) over batch rows [b0, b1).
+  void (*lstm_step_forward)(const LstmStepForward& f, int64_t b0, int64_t b1);
+  void (*lstm_step_backward)(const LstmStepBackward& f, int64_t b0, int64_t b1);
+  // Columns [j0, j1) of C (m x n, few rows) = alpha A (m x k) op(B) + beta C,
+  // B read in place (isa/gemm_small_impl.hpp): nn with B (k x n), nt with B
+  // (n x k) transposed.
+  void (*gemm_nn_small_m)(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
+                          const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+                          int64_t j0, int64_t j1);
+  void (*gemm_nt_small_m)(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
+                          const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+                          int64_t j0, int64_t j1);
 };
 
 // The variants this build has and this CPU can run, best last.

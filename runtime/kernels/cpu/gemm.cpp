@@ -5,6 +5,9 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/split.hpp"
+
 namespace drun::kernels::cpu {
 
 void blas_init_single_threaded() {
@@ -92,9 +95,39 @@ static void gemm_k_pieces(bool ta, bool tb, int64_t m, int64_t n, int64_t k, flo
   }
 }
 
+// A C of few rows and many columns (a recurrent step's h_{t-1} R: 32 x 1024,
+// K 256, and its gradient dz R^T, nn against the LSTM's transposed copy of R
+// and nt elsewhere): OpenBLAS would pack all of B for a few rows of A, so
+// the instruction set's kernels that read B in place
+// (isa/gemm_small_impl.hpp) compute it, threads splitting C by columns in
+// blocks of 32 (whole vectors for every variant). Each element is summed in
+// the same order on any number of threads.
+static bool few_rows(bool ta, int64_t m, int64_t n, int64_t k) {
+  return !ta && m <= 64 && n >= 128 && k >= 32 && k <= 4096;
+}
+
+static void gemm_few_rows(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                          int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                          int64_t ldc, int threads) {
+  const CpuKernels& kernels = cpu_kernels();
+  const auto run = tb ? kernels.gemm_nt_small_m : kernels.gemm_nn_small_m;
+  constexpr int64_t kBlock = 32;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  // Splitting below ~4 MFLOP costs more in fork/join than it saves.
+  const int team = 2.0 * m * n * k < 4e6 ? 1 : threads;
+  for_each_range(blocks, team, [&](int64_t, int64_t first, int64_t last) {
+    run(m, k, alpha, a, lda, b, ldb, beta, c, ldc, first * kBlock, std::min(n, last * kBlock));
+  });
+}
+
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
           int threads) {
+  if (m == 0 || n == 0) return;
+  if (few_rows(ta, m, n, k)) {
+    gemm_few_rows(tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
+    return;
+  }
   if (const KSplit split = k_split(m, n, k); split.pieces > 1) {
     gemm_k_pieces(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads, split);
     return;

@@ -5,7 +5,9 @@
 // threading, which is erratic here. A C of up to 61,440 floats with a long K
 // is summed from pieces of K instead (each in blocks of rows where C is larger),
 // chosen by the shape alone (gemm.cpp), so its bits do not depend on the thread
-// count; a grid block's may (OpenBLAS picks its kernels by shape).
+// count; a grid block's may (OpenBLAS picks its kernels by shape). A C of at
+// most 64 rows (an RNN step's) is drun's own kernel, split by columns: the
+// same bits on any thread count too.
 #pragma once
 #include <cstdint>
 

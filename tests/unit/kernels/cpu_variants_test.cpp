@@ -4,6 +4,8 @@
 // itself would choose.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,6 +14,7 @@
 #include "kernel_reference.hpp"
 #include "kernels/cpu/blas_core.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/recurrent.hpp"
 
 namespace drun::kernels::cpu {
 namespace {
@@ -203,6 +206,172 @@ TEST(CpuVariants, MaxPoolMatchesReference) {
       expect_close(y, want.y, 1e-6, "max forward");
       kernels->max_pool_backward(g, dy.data(), argmax.data(), dx.data(), 0, g.n);
       expect_close(dx, want.dx, 1e-6, "max backward");
+    }
+  }
+}
+
+// The few-rows GEMMs (isa/gemm_small_impl.hpp) against a double-precision
+// product, C's columns in two calls as two threads would make them; padded
+// row strides; rows, columns and K both whole blocks and not.
+TEST(CpuVariants, FewRowsGemmMatchesReference) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    struct Case {
+      int64_t m, n, k;
+    };
+    for (Case gc : {Case{32, 256, 64}, Case{9, 141, 37}, Case{3, 40, 100}}) {
+      for (bool tb : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << kernels->name << " gemm " << gc.m << "x" << gc.n << "x"
+                                          << gc.k << " tb=" << tb);
+        Rng rng(static_cast<uint64_t>(gc.m + gc.n + gc.k + tb));
+        const int64_t lda = gc.k + 3, ldb = (tb ? gc.k : gc.n) + 1, ldc = gc.n + 2;
+        const auto a = random_vec(gc.m * lda, rng);
+        const auto b = random_vec((tb ? gc.n : gc.k) * ldb, rng);
+        const auto c0 = random_vec(gc.m * ldc, rng);
+        for (float beta : {0.0f, 0.5f}) {
+          std::vector<double> want(c0.begin(), c0.end());
+          for (int64_t i = 0; i < gc.m; ++i)
+            for (int64_t j = 0; j < gc.n; ++j) {
+              double acc = 0.0;
+              for (int64_t p = 0; p < gc.k; ++p)
+                acc += static_cast<double>(a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+              want[i * ldc + j] = 1.5 * acc + beta * static_cast<double>(c0[i * ldc + j]);
+            }
+          std::vector<float> c = c0;
+          if (beta == 0.0f)  // beta 0 must ignore C, NaN included
+            for (int64_t i = 0; i < gc.m; ++i)
+              for (int64_t j = 0; j < gc.n; ++j) c[i * ldc + j] = std::nanf("");
+          const auto run = tb ? kernels->gemm_nt_small_m : kernels->gemm_nn_small_m;
+          const int64_t half = std::min<int64_t>(32, gc.n);
+          run(gc.m, gc.k, 1.5f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc, 0, half);
+          run(gc.m, gc.k, 1.5f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc, half, gc.n);
+          expect_close(c, want, 1e-5, beta == 0.0f ? "beta 0" : "beta 0.5");
+        }
+      }
+    }
+  }
+}
+
+// float(x)'s distance from the float nearest the exact value, in units in
+// its last place.
+double ulps(float got, double exact) {
+  const float want = static_cast<float>(exact);
+  const float ulp = std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
+  return std::fabs(static_cast<double>(got) - static_cast<double>(want)) / ulp;
+}
+
+// The LSTM step's gates are sigmoid, sigmoid, tanh, sigmoid of xp + hr: with
+// hr and the state zero, each variant's vector sigmoid and tanh against the
+// exact functions, over a sweep of inputs near zero (tanh's polynomial),
+// across the range either saturates in, and beyond it.
+TEST(CpuVariants, LstmGateFunctionsAreWithinThreeUlps) {
+  std::vector<float> xs;
+  for (float x = -30.0f; x <= 30.0f; x += 0.00731f) xs.push_back(x);
+  for (float x = 1e-6f; x < 1.0f; x *= 1.01f) xs.insert(xs.end(), {x, -x});
+  xs.insert(xs.end(), {0.0f, -0.0f, 0.625f, -0.625f, 0.62499f, 88.0f, -88.0f, 100.0f, -100.0f});
+  const int64_t u = static_cast<int64_t>(xs.size());  // no multiple of a vector: the tail too
+  std::vector<float> xp(static_cast<size_t>(4 * u)), zero(static_cast<size_t>(4 * u), 0.0f);
+  for (int q = 0; q < 4; ++q) std::copy(xs.begin(), xs.end(), xp.begin() + q * u);
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    SCOPED_TRACE(kernels->name);
+    std::vector<float> gates(xp.size()), c(xs.size()), h(xs.size());
+    const LstmStepForward f{{1, 1, u, 0, 0}, xp.data(), zero.data(), zero.data(),
+                            gates.data(),    c.data(),  h.data(),    nullptr};
+    kernels->lstm_step_forward(f, 0, 1);
+    double worst_sigmoid = 0.0, worst_tanh = 0.0;
+    for (int64_t j = 0; j < u; ++j) {
+      const double x = xs[j];
+      if (x > -87.0) {  // below, exp(-x) is out of float's range and so are tiny results
+        worst_sigmoid = std::max(worst_sigmoid, ulps(gates[j], 1.0 / (1.0 + std::exp(-x))));
+        worst_sigmoid = std::max(worst_sigmoid, ulps(gates[u + j], 1.0 / (1.0 + std::exp(-x))));
+      } else {
+        EXPECT_LT(gates[j], 1e-37f) << "sigmoid(" << x << ")";
+      }
+      worst_tanh = std::max(worst_tanh, ulps(gates[2 * u + j], std::tanh(x)));
+    }
+    std::printf("%s: sigmoid within %.2f ulp, tanh within %.2f ulp\n", kernels->name, worst_sigmoid,
+                worst_tanh);
+    EXPECT_LE(worst_sigmoid, 3.0);
+    EXPECT_LE(worst_tanh, 3.0);
+    const float nan = std::nanf("");
+    std::vector<float> nan_xp(4 * 16, nan), nan_gates(4 * 16), c16(16), h16(16);
+    const LstmStepForward fn{{1, 1, 16, 0, 0}, nan_xp.data(), zero.data(), zero.data(),
+                             nan_gates.data(), c16.data(),    h16.data(),  nullptr};
+    kernels->lstm_step_forward(fn, 0, 1);
+    for (float g : nan_gates) EXPECT_TRUE(std::isnan(g)) << "NaN in, NaN out";
+  }
+}
+
+// A whole LSTM step, forward and backward, each variant against the scalar
+// functors of kernels/recurrent.hpp (libm's expf and tanhf): batch rows in
+// two calls, the step's time in xp and in the sequence apart (go_backwards),
+// the sequence and its gradient given and not.
+TEST(CpuVariants, LstmStepMatchesTheFunctors) {
+  const int64_t batch = 5, steps = 3, t_x = 2, t_y = 0;
+  for (int64_t u : {int64_t{64}, int64_t{37}}) {
+    Rng rng(static_cast<uint64_t>(u));
+    const auto xp = random_vec(batch * steps * 4 * u, rng, -3.0f, 3.0f);
+    const auto hr = random_vec(batch * 4 * u, rng, -2.0f, 2.0f);
+    const auto c_prev = random_vec(batch * u, rng, -2.0f, 2.0f);
+    const auto dseq = random_vec(batch * steps * u, rng);
+    const auto dh = random_vec(batch * u, rng);
+    const auto dc0 = random_vec(batch * u, rng);
+    const size_t nu = static_cast<size_t>(batch * u), ng = 4 * nu;
+    for (bool with_seq : {true, false}) {
+      struct Out {
+        std::vector<float> gates, c, h, seq, dc, dz, dzx;
+      };
+      const auto run = [&](const CpuKernels* kernels) {
+        Out o{std::vector<float>(ng),
+              std::vector<float>(nu),
+              std::vector<float>(nu),
+              std::vector<float>(nu * steps, 0.0f),
+              dc0,
+              std::vector<float>(ng),
+              std::vector<float>(ng * steps, 0.0f)};
+        const RnnStepShape s{batch, steps, u, t_x, t_y};
+        const LstmStepForward f{s,
+                                xp.data(),
+                                hr.data(),
+                                c_prev.data(),
+                                o.gates.data(),
+                                o.c.data(),
+                                o.h.data(),
+                                with_seq ? o.seq.data() : nullptr};
+        const LstmStepBackward bw{s,
+                                  with_seq ? dseq.data() : nullptr,
+                                  o.gates.data(),
+                                  o.c.data(),
+                                  c_prev.data(),
+                                  dh.data(),
+                                  o.dc.data(),
+                                  o.dz.data(),
+                                  o.dzx.data()};
+        if (!kernels) {
+          for (int64_t b = 0; b < batch; ++b)
+            for (int64_t j = 0; j < u; ++j) f(b, j);
+          for (int64_t b = 0; b < batch; ++b)
+            for (int64_t j = 0; j < u; ++j) bw(b, j);
+        } else {
+          kernels->lstm_step_forward(f, 0, 2);
+          kernels->lstm_step_forward(f, 2, batch);
+          kernels->lstm_step_backward(bw, 0, 3);
+          kernels->lstm_step_backward(bw, 3, batch);
+        }
+        return o;
+      };
+      const Out want = run(nullptr);
+      for (const CpuKernels* kernels : supported_cpu_kernels()) {
+        SCOPED_TRACE(::testing::Message()
+                     << kernels->name << " units " << u << " seq " << with_seq);
+        const Out got = run(kernels);
+        expect_close(got.gates, want.gates, 1e-6, "gates");
+        expect_close(got.c, want.c, 1e-6, "c");
+        expect_close(got.h, want.h, 1e-6, "h");
+        expect_close(got.seq, want.seq, 1e-6, "seq");
+        expect_close(got.dc, want.dc, 1e-6, "dc");
+        expect_close(got.dz, want.dz, 1e-6, "dz");
+        expect_close(got.dzx, want.dzx, 1e-6, "dzx");
+      }
     }
   }
 }

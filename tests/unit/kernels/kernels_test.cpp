@@ -50,8 +50,12 @@ TEST(Gemm, AllTransposesThreadsAndBeta) {
   // 64 x 72 x 1200: more threads than blocks of 16 along either side (a grid
   // of blocks); 40 x 24 x 3000: a small C summed from pieces of K; 100 x 96 x
   // 1500: a larger C from fewer pieces, each in blocks of rows (the last short).
+  // 32 x 1024 x 256 and 32 x 256 x 1024: an LSTM step's product and its
+  // gradient (few rows: B read in place); 9 x 141 x 37: the same path with
+  // rows, columns and K no multiple of a block or vector.
   for (Shape s : {Shape{200, 150, 300}, Shape{7, 300, 5}, Shape{300, 3, 17}, Shape{1, 1, 1},
-                  Shape{64, 72, 1200}, Shape{40, 24, 3000}, Shape{100, 96, 1500}}) {
+                  Shape{64, 72, 1200}, Shape{40, 24, 3000}, Shape{100, 96, 1500},
+                  Shape{32, 1024, 256}, Shape{32, 256, 1024}, Shape{9, 141, 37}}) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         // Stored A is (m x k) or (k x m); padded row strides check lda/ldb/ldc.
@@ -116,6 +120,25 @@ TEST(Gemm, PiecesOfKGiveTheSameBitsOnAnyThreadCount) {
           << m << " x " << n << " x " << k << " on " << threads << " threads";
     }
   }
+}
+
+// So does a C of few rows (an RNN step's), split by columns over threads.
+TEST(Gemm, FewRowsGiveTheSameBitsOnAnyThreadCount) {
+  Rng rng(3);
+  for (const auto [m, n, k] :
+       {std::array<int64_t, 3>{32, 1024, 256}, {32, 256, 1024}, {9, 141, 37}})
+    for (bool tb : {false, true}) {
+      const auto a = random_vec(m * k, rng), b = random_vec(k * n, rng);
+      const int64_t ldb = tb ? k : n;
+      std::vector<float> one(static_cast<size_t>(m * n));
+      gemm(false, tb, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, one.data(), n, 1);
+      for (int threads : {2, 3, 16}) {
+        std::vector<float> c(static_cast<size_t>(m * n));
+        gemm(false, tb, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, c.data(), n, threads);
+        EXPECT_EQ(0, std::memcmp(c.data(), one.data(), sizeof(float) * c.size()))
+            << m << " x " << n << " x " << k << " tb=" << tb << " on " << threads << " threads";
+      }
+    }
 }
 
 // ---------------------------------------------------------------- Conv2D

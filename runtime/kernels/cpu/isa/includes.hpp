@@ -8,3 +8,4 @@
 #include "kernels/cpu/conv2d_winograd.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/pool_window.hpp"
+#include "kernels/recurrent.hpp"

@@ -11,8 +11,10 @@
 // convolution (conv_direct_impl.hpp), the direct convolution fused with the
 // max pooling after it (conv_direct_max_pool_impl.hpp), max pooling
 // (max_pool_impl.hpp), the implicit-GEMM and Winograd convolutions
-// (conv_implicit_impl.hpp, conv_winograd_impl.hpp) and batch normalisation's
-// loops (batchnorm_impl.hpp).
+// (conv_implicit_impl.hpp, conv_winograd_impl.hpp), batch normalisation's
+// loops (batchnorm_impl.hpp), the GEMM for a C of few rows
+// (gemm_small_impl.hpp) and the LSTM's step (recurrent_impl.hpp) with its
+// vector exp, sigmoid and tanh (vec_math_impl.hpp).
 //
 // Before including: DRUN_ISA_NAMESPACE (a name), DRUN_ISA_ENUM, DRUN_ISA_NAME,
 // DRUN_VEC_FLOATS, DRUN_VEC_REGS; and, for an instruction set beyond the
@@ -46,6 +48,10 @@ inline void store(float* p, vec v) {
 #include "kernels/cpu/isa/conv_implicit_impl.hpp"
 #include "kernels/cpu/isa/conv_winograd_impl.hpp"
 #include "kernels/cpu/isa/max_pool_impl.hpp"
+#include "kernels/cpu/isa/vec_math_impl.hpp"
+// After vec_math_impl.hpp, whose functions they use.
+#include "kernels/cpu/isa/gemm_small_impl.hpp"
+#include "kernels/cpu/isa/recurrent_impl.hpp"
 
 }  // namespace
 
@@ -65,6 +71,10 @@ extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,
                                        bn_shifted_sums,
                                        bn_normalize,
                                        bn_grad_sums,
-                                       bn_grad_input};
+                                       bn_grad_input,
+                                       lstm_step_forward,
+                                       lstm_step_backward,
+                                       gemm_nn_small_m,
+                                       gemm_nt_small_m};
 
 }  // namespace drun::kernels::cpu::DRUN_ISA_NAMESPACE

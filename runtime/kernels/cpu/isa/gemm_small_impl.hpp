@@ -1,0 +1,139 @@
+// GEMMs whose C has few rows (a recurrent step's h_{t-1} R and its gradient
+// dz R^T at batch 32), over columns [j0, j1) of C so that threads can split
+// C by columns. OpenBLAS packs B before every product, and at 32 rows that
+// copy of the whole recurrent kernel (1 MiB for an LSTM of 256 units) cost as
+// much as the arithmetic; these read B where it lies, streaming it from the
+// cache, and keep a block of C in registers over all of K. Every element of
+// C is summed over K in order, whatever the block it falls in, so the result
+// does not depend on how the columns are split. Included by kernels_impl.hpp
+// inside its ISA namespace, after vec_math_impl.hpp.
+
+// C = alpha acc + beta C, C not read where beta is 0 (it may be uninitialised).
+inline vec scaled(vec acc, float alpha, float beta, const float* c) {
+  return beta == 0.0f ? alpha * acc : alpha * acc + beta * load(c);
+}
+
+// Rows R x V vectors of C = alpha A B + beta C: per k, V vectors of B's row
+// and R broadcasts of A's column.
+template <int R, int V>
+void gemm_nn_tile(int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                  float beta, float* c, int64_t ldc) {
+  vec acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = vec{};
+  for (int64_t p = 0; p < k; ++p) {
+    vec bv[V];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) bv[v] = load(b + p * ldb + v * W);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const float av = a[r * lda + p];
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) acc[r][v] += av * bv[v];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) {
+      float* cp = c + r * ldc + v * W;
+      store(cp, scaled(acc[r][v], alpha, beta, cp));
+    }
+}
+
+// `rows` (<= R) rows: the tile of that height.
+template <int R, int V>
+void gemm_nn_rows(int rows, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                  int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (rows == R)
+    gemm_nn_tile<R, V>(k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else if constexpr (R > 1)
+    gemm_nn_rows<R - 1, V>(rows, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// C (m x n) = alpha A (m x k) B (k x n) + beta C, columns [j0, j1).
+void gemm_nn_small_m(int64_t m, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float beta, float* c, int64_t ldc, int64_t j0, int64_t j1) {
+  // Half the registers hold C, the rest B's vectors and A's broadcasts.
+  constexpr int R = kRegs / 4;
+  int64_t j = j0;
+  for (; j + 2 * W <= j1; j += 2 * W)
+    for (int64_t i = 0; i < m; i += R)
+      gemm_nn_rows<R, 2>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha, a + i * lda, lda,
+                         b + j, ldb, beta, c + i * ldc + j, ldc);
+  for (; j + W <= j1; j += W)
+    for (int64_t i = 0; i < m; i += R)
+      gemm_nn_rows<R, 1>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha, a + i * lda, lda,
+                         b + j, ldb, beta, c + i * ldc + j, ldc);
+  for (; j < j1; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      float s = 0.0f;
+      for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[p * ldb + j];
+      float* cp = c + i * ldc + j;
+      *cp = beta == 0.0f ? alpha * s : alpha * s + beta * *cp;
+    }
+}
+
+// The sum of v's lanes, halves added pairwise (a shuffle and an add per halving
+// where scalars one by one would be W extractions).
+template <int N, class V>
+float lane_sum(V v) {
+  if constexpr (N == 2) {
+    return v[0] + v[1];
+  } else {
+    typedef float half __attribute__((vector_size(N / 2 * sizeof(float))));
+    half lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    return lane_sum<N / 2>(lo + hi);
+  }
+}
+
+// RA rows x RB columns of C = alpha A B^T + beta C: dot products of rows of
+// A and of B, W terms per vector over k, each vector's lanes summed pairwise,
+// then the last k % W terms.
+template <int RA, int RB>
+void gemm_nt_tile(int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                  float beta, float* c, int64_t ldc) {
+  vec acc[RA][RB];
+  for (int r = 0; r < RA; ++r)
+    for (int q = 0; q < RB; ++q) acc[r][q] = vec{};
+  const int64_t kv = k / W * W;
+  for (int64_t p = 0; p < kv; p += W) {
+    vec av[RA];
+#pragma GCC unroll 8
+    for (int r = 0; r < RA; ++r) av[r] = load(a + r * lda + p);
+#pragma GCC unroll 8
+    for (int q = 0; q < RB; ++q) {
+      const vec bv = load(b + q * ldb + p);
+#pragma GCC unroll 8
+      for (int r = 0; r < RA; ++r) acc[r][q] += av[r] * bv;
+    }
+  }
+  for (int r = 0; r < RA; ++r)
+    for (int q = 0; q < RB; ++q) {
+      // The last k % W terms one by one: a partial vector's copy through
+      // memory would keep the accumulators in memory too.
+      float s = lane_sum<W>(acc[r][q]);
+      for (int64_t p = kv; p < k; ++p) s += a[r * lda + p] * b[q * ldb + p];
+      float* cp = c + r * ldc + q;
+      *cp = beta == 0.0f ? alpha * s : alpha * s + beta * *cp;
+    }
+}
+
+// C (m x n) = alpha A (m x k) B^T + beta C, B (n x k), columns [j0, j1).
+void gemm_nt_small_m(int64_t m, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float beta, float* c, int64_t ldc, int64_t j0, int64_t j1) {
+  // RA x 4 accumulators, RA of A's vectors and one of B's in flight.
+  constexpr int RA = kRegs / 8, RB = 4;
+  int64_t j = j0;
+  for (; j + RB <= j1; j += RB) {
+    int64_t i = 0;
+    for (; i + RA <= m; i += RA)
+      gemm_nt_tile<RA, RB>(k, alpha, a + i * lda, lda, b + j * ldb, ldb, beta, c + i * ldc + j,
+                           ldc);
+    for (; i < m; ++i)
+      gemm_nt_tile<1, RB>(k, alpha, a + i * lda, lda, b + j * ldb, ldb, beta, c + i * ldc + j, ldc);
+  }
+  for (; j < j1; ++j)
+    for (int64_t i = 0; i < m; ++i)
+      gemm_nt_tile<1, 1>(k, alpha, a + i * lda, lda, b + j * ldb, ldb, beta, c + i * ldc + j, ldc);
+}
