@@ -113,11 +113,13 @@ bool dropped_always(const std::string& key) {
          key == "registered_name";
 }
 
-// A Keras layer config as the options of drun's layer `info`.
+// A Keras layer config as the options of drun's layer `info`; `depth`
+// counts the wrappers around it, which a file may not nest without end.
 json drun_config(const nn::LayerInfo& info, const std::string& layer, json config,
-                 const std::string& file) {
+                 const std::string& file, int depth = 0) {
   const std::string& cls = info.about.name();
   const std::string who = file + ": layer '" + layer + "' (" + cls + ")";
+  if (depth > 4) throw UsageError(who + ": layers wrapped more than 4 deep");
   if (info.from_keras) info.from_keras(config, who);
   json out = json::object();
   for (const auto& [key, value] : config.items()) {
@@ -143,8 +145,25 @@ json drun_config(const nn::LayerInfo& info, const std::string& layer, json confi
                          " is not supported; drun reads channels_last models");
       continue;
     }
+    // A layer held by a wrapper (Bidirectional's): a Keras layer
+    // description, its config read by the same rules as a model's layers'.
+    const OptionSpec* spec = info.about.schema.find(key);
+    if (spec && spec->type == OptionType::table && value.is_object() &&
+        value.value("class_name", json()).is_string() &&
+        value.value("config", json()).is_object()) {
+      if (const nn::LayerInfo* held = keras_layer(value["class_name"].get<std::string>())) {
+        const json& held_config = value["config"];
+        const json held_name = held_config.value("name", json(key));
+        json converted =
+            drun_config(*held, held_name.is_string() ? held_name.get<std::string>() : key,
+                        held_config, file, depth + 1);
+        if (held_name.is_string()) converted["name"] = held_name;
+        out[key] = {{"class_name", held->about.name()}, {"config", converted}};
+        continue;
+      }
+    }
     // An option of drun's layer goes to it, which checks its value.
-    if (info.about.schema.find(key)) {
+    if (spec) {
       out[key] = value;
       continue;
     }

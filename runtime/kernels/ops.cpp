@@ -64,8 +64,8 @@ void same_size(const char* op, const Tensor& first, const More&... more) {
   (check(more), ...);
 }
 
-// A strided copy stays inside both tensors (float32): its furthest element
-// of each, from non-negative strides.
+// A strided copy stays inside both tensors (float32): its nearest and
+// furthest element of each.
 void check_copy(const char* op, const CopyGeometry& g, const Tensor& x, const Tensor& y) {
   const auto fail = [&](const std::string& why) {
     throw std::logic_error(std::string(op) + ": " + why);
@@ -75,19 +75,25 @@ void check_copy(const char* op, const CopyGeometry& g, const Tensor& x, const Te
     fail("rank " + std::to_string(g.rank) + " with " + std::to_string(g.sum_rank) + " summed");
   if (x.dtype() != DType::f32 || y.dtype() != DType::f32) fail("float32 tensors only");
   if (g.count() == 0) return;
-  int64_t x_last = g.x_offset, y_last = g.y_offset;
+  // A negative stride walks backwards (a time reversal): the lowest and the
+  // highest element reached must both lie inside the tensor.
+  int64_t x_first = g.x_offset, x_last = g.x_offset, y_first = g.y_offset, y_last = g.y_offset;
+  const auto reach = [](int64_t extent, int64_t stride, int64_t& first, int64_t& last) {
+    (stride < 0 ? first : last) += extent * stride;
+  };
   for (int d = 0; d < g.rank; ++d) {
-    if (g.size[d] < 0 || g.x_stride[d] < 0 || g.y_stride[d] < 0) fail("a negative size or stride");
-    x_last += (g.size[d] - 1) * g.x_stride[d];
-    y_last += (g.size[d] - 1) * g.y_stride[d];
+    if (g.size[d] < 0) fail("a negative size");
+    reach(g.size[d] - 1, g.x_stride[d], x_first, x_last);
+    reach(g.size[d] - 1, g.y_stride[d], y_first, y_last);
   }
   for (int d = 0; d < g.sum_rank; ++d) {
     if (g.sum_size[d] < 1 || g.sum_stride[d] < 0) fail("an empty or negative summed dimension");
     x_last += (g.sum_size[d] - 1) * g.sum_stride[d];
   }
-  if (g.x_offset < 0 || g.y_offset < 0 || x_last >= x.numel() || y_last >= y.numel())
-    fail("reaches element " + std::to_string(x_last) + " of x " + x.shape().str() + " or " +
-         std::to_string(y_last) + " of y " + y.shape().str());
+  if (x_first < 0 || y_first < 0 || x_last >= x.numel() || y_last >= y.numel())
+    fail("reaches elements " + std::to_string(x_first) + ".." + std::to_string(x_last) + " of x " +
+         x.shape().str() + " or " + std::to_string(y_first) + ".." + std::to_string(y_last) +
+         " of y " + y.shape().str());
 }
 
 // A depthwise convolution's tensors: float32, sized as g says, co a

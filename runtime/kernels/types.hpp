@@ -133,7 +133,8 @@ PoolGeometry pool_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t p
 // x_offset + sum(i_d * x_stride[d]) and writes y at y_offset + sum(i_d *
 // y_stride[d]), after summing x over the `sum` dimensions (a broadcast's
 // backward). Strides count elements; a stride of 0 repeats (x) or would
-// collide (y: not allowed, the op writes each y element once).
+// collide (y: not allowed, the op writes each y element once); a negative
+// one walks backwards from the offset (a recurrent layer's time reversal).
 
 struct CopyGeometry {
   static constexpr int kMaxRank = 6, kMaxSumRank = 2;

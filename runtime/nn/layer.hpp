@@ -67,8 +67,9 @@ class Layer {
   // options (use_causal_mask).
   virtual bool keras_inputs_as_arguments() const { return false; }
   virtual json keras_call_kwargs() const { return json::object(); }
-  // Where the layer runs; its variables move to that device.
-  void set_exec(const Exec& ex);
+  // Where the layer runs; its variables move to that device. A wrapper
+  // (Bidirectional) moves the layers it holds.
+  virtual void set_exec(const Exec& ex);
   // Mixed precision (Keras' policies, nn::Model::set_compute_dtype): the type
   // the layer's GEMMs and convolutions take their operands in, float32 (the
   // default), float16 or bfloat16. Variables stay float32 (the optimizer's

@@ -8,7 +8,7 @@ venv that tools/python_env makes (keras with the JAX CPU backend, h5py):
      norm and dropout, a functional residual block, an MLP of every
      activation and LeakyReLU, the shape and 1-D layers, int32 token ids
      through Embedding and LayerNormalization, causal self-attention, SimpleRNN,
-     LSTM and GRU, a U-Net-like decoder of Conv2DTranspose, a MobileNet-like
+     LSTM and GRU, Bidirectional LSTM and GRU, a U-Net-like decoder of Conv2DTranspose, a MobileNet-like
      block of depthwise and separable convolutions) load
      into drun and predict what Keras predicted; drun's re-save of them loads into Keras;
  (c) h5py sees in drun's file what Keras' loader reads: root attributes,

@@ -197,6 +197,23 @@ def decoder():
     model.set_weights([rng.normal(0, 0.3, w.shape).astype("float32") for w in model.get_weights()])
     return model, rng.normal(0, 1, (BATCH, 8, 8, 3)).astype("float32")
 
+def bidirectional():
+    """Bidirectional LSTM returning sequences, concatenated, then a
+    Bidirectional GRU returning its last states, summed: the backward copy's
+    sequence is turned back in time before the merge. Keras' own initial
+    kernels, the biases made non-zero."""
+    model = keras.Sequential([
+        keras.Input((7, 5)),
+        layers.Bidirectional(layers.LSTM(6, return_sequences=True)),
+        layers.Bidirectional(layers.GRU(4), merge_mode="sum"),
+        layers.Dense(3),
+    ], name="bidirectional")
+    rng = np.random.RandomState(4)
+    for layer in model.layers:
+        layer.set_weights([w if w.ndim == 2 and "bias" not in v.path else
+                           (w + rng.normal(0, 0.2, w.shape)).astype("float32")
+                           for w, v in zip(layer.get_weights(), layer.weights)])
+    return model, rng.normal(0, 1, (BATCH, 7, 5)).astype("float32")
 
 def mobilenet():
     """A MobileNet-like block: a 3x3 DepthwiseConv2D by Keras' positional
@@ -237,7 +254,8 @@ def main():
                         ("activations", activations), ("shapes", shapes), ("tokens", tokens),
                         ("attention", attention), ("recurrent", recurrent),
                         ("decoder", decoder),
-                        ("mobilenet", mobilenet)):
+                        ("mobilenet", mobilenet),
+                        ("bidirectional", bidirectional)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

@@ -393,6 +393,19 @@ def test_recurrent_layers_train():
         s = summary_of(model_dir)
         assert s["eval"]["accuracy"] >= 0.9, s
 
+def test_bidirectional_layers_train():
+    # Bidirectional LSTM (concatenated) and GRU (summed) from Lua, positional
+    # and table forms, learn the task of train_sequences.lua; Keras' parameter
+    # count (2 x 352 + 2 x 432 + 14); a wrapped Dense is refused by name.
+    with temp_dir("lua") as d:
+        model_dir = os.path.join(d, "run")
+        out, _ = expect_success(["-q", "train_bidirectional.lua", "--model-dir", model_dir],
+                                cwd=HERE)
+        assert "params 1582" in out, out
+        assert "Bidirectional 'bidirectional'" in out and "wraps a recurrent layer" in out, out
+        s = summary_of(model_dir)
+        assert s["eval"]["accuracy"] >= 0.9, s
+
 def test_loss_scale_optimizer():
     # Loss scaling changes no bit without an overflow (the scale is a power of
     # two): the same run with and without it ends with the same losses; the

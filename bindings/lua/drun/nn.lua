@@ -37,7 +37,7 @@ end
 
 -- A table of only list entries where a size may stand is a value ({3, 3}), not options.
 local function is_options(v, slot)
-  if type(v) ~= 'table' then return false end
+  if type(v) ~= 'table' or getmetatable(v) == Layer then return false end
   if next(v) == nil or not slot or slot[2] ~= 'size' then return true end
   for k in pairs(v) do if type(k) ~= 'number' then return true end end
   return false
@@ -91,6 +91,10 @@ local function layer_options(class_name, ...)
       util.fail(what .. ': ' .. name .. ' given twice, as argument ' .. i .. ' and as ' .. name .. ' = ...')
     end
     options[name] = v
+  end
+  -- A layer given to a wrapper (Bidirectional's) travels as its description.
+  for k, v in pairs(options) do
+    if getmetatable(v) == Layer then options[k] = {class_name = v.class_name, config = v.config} end
   end
   return options
 end

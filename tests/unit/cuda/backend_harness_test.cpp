@@ -1204,6 +1204,18 @@ TEST(BackendHarness, StridedCopies) {
        Shape{2, 3},
        Shape{4, 6},
        1.0f},
+      // Bidirectional's: (2, 3, 4) read with time reversed (a negative
+      // stride from the last step) into the second half of (2, 3, 8).
+      {"time reversed",
+       {.rank = 3,
+        .size = {2, 3, 4},
+        .x_stride = {12, -4, 1},
+        .y_stride = {24, 8, 1},
+        .x_offset = 8,
+        .y_offset = 4},
+       Shape{2, 3, 4},
+       Shape{2, 3, 8},
+       0.0f},
   };
   Rng rng(900);
   for (const Case& c : cases) {

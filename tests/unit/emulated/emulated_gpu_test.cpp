@@ -338,6 +338,18 @@ TEST(EmulatedGpu, DepthwiseAndSeparableConvolutionsTrainAsOnTheCpuBitForBit) {
   expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 7, 6, 3}, 9), 3);
 }
 
+// Bidirectional (its copies moved to the GPU with it, its time reversals
+// strided copies there) trains on the GPU as on the CPU, bit for bit.
+TEST(EmulatedGpu, BidirectionalTrainsAsOnTheCpuBitForBit) {
+  const json spec = json::parse(R"({"name": "bi", "input_shape": [6, 3], "layers": [
+    {"class_name": "Bidirectional", "config": {"layer": {"class_name": "LSTM",
+     "config": {"units": 4, "return_sequences": true}}}},
+    {"class_name": "Bidirectional", "config": {"merge_mode": "mul", "layer": {
+     "class_name": "GRU", "config": {"units": 3}}}},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 6, 3}, 7), 3);
+}
+
 // A GPU worker's optimizer (built, or restored, on the GPU) later given host
 // copies of the variables by a host strategy keeps its state: two Adam steps
 // split across the devices equal two on the CPU.

@@ -314,6 +314,70 @@ TEST_F(KerasH5, RecurrentLayersFromKeras2And3) {
       {"LSTM 'lstm'", "return_state = true is not supported"});
 }
 
+// Bidirectional: drun's file loads back with the same weights (the copies',
+// under the wrapper) and predictions; a Keras 3 config (the copies as Keras 3
+// serializes them: dtype policies, initializer objects, build_config) reads
+// as drun's layer; merge_mode None (two outputs) is refused, naming the layer.
+TEST_F(KerasH5, BidirectionalRoundTripAndFromKeras3) {
+  const json spec = json::parse(R"({"name": "bi", "input_shape": [5, 3], "layers": [
+    {"class_name": "Bidirectional", "config": {"layer": {"class_name": "LSTM",
+     "config": {"units": 4, "return_sequences": true}}}},
+    {"class_name": "Bidirectional", "config": {"merge_mode": "ave", "layer": {
+     "class_name": "GRU", "config": {"units": 2}}}},
+    {"class_name": "Dense", "config": {"units": 3}}]})");
+  nn::Model model(spec, 3);
+  save_model(model, path("bi.h5"), nullptr);
+  auto loaded = load_model(path("bi.h5"));
+  expect_same_weights(model, *loaded);
+  expect_same_predictions(model, *loaded);
+  EXPECT_EQ(model.params()[3]->name, "bidirectional/backward_lstm/lstm_cell/kernel");
+
+  const json policy = {{"module", "keras"},
+                       {"class_name", "DTypePolicy"},
+                       {"config", {{"name", "float32"}}},
+                       {"registered_name", nullptr}};
+  const auto copy = [&](const char* name, bool backwards) {
+    return json{{"module", "keras.layers"},
+                {"class_name", "GRU"},
+                {"config",
+                 {{"name", name},
+                  {"dtype", policy},
+                  {"units", 2},
+                  {"go_backwards", backwards},
+                  {"seed", nullptr},
+                  {"kernel_regularizer", nullptr},
+                  {"kernel_initializer",
+                   {{"module", "keras.initializers"},
+                    {"class_name", "GlorotUniform"},
+                    {"config", {{"seed", nullptr}}}}}}},
+                {"registered_name", nullptr},
+                {"build_config", {{"input_shape", {nullptr, 5, 3}}}}};
+  };
+  json bi = {{"class_name", "Bidirectional"},
+             {"config",
+              {{"name", "bidirectional"},
+               {"dtype", policy},
+               {"merge_mode", "concat"},
+               {"layer", copy("forward_gru", false)},
+               {"backward_layer", copy("backward_gru", true)}}}};
+  const auto keras_model = [](const json& layer) {
+    return json{{"class_name", "Sequential"},
+                {"config",
+                 {{"name", "s"},
+                  {"layers", json::array({{{"class_name", "InputLayer"},
+                                           {"config", {{"batch_shape", {nullptr, 5, 3}}}}},
+                                          layer})}}}};
+  };
+  nn::Model from_keras(spec_from_model_config(keras_model(bi), "f.h5"), 1);
+  ASSERT_EQ(from_keras.params().size(), 6u);
+  EXPECT_EQ(from_keras.params()[0]->name, "bidirectional/forward_gru/gru_cell/kernel");
+  EXPECT_EQ(from_keras.params()[3]->name, "bidirectional/backward_gru/gru_cell/kernel");
+  EXPECT_EQ(from_keras.output_shape(), Shape{4});
+  bi["config"]["merge_mode"] = nullptr;
+  expect_usage_error([&] { spec_from_model_config(keras_model(bi), "f.h5"); },
+                     {"f.h5", "'bidirectional'", "merge_mode None"});
+}
+
 // An activation drun does not know is named, with every one it does.
 TEST_F(KerasH5, UnknownActivationListsTheValidOnes) {
   const json spec = json::parse(R"({"name": "m", "input_shape": [4], "layers": [

@@ -593,6 +593,28 @@ TEST(LayerGradient, GRU) {
   check_recurrent("GRU", {{"reset_after", false}, {"use_bias", false}});
 }
 
+// Bidirectional over (B, T, F) = (2, 4, 3): each merge of the sequences
+// (the backward copy's turned back in time) and of the last states, around
+// each recurrent layer, and a given backward layer of other units.
+TEST(LayerGradient, Bidirectional) {
+  const auto wrapped = [](const char* cls, bool sequences, int units = 3) {
+    return json{{"class_name", cls},
+                {"config", {{"units", units}, {"return_sequences", sequences}}}};
+  };
+  for (const char* merge : {"concat", "sum", "mul", "ave"})
+    for (const bool sequences : {true, false})
+      check_layer({"Bidirectional",
+                   {{"layer", wrapped("LSTM", sequences)}, {"merge_mode", merge}},
+                   Shape{4, 3}});
+  check_layer({"Bidirectional", {{"layer", wrapped("GRU", true)}}, Shape{4, 3}});
+  check_layer({"Bidirectional", {{"layer", wrapped("SimpleRNN", false)}}, Shape{4, 3}});
+  json backward = wrapped("GRU", true, 2);
+  backward["config"]["go_backwards"] = true;
+  check_layer({"Bidirectional",
+               {{"layer", wrapped("GRU", true)}, {"backward_layer", backward}},
+               Shape{4, 3}});
+}
+
 // Last in this file, so that GoogleTest's order has run every case above: a
 // layer added to nn/layer_list.hpp without a backward check fails here.
 TEST(LayerGradient, EveryRegisteredLayerHasACase) {

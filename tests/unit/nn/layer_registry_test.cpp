@@ -64,7 +64,10 @@ TEST(LayerRegistry, EveryLayerBuildsFromItsRequiredOptions) {
         config[o.name] = o.type == OptionType::string   ? json("relu")
                          : o.type == OptionType::number ? json(0.5)
                          : o.type == OptionType::list   ? json::array({1})
-                                                        : json(1);
+                         // A wrapper's layer (Bidirectional's): the smallest recurrent one.
+                         : o.type == OptionType::table
+                             ? json{{"class_name", "SimpleRNN"}, {"config", {{"units", 1}}}}
+                             : json(1);
     EXPECT_STREQ(make_layer(info->about.name(), config, "x")->kind(), info->about.name().c_str());
   }
 }
