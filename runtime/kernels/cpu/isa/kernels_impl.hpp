@@ -11,8 +11,10 @@
 // convolution (conv_direct_impl.hpp), the direct convolution fused with the
 // max pooling after it (conv_direct_max_pool_impl.hpp), max pooling
 // (max_pool_impl.hpp), the implicit-GEMM and Winograd convolutions
-// (conv_implicit_impl.hpp, conv_winograd_impl.hpp) and batch normalisation's
-// loops (batchnorm_impl.hpp).
+// (conv_implicit_impl.hpp, conv_winograd_impl.hpp), batch normalisation's
+// loops (batchnorm_impl.hpp), the exact GELU (gelu_impl.hpp), attention's
+// masked softmax (masked_softmax_impl.hpp) and layer normalisation
+// (layer_norm_impl.hpp).
 //
 // Before including: DRUN_ISA_NAMESPACE (a name), DRUN_ISA_ENUM, DRUN_ISA_NAME,
 // DRUN_VEC_FLOATS, DRUN_VEC_REGS; and, for an instruction set beyond the
@@ -40,11 +42,80 @@ inline void store(float* p, vec v) {
   *reinterpret_cast<vec_unaligned*>(p) = v;
 }
 
+// For the row-wise families (GELU, masked softmax, layer normalisation):
+// lane masks, sums across the lanes, partial vectors at a row's end, and
+// e^a for a <= 0.
+typedef int32_t ivec __attribute__((vector_size(W * sizeof(int32_t))));
+
+inline vec splat(float v) {
+  return vec{} + v;
+}
+
+// e^a for a <= 0; 0 below e^-87 (the smallest normal float), as a float
+// underflows there anyway.
+inline vec exp_nonpositive(vec a) {
+  const vec floor = splat(-87.0f);
+  const ivec flushed = a < floor;
+  a = flushed ? floor : a;
+  // n = round(a / ln 2) by the 1.5 * 2^23 shift, r = a - n ln 2 in two parts.
+  const vec shift = splat(12582912.0f);
+  const vec n = (a * 1.44269504088896341f + shift) - shift;
+  const vec r = (a - n * 0.693359375f) + n * 2.12194440e-4f;
+  vec p = splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  // 2^n by its exponent bits.
+  const ivec bits = (__builtin_convertvector(n, ivec) + 127) << 23;
+  vec scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return flushed ? splat(0.0f) : p * scale;
+}
+
+inline float lanes_sum(vec v) {
+  float s = 0.0f;
+  for (int l = 0; l < W; ++l) s += v[l];
+  return s;
+}
+
+inline float lanes_max(vec v) {
+  float m = v[0];
+  for (int l = 1; l < W; ++l) m = std::max(m, v[l]);
+  return m;
+}
+
+inline ivec lane_indices() {
+  ivec lanes;
+  for (int l = 0; l < W; ++l) lanes[l] = l;
+  return lanes;
+}
+
+// Columns [j, j + W) of a row of cols, the ones past its end read as 0.
+inline vec load_part(const float* row, int64_t j, int64_t cols) {
+  if (j + W <= cols) return load(row + j);
+  float part[W] = {};
+  std::copy(row + j, row + cols, part);
+  return load(part);
+}
+
+inline void store_part(float* row, int64_t j, int64_t cols, vec v) {
+  if (j + W <= cols) return store(row + j, v);
+  float part[W];
+  store(part, v);
+  std::copy(part, part + (cols - j), row + j);
+}
+
 #include "kernels/cpu/isa/batchnorm_impl.hpp"
 #include "kernels/cpu/isa/conv_direct_impl.hpp"
 #include "kernels/cpu/isa/conv_direct_max_pool_impl.hpp"
 #include "kernels/cpu/isa/conv_implicit_impl.hpp"
 #include "kernels/cpu/isa/conv_winograd_impl.hpp"
+#include "kernels/cpu/isa/gelu_impl.hpp"
+#include "kernels/cpu/isa/layer_norm_impl.hpp"
+#include "kernels/cpu/isa/masked_softmax_impl.hpp"
 #include "kernels/cpu/isa/max_pool_impl.hpp"
 
 }  // namespace
@@ -65,6 +136,13 @@ extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,
                                        bn_shifted_sums,
                                        bn_normalize,
                                        bn_grad_sums,
-                                       bn_grad_input};
+                                       bn_grad_input,
+                                       gelu_forward,
+                                       gelu_backward,
+                                       masked_softmax_forward,
+                                       masked_softmax_backward,
+                                       layer_norm_forward,
+                                       layer_norm_backward_input,
+                                       layer_norm_param_grads};
 
 }  // namespace drun::kernels::cpu::DRUN_ISA_NAMESPACE
