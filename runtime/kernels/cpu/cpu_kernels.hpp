@@ -100,9 +100,12 @@ struct CpuKernels {
   void (*layer_norm_backward_input)(const float* x, const float* dy, int64_t rows, int64_t c,
                                     const float* gamma, const float* mean, const float* inv_std,
                                     float* dx);
+  // dgamma, dbeta of columns [j0, j1) only (j0 a multiple of vec_floats).
   void (*layer_norm_param_grads)(const float* x, const float* dy, int64_t rows, int64_t c,
-                                 const float* mean, const float* inv_std, float* dgamma,
-                                 float* dbeta);
+                                 const float* mean, const float* inv_std, int64_t j0, int64_t j1,
+                                 float* dgamma, float* dbeta);
+  // s = the sums over rows of x's columns [j0, j1) (j0 a multiple of vec_floats).
+  void (*column_sums)(const float* x, int64_t rows, int64_t cols, int64_t j0, int64_t j1, float* s);
 };
 
 // The variants this build has and this CPU can run, best last.

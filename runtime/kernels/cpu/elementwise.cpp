@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 
+#include "kernels/cpu/cpu_kernels.hpp"
+
 namespace drun::kernels::cpu {
 
 void add(const float* a, const float* b, float* y, int64_t n) {
@@ -50,21 +52,11 @@ void bias_add(float* y, const float* b, int64_t rows, int64_t cols) {
     for (int64_t j = 0; j < cols; ++j) y[r * cols + j] += b[j];
 }
 
-// Blocks of columns summed into a local array: each column's sum still runs
-// over the rows in order, and a local array, which x cannot alias, lets the
-// compiler keep it in registers and vectorise (into s, it reloaded and
-// stored s per row, not knowing whether x's next row was s).
+// The CPU's own variant (isa/layer_norm_impl.hpp): at the build's target,
+// s[j] += x[r, j] reloaded and stored s per row, not knowing whether x's
+// next row was s, and did not vectorise.
 void column_sums(const float* x, int64_t rows, int64_t cols, float* s) {
-  constexpr int64_t kBlock = 128;
-  for (int64_t j0 = 0; j0 < cols; j0 += kBlock) {
-    const int64_t width = std::min(kBlock, cols - j0);
-    float acc[kBlock] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* xr = x + r * cols + j0;
-      for (int64_t j = 0; j < width; ++j) acc[j] += xr[j];
-    }
-    std::copy(acc, acc + width, s + j0);
-  }
+  cpu_kernels().column_sums(x, rows, cols, 0, cols, s);
 }
 
 void mul(const float* a, const float* b, float* y, int64_t n) {

@@ -20,7 +20,7 @@ void layer_norm_backward_input(const float* x, const float* dy, int64_t rows, in
 
 void layer_norm_param_grads(const float* x, const float* dy, int64_t rows, int64_t c,
                             const float* mean, const float* inv_std, float* dgamma, float* dbeta) {
-  cpu_kernels().layer_norm_param_grads(x, dy, rows, c, mean, inv_std, dgamma, dbeta);
+  cpu_kernels().layer_norm_param_grads(x, dy, rows, c, mean, inv_std, 0, c, dgamma, dbeta);
 }
 
 }  // namespace drun::kernels::cpu

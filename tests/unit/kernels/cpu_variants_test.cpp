@@ -317,11 +317,34 @@ TEST(CpuVariants, LayerNormMatchesReference) {
         kernels->layer_norm_backward_input(x.data(), dy.data(), rows, c, g, mean.data(),
                                            inv_std.data(), dx.data());
         expect_close(dx, dx_ref, 1e-4, "backward");
+        // In two ranges of columns, as threads split them.
+        const int64_t split = std::min<int64_t>(c, 16);
         kernels->layer_norm_param_grads(x.data(), dy.data(), rows, c, mean.data(), inv_std.data(),
-                                        dg.data(), db.data());
+                                        0, split, dg.data(), db.data());
+        kernels->layer_norm_param_grads(x.data(), dy.data(), rows, c, mean.data(), inv_std.data(),
+                                        split, c, dg.data(), db.data());
         expect_close(dg, dg_ref, 1e-4, "dgamma");
         expect_close(db, db_ref, 1e-5, "dbeta");
       }
+    }
+  }
+}
+
+// Column sums run each column over the rows in order, whatever the width and
+// however the columns are split: the same bits as a scalar loop.
+TEST(CpuVariants, ColumnSumsAreTheScalarSums) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    for (int64_t cols : {1, 16, 45}) {
+      SCOPED_TRACE(::testing::Message() << kernels->name << " cols " << cols);
+      const int64_t rows = 33, split = std::min<int64_t>(cols, 16);
+      Rng rng(static_cast<uint64_t>(cols));
+      const auto x = random_vec(rows * cols, rng, -3.0f, 3.0f);
+      std::vector<float> want(cols, 0.0f), s(cols, 7.0f);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j) want[j] += x[r * cols + j];
+      kernels->column_sums(x.data(), rows, cols, split, cols, s.data());
+      kernels->column_sums(x.data(), rows, cols, 0, split, s.data());
+      EXPECT_EQ(s, want);
     }
   }
 }

@@ -14,7 +14,7 @@
 // (conv_implicit_impl.hpp, conv_winograd_impl.hpp), batch normalisation's
 // loops (batchnorm_impl.hpp), the exact GELU (gelu_impl.hpp), attention's
 // masked softmax (masked_softmax_impl.hpp) and layer normalisation
-// (layer_norm_impl.hpp).
+// with the column sums of bias gradients (layer_norm_impl.hpp).
 //
 // Before including: DRUN_ISA_NAMESPACE (a name), DRUN_ISA_ENUM, DRUN_ISA_NAME,
 // DRUN_VEC_FLOATS, DRUN_VEC_REGS; and, for an instruction set beyond the
@@ -143,6 +143,7 @@ extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,
                                        masked_softmax_backward,
                                        layer_norm_forward,
                                        layer_norm_backward_input,
-                                       layer_norm_param_grads};
+                                       layer_norm_param_grads,
+                                       column_sums};
 
 }  // namespace drun::kernels::cpu::DRUN_ISA_NAMESPACE

@@ -59,18 +59,31 @@ void layer_norm_backward_input(const float* x, const float* dy, int64_t rows, in
   }
 }
 
-// Rows in order, columns across the lanes: each column's sum keeps the
-// scalar order.
+// Columns [j0, j1) (j0 a multiple of W, or j1 = c), rows in order, columns
+// across the lanes: each column's sum keeps the scalar order, so a split of
+// the columns over threads changes nothing.
 void layer_norm_param_grads(const float* x, const float* dy, int64_t rows, int64_t c,
-                            const float* mean, const float* inv_std, float* dgamma, float* dbeta) {
-  for (int64_t j = 0; j < c; j += W) {
+                            const float* mean, const float* inv_std, int64_t j0, int64_t j1,
+                            float* dgamma, float* dbeta) {
+  for (int64_t j = j0; j < j1; j += W) {
     vec sg = splat(0.0f), sb = splat(0.0f);
     for (int64_t r = 0; r < rows; ++r) {
-      const vec d = load_part(dy + r * c, j, c);
-      sg += d * ((load_part(x + r * c, j, c) - mean[r]) * inv_std[r]);
+      const vec d = load_part(dy + r * c, j, j1);
+      sg += d * ((load_part(x + r * c, j, j1) - mean[r]) * inv_std[r]);
       sb += d;
     }
-    if (dgamma) store_part(dgamma, j, c, sg);
-    if (dbeta) store_part(dbeta, j, c, sb);
+    if (dgamma) store_part(dgamma, j, j1, sg);
+    if (dbeta) store_part(dbeta, j, j1, sb);
+  }
+}
+
+// s = the sums over rows of x's columns [j0, j1) (j0 a multiple of W, or
+// j1 = cols), each over the rows in order: a split of the columns over
+// threads changes nothing. Bias gradients, as layer normalisation's dbeta.
+void column_sums(const float* x, int64_t rows, int64_t cols, int64_t j0, int64_t j1, float* s) {
+  for (int64_t j = j0; j < j1; j += W) {
+    vec acc = splat(0.0f);
+    for (int64_t r = 0; r < rows; ++r) acc += load_part(x + r * cols, j, j1);
+    store_part(s, j, j1, acc);
   }
 }
