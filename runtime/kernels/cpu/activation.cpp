@@ -1,12 +1,16 @@
 // The activations on the CPU: one loop per direction, instantiated for each
 // functor of kernels/activation_list.hpp (the same functors the CUDA kernels
-// run), plus the copy of linear and the row loops of softmax.
+// run), plus the copy of linear, the row loops of softmax and the GELU of the
+// CPU's own variant (isa/gelu_impl.hpp: libm's erfcf, one value at a time,
+// cost a transformer's MLP more than its GEMMs).
 #include "kernels/activation.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+
+#include "kernels/cpu/cpu_kernels.hpp"
 
 namespace drun::kernels::cpu {
 
@@ -27,6 +31,8 @@ void forward(F f, const float* x, float* y, int64_t rows, int64_t cols) {
       const float inv = 1.0f / sum;
       for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
     }
+  } else if constexpr (std::is_same_v<F, act::Gelu>) {
+    cpu_kernels().gelu_forward(x, y, n);
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = f.forward(x[i]);
   }
@@ -47,6 +53,8 @@ void backward(F f, const float* x, const float* y, const float* dy, float* dx, i
       for (int64_t j = 0; j < cols; ++j) dot += dyr[j] * yr[j];
       for (int64_t j = 0; j < cols; ++j) dxr[j] = yr[j] * (dyr[j] - dot);
     }
+  } else if constexpr (std::is_same_v<F, act::Gelu>) {
+    cpu_kernels().gelu_backward(x, dy, dx, n);
   } else if constexpr (F::kReadsInput) {
     for (int64_t i = 0; i < n; ++i) dx[i] = f.backward(x[i], y[i], dy[i]);
   } else {

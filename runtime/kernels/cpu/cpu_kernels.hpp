@@ -98,6 +98,27 @@ struct CpuKernels {
   void (*gemm_nt_small_m)(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
                           const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
                           int64_t j0, int64_t j1);
+  // The exact GELU over n values (isa/gelu_impl.hpp): y = x Phi(x), and
+  // dx = dy (Phi(x) + x phi(x)); y may be x, dx may be dy.
+  void (*gelu_forward)(const float* x, float* y, int64_t n);
+  void (*gelu_backward)(const float* x, const float* dy, float* dx, int64_t n);
+  // Attention's masked softmax over rows of cols (kernels/masked_softmax.hpp).
+  void (*masked_softmax_forward)(float scale, bool causal, int64_t t, const float* x, float* y,
+                                 int64_t rows, int64_t cols);
+  void (*masked_softmax_backward)(float scale, const float* y, const float* dy, float* dx,
+                                  int64_t rows, int64_t cols);
+  // Layer normalisation's rows (kernels/layer_norm.hpp).
+  void (*layer_norm_forward)(const float* x, int64_t rows, int64_t c, const float* gamma,
+                             const float* beta, float eps, float* mean, float* inv_std, float* y);
+  void (*layer_norm_backward_input)(const float* x, const float* dy, int64_t rows, int64_t c,
+                                    const float* gamma, const float* mean, const float* inv_std,
+                                    float* dx);
+  // dgamma, dbeta of columns [j0, j1) only (j0 a multiple of vec_floats).
+  void (*layer_norm_param_grads)(const float* x, const float* dy, int64_t rows, int64_t c,
+                                 const float* mean, const float* inv_std, int64_t j0, int64_t j1,
+                                 float* dgamma, float* dbeta);
+  // s = the sums over rows of x's columns [j0, j1) (j0 a multiple of vec_floats).
+  void (*column_sums)(const float* x, int64_t rows, int64_t cols, int64_t j0, int64_t j1, float* s);
 };
 
 // The variants this build has and this CPU can run, best last.

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 
+#include "kernels/cpu/cpu_kernels.hpp"
+
 namespace drun::kernels::cpu {
 
 void add(const float* a, const float* b, float* y, int64_t n) {
@@ -50,10 +52,11 @@ void bias_add(float* y, const float* b, int64_t rows, int64_t cols) {
     for (int64_t j = 0; j < cols; ++j) y[r * cols + j] += b[j];
 }
 
+// The CPU's own variant (isa/layer_norm_impl.hpp): at the build's target,
+// s[j] += x[r, j] reloaded and stored s per row, not knowing whether x's
+// next row was s, and did not vectorise.
 void column_sums(const float* x, int64_t rows, int64_t cols, float* s) {
-  for (int64_t j = 0; j < cols; ++j) s[j] = 0.0f;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < cols; ++j) s[j] += x[r * cols + j];
+  cpu_kernels().column_sums(x, rows, cols, 0, cols, s);
 }
 
 void mul(const float* a, const float* b, float* y, int64_t n) {

@@ -16,6 +16,7 @@
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/conv2d_direct.hpp"
 #include "kernels/cpu/depthwise_conv2d.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
 #include "kernels/cpu/split.hpp"
@@ -51,6 +52,17 @@ void by_rows(const Exec& ex, int64_t rows, int64_t cols, F&& f) {
                       [&](int64_t, int64_t r0, int64_t r1) {
                         if (r1 > r0) f(r0, r1 - r0);
                       });
+}
+
+// Splits the columns of a rows x cols sum into whole blocks of 16 per thread
+// and runs f(first_column, end_column) on each: each column's sum runs over
+// the rows in order on one thread, so the result is the same, bit for bit,
+// whatever the split.
+template <class F>
+void by_columns(const Exec& ex, int64_t rows, int64_t cols, F&& f) {
+  const int64_t blocks = (cols + 15) / 16;
+  by_rows(ex, blocks, rows * 16,
+          [&](int64_t b0, int64_t n) { f(b0 * 16, std::min(cols, (b0 + n) * 16)); });
 }
 
 }  // namespace
@@ -114,9 +126,13 @@ void on_cpu::bias_add(const Exec& ex, Tensor& y, const Tensor& b) {
           [&](int64_t r0, int64_t n) { cpu::bias_add(yp + r0 * cols, b.f32(), n, cols); });
 }
 
-void on_cpu::column_sums(const Exec&, const Tensor& x, Tensor& s) {
-  const int64_t cols = s.numel();
-  cpu::column_sums(x.f32(), x.numel() / cols, cols, s.f32());
+void on_cpu::column_sums(const Exec& ex, const Tensor& x, Tensor& s) {
+  const int64_t cols = s.numel(), rows = x.numel() / cols;
+  const float* xp = x.f32();
+  float* sp = s.f32();
+  by_columns(ex, rows, cols, [&](int64_t j0, int64_t j1) {
+    cpu::cpu_kernels().column_sums(xp, rows, cols, j0, j1, sp);
+  });
 }
 
 void on_cpu::activation_forward(const Exec& ex, ActivationFn a, const Tensor& x, Tensor& y) {
@@ -415,8 +431,10 @@ void on_cpu::layer_norm_backward(const Exec& ex, const Tensor& x, const Tensor& 
   const float *xp = x.f32(), *dyp = dy.f32(), *g = data_or_null(gamma);
   const float *mp = mean.f32(), *sp = inv_std.f32();
   if (dgamma.defined() || dbeta.defined())
-    cpu::layer_norm_param_grads(xp, dyp, rows, c, mp, sp, data_or_null(dgamma),
-                                data_or_null(dbeta));
+    by_columns(ex, rows, c, [&](int64_t j0, int64_t j1) {
+      cpu::cpu_kernels().layer_norm_param_grads(xp, dyp, rows, c, mp, sp, j0, j1,
+                                                data_or_null(dgamma), data_or_null(dbeta));
+    });
   if (!dx.defined()) return;
   float* dxp = dx.f32();
   by_rows(ex, rows, c, [&](int64_t r0, int64_t n) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -372,6 +373,147 @@ TEST(CpuVariants, LstmStepMatchesTheFunctors) {
         expect_close(got.dz, want.dz, 1e-6, "dz");
         expect_close(got.dzx, want.dzx, 1e-6, "dzx");
       }
+    }
+  }
+}
+
+// The exact GELU against erfc in double: every length up to past two
+// vectors (the tails), in place too, and the far negative side to a
+// relative 1e-5, where x Phi(x) is tiny and an absolute error would hide.
+TEST(CpuVariants, GeluMatchesReference) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    SCOPED_TRACE(kernels->name);
+    Rng rng(8);
+    for (int64_t n : {1, 3, 16, 37}) {
+      const auto x = random_vec(n, rng, -9.0f, 9.0f), dy = random_vec(n, rng);
+      std::vector<double> y_ref(x.size()), dx_ref(x.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        const double v = x[i], phi = 0.5 * std::erfc(-v / std::sqrt(2.0));
+        y_ref[i] = v * phi;
+        dx_ref[i] = dy[i] * (phi + v * std::exp(-0.5 * v * v) / std::sqrt(2.0 * M_PI));
+      }
+      std::vector<float> y(x.size(), 3.0f), dx = dy;
+      kernels->gelu_forward(x.data(), y.data(), n);
+      expect_close(y, y_ref, 1e-6, "forward");
+      kernels->gelu_backward(x.data(), dx.data(), dx.data(), n);
+      expect_close(dx, dx_ref, 1e-6, "backward in place");
+    }
+    for (float v = -12.0f; v <= -3.0f; v += 0.25f) {
+      float y = 0.0f;
+      kernels->gelu_forward(&v, &y, 1);
+      const double want = v * 0.5 * std::erfc(-v / std::sqrt(2.0));
+      EXPECT_NEAR(y / want, 1.0, 1e-5) << "x " << v;
+    }
+  }
+}
+
+// Attention's masked softmax, causal (two groups of t rows, the mask
+// counting from each group's start) and not, rows shorter and longer than a
+// vector, and its backward, against double sums.
+TEST(CpuVariants, MaskedSoftmaxMatchesReference) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    for (int64_t cols : {5, 16, 37}) {
+      for (bool causal : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << kernels->name << " cols " << cols << " causal " << causal);
+        const int64_t t = cols, rows = 2 * t;
+        const float scale = 0.3f;
+        Rng rng(static_cast<uint64_t>(cols));
+        const auto x = random_vec(rows * cols, rng, -8.0f, 8.0f);
+        const auto dy = random_vec(rows * cols, rng);
+        std::vector<double> y_ref(x.size(), 0.0), dx_ref(x.size(), 0.0);
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t kept = causal ? r % t + 1 : cols;
+          double m = -1e300, sum = 0.0, dot = 0.0;
+          for (int64_t j = 0; j < kept; ++j) m = std::max(m, scale * double(x[r * cols + j]));
+          for (int64_t j = 0; j < kept; ++j) sum += std::exp(scale * double(x[r * cols + j]) - m);
+          for (int64_t j = 0; j < kept; ++j)
+            y_ref[r * cols + j] = std::exp(scale * double(x[r * cols + j]) - m) / sum;
+          for (int64_t j = 0; j < cols; ++j) dot += dy[r * cols + j] * y_ref[r * cols + j];
+          for (int64_t j = 0; j < cols; ++j)
+            dx_ref[r * cols + j] = scale * y_ref[r * cols + j] * (dy[r * cols + j] - dot);
+        }
+        std::vector<float> y = x;  // in place, as attention runs it
+        kernels->masked_softmax_forward(scale, causal, t, y.data(), y.data(), rows, cols);
+        expect_close(y, y_ref, 1e-6, "forward");
+        std::vector<float> dx(x.size(), 3.0f);
+        kernels->masked_softmax_backward(scale, y.data(), dy.data(), dx.data(), rows, cols);
+        expect_close(dx, dx_ref, 1e-5, "backward");
+      }
+    }
+  }
+}
+
+// Layer normalisation's rows and parameter gradients, with and without
+// gamma and beta, on rows around a vector's width and a large mean.
+TEST(CpuVariants, LayerNormMatchesReference) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    for (int64_t c : {3, 16, 45}) {
+      for (bool affine : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << kernels->name << " c " << c << " affine " << affine);
+        const int64_t rows = 7;
+        const float eps = 1e-3f;
+        Rng rng(static_cast<uint64_t>(c));
+        const auto x = random_vec(rows * c, rng, 95.0f, 105.0f), dy = random_vec(rows * c, rng);
+        const auto gamma = random_vec(c, rng, 0.5f, 1.5f), beta = random_vec(c, rng);
+        std::vector<double> y_ref(x.size()), dx_ref(x.size()), dg_ref(c, 0.0), db_ref(c, 0.0);
+        for (int64_t r = 0; r < rows; ++r) {
+          double m = 0.0, var = 0.0, sum_g = 0.0, sum_gx = 0.0;
+          for (int64_t j = 0; j < c; ++j) m += x[r * c + j] / double(c);
+          for (int64_t j = 0; j < c; ++j) var += (x[r * c + j] - m) * (x[r * c + j] - m) / c;
+          const double s = 1.0 / std::sqrt(var + eps);
+          for (int64_t j = 0; j < c; ++j) {
+            const int64_t i = r * c + j;
+            const double xhat = (x[i] - m) * s, g = affine ? dy[i] * gamma[j] : dy[i];
+            y_ref[i] = affine ? xhat * gamma[j] + beta[j] : xhat;
+            sum_g += g;
+            sum_gx += g * xhat;
+            dg_ref[j] += dy[i] * xhat;
+            db_ref[j] += dy[i];
+          }
+          for (int64_t j = 0; j < c; ++j) {
+            const int64_t i = r * c + j;
+            const double g = affine ? dy[i] * gamma[j] : dy[i];
+            dx_ref[i] = s * (g - sum_g / c - (x[i] - m) * s * sum_gx / c);
+          }
+        }
+        const float* g = affine ? gamma.data() : nullptr;
+        std::vector<float> y(x.size(), 3.0f), mean(rows), inv_std(rows);
+        kernels->layer_norm_forward(x.data(), rows, c, g, affine ? beta.data() : nullptr, eps,
+                                    mean.data(), inv_std.data(), y.data());
+        expect_close(y, y_ref, 1e-4, "forward");
+        std::vector<float> dx(x.size(), 3.0f), dg(c, 3.0f), db(c, 3.0f);
+        kernels->layer_norm_backward_input(x.data(), dy.data(), rows, c, g, mean.data(),
+                                           inv_std.data(), dx.data());
+        expect_close(dx, dx_ref, 1e-4, "backward");
+        // In two ranges of columns, as threads split them.
+        const int64_t split = std::min<int64_t>(c, 16);
+        kernels->layer_norm_param_grads(x.data(), dy.data(), rows, c, mean.data(), inv_std.data(),
+                                        0, split, dg.data(), db.data());
+        kernels->layer_norm_param_grads(x.data(), dy.data(), rows, c, mean.data(), inv_std.data(),
+                                        split, c, dg.data(), db.data());
+        expect_close(dg, dg_ref, 1e-4, "dgamma");
+        expect_close(db, db_ref, 1e-5, "dbeta");
+      }
+    }
+  }
+}
+
+// Column sums run each column over the rows in order, whatever the width and
+// however the columns are split: the same bits as a scalar loop.
+TEST(CpuVariants, ColumnSumsAreTheScalarSums) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    for (int64_t cols : {1, 16, 45}) {
+      SCOPED_TRACE(::testing::Message() << kernels->name << " cols " << cols);
+      const int64_t rows = 33, split = std::min<int64_t>(cols, 16);
+      Rng rng(static_cast<uint64_t>(cols));
+      const auto x = random_vec(rows * cols, rng, -3.0f, 3.0f);
+      std::vector<float> want(cols, 0.0f), s(cols, 7.0f);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j) want[j] += x[r * cols + j];
+      kernels->column_sums(x.data(), rows, cols, split, cols, s.data());
+      kernels->column_sums(x.data(), rows, cols, 0, split, s.data());
+      EXPECT_EQ(s, want);
     }
   }
 }

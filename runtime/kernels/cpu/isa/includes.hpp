@@ -2,10 +2,12 @@
 // target` so that these headers' inline code stays at the build's target.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "kernels/cpu/conv2d_winograd.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/masked_softmax.hpp"
 #include "kernels/pool_window.hpp"
 #include "kernels/recurrent.hpp"

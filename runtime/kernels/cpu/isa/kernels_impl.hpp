@@ -13,8 +13,11 @@
 // (max_pool_impl.hpp), the implicit-GEMM and Winograd convolutions
 // (conv_implicit_impl.hpp, conv_winograd_impl.hpp), batch normalisation's
 // loops (batchnorm_impl.hpp), the GEMM for a C of few rows
-// (gemm_small_impl.hpp) and the LSTM's step (recurrent_impl.hpp) with its
-// vector exp, sigmoid and tanh (vec_math_impl.hpp).
+// (gemm_small_impl.hpp), the LSTM's step (recurrent_impl.hpp) with its
+// vector exp, sigmoid and tanh (vec_math_impl.hpp), the exact GELU
+// (gelu_impl.hpp), attention's masked softmax (masked_softmax_impl.hpp) and
+// layer normalisation with the column sums of bias gradients
+// (layer_norm_impl.hpp).
 //
 // Before including: DRUN_ISA_NAMESPACE (a name), DRUN_ISA_ENUM, DRUN_ISA_NAME,
 // DRUN_VEC_FLOATS, DRUN_VEC_REGS; and, for an instruction set beyond the
@@ -42,13 +45,58 @@ inline void store(float* p, vec v) {
   *reinterpret_cast<vec_unaligned*>(p) = v;
 }
 
+// For the row-wise families (GELU, masked softmax, layer normalisation):
+// lane masks, sums across the lanes, partial vectors at a row's end (e^a
+// is vec_math_impl.hpp's).
+typedef int32_t ivec __attribute__((vector_size(W * sizeof(int32_t))));
+
+inline vec splat(float v) {
+  return vec{} + v;
+}
+
+inline float lanes_sum(vec v) {
+  float s = 0.0f;
+  for (int l = 0; l < W; ++l) s += v[l];
+  return s;
+}
+
+inline float lanes_max(vec v) {
+  float m = v[0];
+  for (int l = 1; l < W; ++l) m = std::max(m, v[l]);
+  return m;
+}
+
+inline ivec lane_indices() {
+  ivec lanes;
+  for (int l = 0; l < W; ++l) lanes[l] = l;
+  return lanes;
+}
+
+// Columns [j, j + W) of a row of cols, the ones past its end read as 0.
+inline vec load_part(const float* row, int64_t j, int64_t cols) {
+  if (j + W <= cols) return load(row + j);
+  float part[W] = {};
+  std::copy(row + j, row + cols, part);
+  return load(part);
+}
+
+inline void store_part(float* row, int64_t j, int64_t cols, vec v) {
+  if (j + W <= cols) return store(row + j, v);
+  float part[W];
+  store(part, v);
+  std::copy(part, part + (cols - j), row + j);
+}
+
+#include "kernels/cpu/isa/vec_math_impl.hpp"  // first: the others use its exp
 #include "kernels/cpu/isa/batchnorm_impl.hpp"
 #include "kernels/cpu/isa/conv_direct_impl.hpp"
 #include "kernels/cpu/isa/conv_direct_max_pool_impl.hpp"
 #include "kernels/cpu/isa/conv_implicit_impl.hpp"
 #include "kernels/cpu/isa/conv_winograd_impl.hpp"
+#include "kernels/cpu/isa/gelu_impl.hpp"
+#include "kernels/cpu/isa/layer_norm_impl.hpp"
+#include "kernels/cpu/isa/masked_softmax_impl.hpp"
 #include "kernels/cpu/isa/max_pool_impl.hpp"
-#include "kernels/cpu/isa/vec_math_impl.hpp"
 // After vec_math_impl.hpp, whose functions they use.
 #include "kernels/cpu/isa/gemm_small_impl.hpp"
 #include "kernels/cpu/isa/recurrent_impl.hpp"
@@ -75,6 +123,14 @@ extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,
                                        lstm_step_forward,
                                        lstm_step_backward,
                                        gemm_nn_small_m,
-                                       gemm_nt_small_m};
+                                       gemm_nt_small_m,
+                                       gelu_forward,
+                                       gelu_backward,
+                                       masked_softmax_forward,
+                                       masked_softmax_backward,
+                                       layer_norm_forward,
+                                       layer_norm_backward_input,
+                                       layer_norm_param_grads,
+                                       column_sums};
 
 }  // namespace drun::kernels::cpu::DRUN_ISA_NAMESPACE

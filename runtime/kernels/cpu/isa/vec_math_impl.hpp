@@ -6,12 +6,6 @@
 // (cpu_variants_test.cpp). NaN stays NaN. Included by kernels_impl.hpp inside
 // its ISA namespace.
 
-typedef int32_t ivec __attribute__((vector_size(W * sizeof(int32_t))));
-
-inline vec splat(float v) {
-  return vec{} + v;
-}
-
 // e^x: x = n ln2 + r, |r| <= ln2 / 2, e^r by a degree-7 polynomial, 2^n
 // by the exponent bits. x is clamped to where 2^n is a normal float, so tiny
 // results are the smallest normal's neighbourhood rather than denormals
@@ -34,6 +28,13 @@ inline vec vexp(vec x) {
   const vec y = p * (r * r) + r + 1.0f;
   const ivec two_n = ((ivec)t - 0x4B400000 + 127) << 23;
   return y * (vec)two_n;
+}
+
+// e^a for a <= 0, 0 below e^-87 (the smallest normal float): GELU's and
+// the masked softmax's exponentials, whose arguments are never positive.
+inline vec exp_nonpositive(vec a) {
+  const vec e = vexp(a);
+  return a < splat(-87.0f) ? splat(0.0f) : e;
 }
 
 inline vec vsigmoid(vec x) {
