@@ -28,7 +28,7 @@ local opt = drun.args{
   batch_size = {128, 'examples per step on each worker'},
   lr = {0.1, 'learning rate of SGD'},
   momentum = {0.9, 'momentum of SGD'},
-  weight_decay = {2e-4, 'L2 on the kernels'},
+  weight_decay = {2e-4, "Keras' decoupled decay of every variable: w -= lr * weight_decay * w"},
   decay_epochs = {'91,136', 'epochs after which the rate is divided by --decay-factor'},
   decay_factor = {10, 'what the rate is divided by at each of --decay-epochs'},
   warmup_epochs = {0, 'linear warm-up from 0 (Goyal et al. 2017; useful with --scale-lr)'},

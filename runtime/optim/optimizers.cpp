@@ -105,27 +105,32 @@ void Adagrad::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const
 
 // Adam ----------------------------------------------------------------------
 
+namespace {
+// Adam's and AdamW's own options.
+Schema adam_own_options() {
+  return {
+      {"beta_1", OptionType::number, 0.9, "in [0, 1): the decay of the gradient's mean"},
+      {"beta_2", OptionType::number, 0.999, "in [0, 1): the decay of the squared gradient's mean"},
+      {"epsilon", OptionType::number, 1e-7, "added to the root for stability (>= 0)"},
+      {"amsgrad", OptionType::boolean, false,
+       "AMSGrad: divide by the largest squared-gradient mean so far"}};
+}
+}  // namespace
+
 const OptimizerInfo& adam_optimizer() {
   static const OptimizerInfo info{
       {{"Adam", "adam"},
        "Adam: steps from bias-corrected running means of the gradient and its square",
-       optimizer_options(
-           0.001f,
-           {{"beta_1", OptionType::number, 0.9, "in [0, 1): the decay of the gradient's mean"},
-            {"beta_2", OptionType::number, 0.999,
-             "in [0, 1): the decay of the squared gradient's mean"},
-            {"epsilon", OptionType::number, 1e-7, "added to the root for stability (>= 0)"},
-            {"amsgrad", OptionType::boolean, false,
-             "AMSGrad: divide by the largest squared-gradient mean so far"}})},
+       optimizer_options(0.001f, adam_own_options())},
       [](const json& config) { return std::make_unique<Adam>(config); }};
   return info;
 }
 
 Adam::Adam(const json& config)
-    : Adam(Options(config, "Adam", adam_optimizer().about.schema), Parsed{}) {}
+    : Adam(Options(config, "Adam", adam_optimizer().about.schema), "Adam", Parsed{}) {}
 
-Adam::Adam(Options&& o, Parsed)
-    : Optimizer(o, "Adam"),
+Adam::Adam(Options&& o, std::string class_name, Parsed)
+    : Optimizer(o, std::move(class_name)),
       beta_1_(o.get<float>("beta_1")),
       beta_2_(o.get<float>("beta_2")),
       epsilon_(o.get<float>("epsilon")),
@@ -158,6 +163,25 @@ float Adam::step_rate(float lr) const {
 void Adam::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& step) {
   kernels::adam_update(ex, g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr, step,
                        beta_1_, beta_2_, epsilon_, decay_of(i));
+}
+
+// AdamW ---------------------------------------------------------------------
+
+const OptimizerInfo& adamw_optimizer() {
+  static const OptimizerInfo info{
+      {{"AdamW", "adamw"},
+       "Adam with Keras' decoupled weight decay (0.004 by default)",
+       optimizer_options(0.001f, adam_own_options(), 0.004f)},
+      [](const json& config) { return std::make_unique<AdamW>(config); }};
+  return info;
+}
+
+AdamW::AdamW(const json& config)
+    : Adam(Options(config, "AdamW", adamw_optimizer().about.schema), "AdamW", Parsed{}) {}
+
+void AdamW::add_config(json& c) const {
+  Adam::add_config(c);
+  c["weight_decay"] = float_json(weight_decay());
 }
 
 // RMSprop -------------------------------------------------------------------

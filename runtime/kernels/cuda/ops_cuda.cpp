@@ -22,6 +22,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/gpu_backend.hpp"
+#include "kernels/gradient_clip.hpp"
 #include "kernels/layer_norm.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/masked_softmax.hpp"
@@ -524,6 +525,11 @@ class CudaBackend final : public GpuBackend {
                                float epsilon, float wd) override {
     cuda::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(),
                            w.numel(), step.f32(), rho, momentum, epsilon, wd);
+  }
+  void clip_gradient(const Exec&, GradientClip kind, float limit, const Tensor& sum_squares,
+                     const Tensor& step, Tensor& g) override {
+    cuda::clip_gradient(kind, limit, sum_squares.defined() ? sum_squares.f32() : nullptr,
+                        step.f32(), g.f32(), g.numel());
   }
 
   // The recurrent steps: kernels/recurrent.hpp's functors, launched once each.

@@ -1644,6 +1644,43 @@ TEST(BackendHarness, OptimizerUpdates) {
       }
 }
 
+// Keras' gradient clipping, each kind: with a limit that clips and one that
+// does not, plainly and as under a loss scale of 1024 (the gradient and its
+// sum of squares scaled, the factor 1/1024), and skipped (nothing written).
+COVERS(Op::clip_gradient);
+TEST(BackendHarness, ClipGradient) {
+  int seed = 1400;
+  for (const GradientClip kind :
+       {GradientClip::norm, GradientClip::global_norm, GradientClip::value})
+    for (const float limit : {0.05f, 1000.0f})
+      for (const float loss_scale : {1.0f, 1024.0f})
+        for (const int64_t n : {int64_t{7}, int64_t{4099}}) {
+          Rng rng(static_cast<uint64_t>(++seed));
+          const std::string label = "kind " + std::to_string(static_cast<int>(kind)) + " limit " +
+                                    std::to_string(limit) + " scale " + std::to_string(loss_scale) +
+                                    " n=" + std::to_string(n);
+          Tensor host_g = uniform(rng, Shape{n});
+          for (float& v : host_g.span_f32()) v *= loss_scale;
+          double ss = 0;
+          for (const float v : host_g.span_f32()) ss += static_cast<double>(v) * v;
+          Tensor host_ss = Tensor::zeros(Shape{1});
+          host_ss.f32()[0] = static_cast<float>(ss);
+          const Both sum_squares = both(host_ss);
+          Both g = both(host_g);
+          Both skipped = both(host_g);
+          on_both([&](const Exec& ex) {
+            clip_gradient(ex, kind, limit, sum_squares.on(ex),
+                          step_on(ex, 0.05f, 1.0f / loss_scale, false), g.on(ex));
+            clip_gradient(ex, kind, limit, sum_squares.on(ex),
+                          step_on(ex, 0.05f, 1.0f / loss_scale, true), skipped.on(ex));
+          });
+          EXPECT_TRUE(matches(label, g, kMath));
+          EXPECT_TRUE(same_bits(skipped.cpu, host_g)) << label << ": a skipped step wrote (cpu)";
+          EXPECT_TRUE(same_bits(skipped.gpu.to(Device::cpu), host_g))
+              << label << ": a skipped step wrote (gpu)";
+        }
+}
+
 // ---------------------------------------------------------------------------
 // Input staging
 
