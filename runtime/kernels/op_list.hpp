@@ -307,8 +307,9 @@ DRUN_OP(void, adagrad_update,
         (ex, g, w, acc, step, epsilon, weight_decay), ex, check_update(op, g, w, step))
 DRUN_OP(void, adam_update,
         (const Exec& ex, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat,
-         const Tensor& step, float beta_1, float beta_2, float epsilon, float weight_decay),
-        (ex, g, w, m, v, vhat, step, beta_1, beta_2, epsilon, weight_decay), ex,
+         const Tensor& step, float one_minus_beta_1, float one_minus_beta_2, float epsilon,
+         float weight_decay),
+        (ex, g, w, m, v, vhat, step, one_minus_beta_1, one_minus_beta_2, epsilon, weight_decay), ex,
         check_update(op, g, w, step))
 DRUN_OP(void, rmsprop_update,
         (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, const Tensor& step,

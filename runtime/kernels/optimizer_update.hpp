@@ -44,10 +44,12 @@ DRUN_CPU_AND_CUDA(
 
     // m += (g' - m) * (1 - beta_1); v += (g'^2 - v) * (1 - beta_2);
     // w -= lr_t * m / (sqrt(v) + epsilon), where the caller folds the bias correction
-    // into lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t).
+    // into lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t), and gives 1 - beta_1
+    // and 1 - beta_2 (Keras 3 rounds them from double: 1 - 0.999 is 0.001f, where
+    // 1.f - 0.999f would be 0.00099998713).
     // With `vhat` non-null (AMSGrad): vhat = max(vhat, v) and vhat replaces v in the step.
     void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n,
-              const float* step, float beta_1, float beta_2, float epsilon,
+              const float* step, float one_minus_beta_1, float one_minus_beta_2, float epsilon,
               float weight_decay = 0.f);
 
     // tf.keras RMSprop without momentum (epsilon outside the square root):

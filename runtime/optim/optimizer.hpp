@@ -266,6 +266,9 @@ class Adam : public Optimizer {
   float step_rate(float lr) const override;
   float beta_1_;
   float beta_2_;
+  // 1 - beta in double, then rounded: Keras 3's (Python's) arithmetic.
+  float one_minus_beta_1_;
+  float one_minus_beta_2_;
   float epsilon_;
   bool amsgrad_;
 };

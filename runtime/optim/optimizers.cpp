@@ -133,6 +133,8 @@ Adam::Adam(Options&& o, std::string class_name, Parsed)
     : Optimizer(o, std::move(class_name)),
       beta_1_(o.get<float>("beta_1")),
       beta_2_(o.get<float>("beta_2")),
+      one_minus_beta_1_(static_cast<float>(1.0 - o.get<double>("beta_1"))),
+      one_minus_beta_2_(static_cast<float>(1.0 - o.get<double>("beta_2"))),
       epsilon_(o.get<float>("epsilon")),
       amsgrad_(o.get<bool>("amsgrad")) {
   finish(o);
@@ -154,15 +156,15 @@ void Adam::add_config(json& c) const {
 }
 
 float Adam::step_rate(float lr) const {
-  // Bias correction folded into the rate, as tf.keras does (t counts from 1).
-  const double t = static_cast<double>(iterations() + 1);
-  return static_cast<float>(lr * std::sqrt(1.0 - std::pow(static_cast<double>(beta_2_), t)) /
-                            (1.0 - std::pow(static_cast<double>(beta_1_), t)));
+  // Bias correction folded into the rate in float32, as Keras 3 computes it
+  // (t counts from 1).
+  const float t = static_cast<float>(iterations() + 1);
+  return lr * std::sqrt(1.f - std::pow(beta_2_, t)) / (1.f - std::pow(beta_1_, t));
 }
 
 void Adam::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& step) {
   kernels::adam_update(ex, g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr, step,
-                       beta_1_, beta_2_, epsilon_, decay_of(i));
+                       one_minus_beta_1_, one_minus_beta_2_, epsilon_, decay_of(i));
 }
 
 // AdamW ---------------------------------------------------------------------

@@ -5,7 +5,8 @@ the venv that tools/python_env makes (keras with the JAX CPU backend):
      batches in the same order: after 20 steps of AdamW, SGD with clipnorm,
      Adam with global_clipnorm, SGD with momentum and clipvalue, SGD with
      weight_decay, and SGD on label-smoothed losses, drun's weights equal
-     Keras' to 1e-6;
+     Keras' to 1e-6; also AdamW with global_clipnorm on a smoothed loss,
+     stopped after 9 steps and resumed from its checkpoint;
  (b) label smoothing: the loss of the initial model on those examples equals
      Keras' CategoricalCrossentropy(label_smoothing=...) to 1e-6, for one-hot
      targets and for integer labels (SparseCategoricalCrossentropy, whose
@@ -40,7 +41,11 @@ CASES = {
     "sgd_weight_decay": ("SGD", {"learning_rate": 0.1, "weight_decay": 0.05}, 0.0, False),
     "sgd_label_smoothing": ("SGD", {"learning_rate": 0.1}, 0.2, False),
     "sgd_sparse_label_smoothing": ("SGD", {"learning_rate": 0.1}, 0.2, True),
+    "adamw_global_clipnorm": ("AdamW", {"learning_rate": 0.01, "global_clipnorm": 1.0}, 0.1,
+                              False),
 }
+# Trained in two runs: stopped after 9 steps (a checkpoint), then resumed to the end.
+RESUMED = {"adamw_global_clipnorm"}
 SMOOTHING = [0.0, 0.1, 0.3]
 
 # Keras' reference: the initial model and the data, then each case trained by
@@ -83,7 +88,8 @@ local drun = require 'drun'
 local model = drun.load_model(arg[1])
 model:compile{{optimizer = drun.optim.{cls}{optimizer}, loss = drun.losses.{loss}{{from_logits = true,
   label_smoothing = {smoothing}}}}}
-model:fit{{x = drun.data.numpy{{path = arg[2], x = 'x', y = '{y}'}}:batch({batch}), epochs = 1}}
+model:fit{{x = drun.data.numpy{{path = arg[2], x = 'x', y = '{y}'}}:batch({batch}), epochs = 1,
+  steps = tonumber(arg[4]), model_dir = arg[5]}}
 model:save(arg[3])
 """
 
@@ -101,12 +107,13 @@ KERAS_READ = """
 import json, os, sys
 os.environ.setdefault("KERAS_BACKEND", "jax")
 import keras
-m = keras.models.load_model(sys.argv[1])
-opt = m.optimizer
+compiled = sys.argv[2] == "compiled"
+m = keras.models.load_model(sys.argv[1], compile=compiled)
+opt = m.optimizer if compiled else None
 print(json.dumps({"weights": [w.tolist() for w in m.get_weights()],
                   "optimizer": type(opt).__name__,
-                  "config": {k: opt.get_config().get(k) for k in
-                             ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm")}}))
+                  "config": opt and {k: opt.get_config().get(k) for k in
+                                     ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm")}}))
 """
 
 
@@ -139,20 +146,29 @@ def train_case(out, name, case, reference):
         loss="SparseCategoricalCrossentropy" if sparse else "CategoricalCrossentropy",
         smoothing=smoothing, y="labels" if sparse else "y", batch=BATCH))
     saved = os.path.join(out, f"{name}.h5")
-    p = run([DRUN, "-q", script, os.path.join(out, "init.h5"), os.path.join(out, "data.npz"),
-             saved], timeout=300)
-    if not check(p.returncode == 0, f"(a) drun trains {name}", p.stderr[-1500:]):
-        return
-    p = run([PY, "-c", KERAS_READ, saved], timeout=300, env=ENV)
-    if not check(p.returncode == 0, f"(c) Keras loads drun's {name}.h5, compiled",
-                 p.stderr[-1500:]):
+    command = [DRUN, "-q", script, os.path.join(out, "init.h5"), os.path.join(out, "data.npz"),
+               saved]
+    runs = [[]]
+    if name in RESUMED:
+        model_dir = os.path.join(out, f"{name}_run")
+        runs = [["9", model_dir], [str(STEPS), model_dir]]
+    for extra in runs:
+        p = run(command + extra, timeout=300)
+        if not check(p.returncode == 0, f"(a) drun trains {name} {' '.join(extra[:1])}",
+                     p.stderr[-1500:]):
+            return
+    # Keras' SparseCategoricalCrossentropy takes no label_smoothing: Keras
+    # refuses to compile that training_config, and loads the model without it.
+    how = "plain" if sparse and smoothing else "compiled"
+    p = run([PY, "-c", KERAS_READ, saved, how], timeout=300, env=ENV)
+    if not check(p.returncode == 0, f"(c) Keras loads drun's {name}.h5, {how}", p.stderr[-1500:]):
         return
     theirs = json.loads(p.stdout.strip().splitlines()[-1])
     diff = max_difference(theirs["weights"], reference["weights"][name])
     check(diff <= TOLERANCE, f"(a) {name}: drun's weights after {STEPS} steps equal Keras' "
           f"(max difference {diff:.2e})")
-    if sparse:
-        return  # Keras' SparseCategoricalCrossentropy has no label_smoothing: checked as loss
+    if how == "plain":
+        return
     want = {k: config.get(k) for k in ("clipnorm", "clipvalue", "global_clipnorm")}
     want["weight_decay"] = config.get("weight_decay", 0.004 if cls == "AdamW" else None)
     got = theirs["config"]

@@ -507,11 +507,11 @@ void on_cpu::adagrad_update(const Exec& ex, const Tensor& g, Tensor& w, Tensor& 
 }
 
 void on_cpu::adam_update(const Exec& ex, const Tensor& g, Tensor& w, Tensor& m, Tensor& v,
-                         Tensor* vhat, const Tensor& step, float beta_1, float beta_2,
+                         Tensor* vhat, const Tensor& step, float one_minus_b1, float one_minus_b2,
                          float epsilon, float weight_decay) {
   by_rows(ex, w.numel(), 1, [&](int64_t o, int64_t n) {
     cpu::adam(w.f32() + o, g.f32() + o, m.f32() + o, v.f32() + o, at(vhat, o), n, step.f32(),
-              beta_1, beta_2, epsilon, weight_decay);
+              one_minus_b1, one_minus_b2, epsilon, weight_decay);
   });
 }
 

@@ -64,13 +64,11 @@ void adagrad(float* __restrict w, const float* __restrict g, float* __restrict a
 }
 
 void adam(float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v,
-          float* __restrict vhat, int64_t n, const float* step, float beta_1, float beta_2,
-          float epsilon, float weight_decay) {
+          float* __restrict vhat, int64_t n, const float* step, float one_minus_b1,
+          float one_minus_b2, float epsilon, float weight_decay) {
   if (step[kSkip] != 0.f) return;
   const float lr_t = step[kRate], g_factor = step[kGradFactor];
   const float decay_lr = step[kLearningRate];
-  const float one_minus_b1 = 1.f - beta_1;
-  const float one_minus_b2 = 1.f - beta_2;
   if (vhat) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {

@@ -510,10 +510,10 @@ class CudaBackend final : public GpuBackend {
     cuda::adagrad(w.f32(), g.f32(), acc.f32(), w.numel(), step.f32(), epsilon, wd);
   }
   void adam_update(const Exec&, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat,
-                   const Tensor& step, float beta_1, float beta_2, float epsilon,
+                   const Tensor& step, float one_minus_b1, float one_minus_b2, float epsilon,
                    float wd) override {
     cuda::adam(w.f32(), g.f32(), m.f32(), v.f32(), vhat ? vhat->f32() : nullptr, w.numel(),
-               step.f32(), beta_1, beta_2, epsilon, wd);
+               step.f32(), one_minus_b1, one_minus_b2, epsilon, wd);
   }
   void rmsprop_update(const Exec&, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg,
                       const Tensor& step, float rho, float epsilon, float wd) override {

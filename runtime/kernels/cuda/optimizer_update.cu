@@ -147,8 +147,7 @@ void adagrad(float* w, const float* g, float* acc, int64_t n, const float* step,
 }
 
 void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n, const float* step,
-          float beta_1, float beta_2, float epsilon, float weight_decay) {
-  const float one_minus_b1 = 1.f - beta_1, one_minus_b2 = 1.f - beta_2;
+          float one_minus_b1, float one_minus_b2, float epsilon, float weight_decay) {
   if (vhat)
     adam_kernel<true><<<blocks_for(n), kThreads>>>(w, g, m, v, vhat, n, step, one_minus_b1,
                                                    one_minus_b2, epsilon, weight_decay);

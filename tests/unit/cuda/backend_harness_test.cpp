@@ -1489,7 +1489,7 @@ TEST(BackendHarness, MetricSums) {
 // Each rule runs where w lives (no Exec). A case names its slot tensors (with
 // the range their values start in: accumulators of squares start positive),
 // and `step` applies the rule to w and the slots with the step's values
-// (rate, gradient factor, skip flag); every case runs three steps, each
+// (rate, learning rate, gradient factor, skip flag); every case runs three steps, each
 // reading the slots the one before wrote, with and without weight decay: a
 // plain one, one as under a loss scale of 1024 (the gradient 1024 times
 // larger, the factor 1/1024), and one skipped (a gradient overflowed: the
@@ -1513,6 +1513,7 @@ struct OptimizerCase {
 Tensor step_on(const Exec& ex, float lr, float grad_factor, bool skip) {
   Tensor step = Tensor::zeros(Shape{kStepValues});
   step.f32()[kRate] = lr;
+  step.f32()[kLearningRate] = 1.5f * lr;  // Adam's lr_t differs from the schedule's lr
   step.f32()[kGradFactor] = grad_factor;
   step.f32()[kSkip] = skip ? 1.0f : 0.0f;
   return step.to(ex.device);
@@ -1541,13 +1542,13 @@ std::vector<OptimizerCase> optimizer_cases() {
       {"adam",
        {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}},
        [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
-         adam_update(ex, g, w, s[0], s[1], nullptr, step, 0.9f, 0.999f, eps, wd);
+         adam_update(ex, g, w, s[0], s[1], nullptr, step, 0.1f, 0.001f, eps, wd);
        }});
   cases.push_back(
       {"adam amsgrad",
        {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}, {"vhat", 1e-4f, 1e-2f}},
        [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
-         adam_update(ex, g, w, s[0], s[1], &s[2], step, 0.9f, 0.999f, eps, wd);
+         adam_update(ex, g, w, s[0], s[1], &s[2], step, 0.1f, 0.001f, eps, wd);
        }});
   // Centered RMSprop divides by sqrt(rms - mg^2): the slots start with
   // rms >= mg^2 + 0.1 (fixed below), which each step keeps (rms - mg^2 is a

@@ -554,6 +554,28 @@ TEST(Optimizer, CloneFreshHasTheConfigAndNoState) {
   EXPECT_FLOAT_EQ(copy->weight_decay(), 0.1f);
 }
 
+// Keras' keys: AdamW always writes its weight_decay (its default is not 0),
+// the others only where set, and a clip only where given; each reads back.
+TEST(Optimizer, ConfigWritesWeightDecayAndClipsAsKerasReadsThem) {
+  const json adamw = make_optimizer(json("adamw"))->config();
+  EXPECT_EQ(adamw["class_name"], "AdamW");
+  EXPECT_EQ(adamw["config"]["weight_decay"].dump(), "0.004");
+  EXPECT_FALSE(adamw["config"].contains("clipnorm"));
+  const json no_decay =
+      make_optimizer(json{{"class_name", "AdamW"}, {"config", {{"weight_decay", 0}}}})->config();
+  EXPECT_EQ(no_decay["config"]["weight_decay"].dump(), "0.0");
+  EXPECT_EQ(make_optimizer(no_decay)->weight_decay(), 0.f);
+  for (const char* clip : {"clipnorm", "clipvalue", "global_clipnorm"}) {
+    const json spec = sgd({{clip, 0.25}, {"weight_decay", 0.01}});
+    const json config = make_optimizer(spec)->config();
+    EXPECT_EQ(config["config"][clip].dump(), "0.25") << clip;
+    EXPECT_EQ(config["config"]["weight_decay"].dump(), "0.01") << clip;
+    EXPECT_EQ(make_optimizer(config)->config(), config) << clip;
+    EXPECT_EQ(make_optimizer(config)->clip().first, clip);
+  }
+  EXPECT_FALSE(make_optimizer(json("sgd"))->config()["config"].contains("weight_decay"));
+}
+
 // A variable large enough to be split over threads: with 4 threads every
 // optimizer gives the same bits as with one (the update is elementwise).
 TEST(Optimizer, ThreadedUpdatesEqualOneThreadBitForBit) {
