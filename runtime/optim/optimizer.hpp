@@ -246,7 +246,8 @@ class Adagrad final : public Optimizer {
   float epsilon_;
 };
 
-// Keras Adam. Slots "m", "v" (and "vhat" with amsgrad). With t = iterations() + 1:
+// Keras Adam, rounded as Keras 3 rounds it (1 - beta_1 and 1 - beta_2 from
+// double, lr_t in float32). Slots "m", "v" (and "vhat" with amsgrad). With t = iterations() + 1:
 // lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); m = beta_1 m + (1 - beta_1) g;
 // v = beta_2 v + (1 - beta_2) g^2; [vhat = max(vhat, v), used for v];
 // w -= lr_t * m / (sqrt(v) + epsilon).
