@@ -324,8 +324,9 @@ DRUN_OP(void, adagrad_update,
         (ex, g, w, acc, step, epsilon, weight_decay), ex, check_update(op, g, w, step))
 DRUN_OP(void, adam_update,
         (const Exec& ex, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat,
-         const Tensor& step, float beta_1, float beta_2, float epsilon, float weight_decay),
-        (ex, g, w, m, v, vhat, step, beta_1, beta_2, epsilon, weight_decay), ex,
+         const Tensor& step, float one_minus_beta_1, float one_minus_beta_2, float epsilon,
+         float weight_decay),
+        (ex, g, w, m, v, vhat, step, one_minus_beta_1, one_minus_beta_2, epsilon, weight_decay), ex,
         check_update(op, g, w, step))
 DRUN_OP(void, rmsprop_update,
         (const Exec& ex, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg, const Tensor& step,
@@ -337,6 +338,16 @@ DRUN_OP(void, rmsprop_momentum_update,
         (ex, g, w, rms, mg, mom, step, rho, momentum, epsilon, weight_decay), ex,
         check_update(op, g, w, step))
 
+// Keras' gradient clipping of g, in place, before an update
+// (kernels/gradient_clip.hpp gives the formulas): `limit` is clipnorm,
+// global_clipnorm or clipvalue; sum_squares (one float32, undefined for
+// value) the sum of squares of g, or of every gradient for global_norm; step
+// the update's values (its gradient factor says how g is scaled), read on the
+// device as an update reads them.
+DRUN_OP(void, clip_gradient,
+        (const Exec& ex, GradientClip kind, float limit, const Tensor& sum_squares,
+         const Tensor& step, Tensor& g),
+        (ex, kind, limit, sum_squares, step, g), ex, check_clip(op, kind, sum_squares, step, g))
 // Recurrent layers, one time step each (kernels/recurrent.hpp: the formulas
 // and the layout). xp (B, T, G): every step's input projection, read at time
 // t_x; dzx, the gradient there, has its layout. seq (B, T, U), where not null,

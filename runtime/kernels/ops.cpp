@@ -132,6 +132,16 @@ void check_update(const char* op, const Tensor& g, const Tensor& w, const Tensor
                            dtype_name(step.dtype()) + " " + step.shape().str());
 }
 
+// Gradient clipping: the step's values as an update's, the sum of squares
+// one float32 where the kind reads it.
+void check_clip(const char* op, GradientClip kind, const Tensor& sum_squares, const Tensor& step,
+                const Tensor& g) {
+  check_update(op, g, g, step);
+  if (kind != GradientClip::value &&
+      (sum_squares.numel() != 1 || sum_squares.dtype() != DType::f32))
+    throw std::logic_error(std::string(op) + ": the sum of squares must be one float32 value");
+}
+
 // A filter gradient's dy in x's narrow type: rounded once for both of a
 // convolution's gradients, so it has no float32 to mask or to sum a bias
 // gradient from.

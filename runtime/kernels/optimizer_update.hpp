@@ -6,13 +6,17 @@
 // on host pointers, kernels/cuda/optimizer_update.cu (one fused kernel each,
 // launched on the default stream, returning at once) on device pointers.
 //
-// `weight_decay` is an L2 term added to the gradient before the rule sees it:
-// g' = g * step[kGradFactor] + weight_decay * w. Arrays must not overlap.
+// `weight_decay` is Keras 3's decoupled decay (its base optimizer's
+// _apply_weight_decay), applied before the rule: w = w - w * weight_decay * lr
+// with lr = step[kLearningRate]; the rule then sees g' = g * step[kGradFactor]
+// and the decayed w. Arrays must not overlap.
 //
 // `step` holds the step's values, kStepValues floats in the same memory as w,
 // read where the update runs: a step captured into a CUDA graph reads each
 // replay's values from there, where an argument would stay the capture's.
 //   step[kRate]        the learning rate lr (Adam's lr_t);
+//   step[kLearningRate] the schedule's rate, before Adam's bias correction:
+//                      what weight decay multiplies;
 //   step[kGradFactor]  what the gradient is multiplied by first: 1 / the loss
 //                      scale (a power of two, so exact), else 1;
 //   step[kSkip]        nonzero where the step is skipped (a gradient overflowed
@@ -24,7 +28,7 @@
 
 namespace drun::kernels {
 
-enum StepValue : int { kRate = 0, kGradFactor = 1, kSkip = 2, kStepValues = 3 };
+enum StepValue : int { kRate = 0, kGradFactor = 1, kSkip = 2, kLearningRate = 3, kStepValues = 4 };
 
 DRUN_CPU_AND_CUDA(
     // w -= lr * g'
@@ -40,10 +44,12 @@ DRUN_CPU_AND_CUDA(
 
     // m += (g' - m) * (1 - beta_1); v += (g'^2 - v) * (1 - beta_2);
     // w -= lr_t * m / (sqrt(v) + epsilon), where the caller folds the bias correction
-    // into lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t).
+    // into lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t), and gives 1 - beta_1
+    // and 1 - beta_2 (Keras 3 rounds them from double: 1 - 0.999 is 0.001f, where
+    // 1.f - 0.999f would be 0.00099998713).
     // With `vhat` non-null (AMSGrad): vhat = max(vhat, v) and vhat replaces v in the step.
     void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n,
-              const float* step, float beta_1, float beta_2, float epsilon,
+              const float* step, float one_minus_beta_1, float one_minus_beta_2, float epsilon,
               float weight_decay = 0.f);
 
     // tf.keras RMSprop without momentum (epsilon outside the square root):

@@ -177,6 +177,11 @@ struct BatchedGemm {
 
 enum class LossKind { softmax_xent_sparse, xent_sparse, softmax_xent, xent, sigmoid_bce, bce, mse };
 
+// Keras' gradient clipping (kernels/gradient_clip.hpp), as clip_gradient
+// takes it: each variable by its own norm (clipnorm), every variable by their
+// global norm (global_clipnorm), each value (clipvalue).
+enum class GradientClip { norm, global_norm, value };
+
 // Metrics (kernels/metric.hpp), as metric_sum takes them: accuracy against
 // integer labels, one-hot targets, or binary targets from logits (threshold
 // 0) or probabilities (0.5); the sum of squared or absolute errors.

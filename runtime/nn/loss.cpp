@@ -22,11 +22,18 @@ bool is_class_name(const std::string& name) {
   return !name.empty() && name[0] >= 'A' && name[0] <= 'Z';
 }
 
+// label_smoothing, where a loss takes it.
+Schema smoothing_option(const char* doc) {
+  return {{"label_smoothing", OptionType::number, 0.0, doc}};
+}
+
 }  // namespace
 
 const LossInfo& sparse_categorical_crossentropy_loss() {
   static const LossInfo info{{{"SparseCategoricalCrossentropy", "sparse_categorical_crossentropy"},
-                              "cross-entropy against integer class labels"},
+                              "cross-entropy against integer class labels",
+                              smoothing_option("in [0, 1]: the label becomes (1 - s) one-hot + "
+                                               "s / classes (drun's; Keras' has none)")},
                              K::xent_sparse,
                              K::softmax_xent_sparse,
                              true,
@@ -36,7 +43,9 @@ const LossInfo& sparse_categorical_crossentropy_loss() {
 
 const LossInfo& categorical_crossentropy_loss() {
   static const LossInfo info{{{"CategoricalCrossentropy", "categorical_crossentropy"},
-                              "cross-entropy against one-hot (or soft) labels"},
+                              "cross-entropy against one-hot (or soft) labels",
+                              smoothing_option("in [0, 1]: targets become (1 - s) targets + "
+                                               "s / classes")},
                              K::xent,
                              K::softmax_xent,
                              true,
@@ -45,12 +54,14 @@ const LossInfo& categorical_crossentropy_loss() {
 }
 
 const LossInfo& binary_crossentropy_loss() {
-  static const LossInfo info{{{"BinaryCrossentropy", "binary_crossentropy"},
-                              "cross-entropy of each output against a 0/1 label"},
-                             K::bce,
-                             K::sigmoid_bce,
-                             true,
-                             false};
+  static const LossInfo info{
+      {{"BinaryCrossentropy", "binary_crossentropy"},
+       "cross-entropy of each output against a 0/1 label",
+       smoothing_option("in [0, 1]: targets become (1 - s) targets + s / 2")},
+      K::bce,
+      K::sigmoid_bce,
+      true,
+      false};
   return info;
 }
 
@@ -97,11 +108,19 @@ Loss::Loss(const json& spec) {
   if (from_logits_ && !info_->takes_logits)
     throw UsageError(class_name_ + ": from_logits does not apply");
   kind_ = from_logits_ ? info_->on_logits : info_->on_probabilities;
+  if (info_->about.schema.find("label_smoothing")) {
+    smoothing_given_ = o.get<double>("label_smoothing");
+    label_smoothing_ = static_cast<float>(smoothing_given_);
+    if (!(label_smoothing_ >= 0.f && label_smoothing_ <= 1.f))
+      throw UsageError(class_name_ + ": label_smoothing must be in [0, 1], got " +
+                       std::to_string(label_smoothing_));
+  }
 }
 
 json Loss::config() const {
   json c = {{"name", class_name_}, {"reduction", info_->about.schema.find("reduction")->fallback}};
   if (info_->takes_logits) c["from_logits"] = from_logits_;
+  if (label_smoothing_ != 0.f) c["label_smoothing"] = smoothing_given_;
   return {{"class_name", class_name_}, {"config", c}};
 }
 
@@ -134,7 +153,40 @@ void Loss::check(const Shape& pred, const Tensor& target) const {
 void Loss::compute(const kernels::Exec& ex, const Tensor& pred, const Tensor& target, Tensor& grad,
                    Tensor& loss) {
   grad.ensure(pred.shape(), DType::f32, pred.device());
-  kernels::loss_forward_backward(ex, kind_, pred, target, grad, loss);
+  if (label_smoothing_ == 0.f) {
+    kernels::loss_forward_backward(ex, kind_, pred, target, grad, loss);
+    return;
+  }
+  const float s = label_smoothing_;
+  if (sparse()) {
+    // Smoothed one-hot targets, (1 - s) onehot + s / classes, give a loss and
+    // a gradient linear in the targets: (1 - s) times the sparse loss plus s
+    // times the loss against uniform targets, without a (rows, classes)
+    // one-hot table built from the labels.
+    const int64_t classes = kernels::class_rows(pred.shape()).cols;
+    const kernels::LossKind dense = kind_ == kernels::LossKind::softmax_xent_sparse
+                                        ? kernels::LossKind::softmax_xent
+                                        : kernels::LossKind::xent;
+    smoothed_.ensure(pred.shape(), DType::f32, pred.device());
+    other_grad_.ensure(pred.shape(), DType::f32, pred.device());
+    other_loss_.ensure(Shape{1}, DType::f32, pred.device());
+    kernels::fill(ex, 1.0f / static_cast<float>(classes), smoothed_);
+    kernels::loss_forward_backward(ex, kind_, pred, target, grad, loss);
+    kernels::loss_forward_backward(ex, dense, pred, smoothed_, other_grad_, other_loss_);
+    kernels::scale(ex, 1.0f - s, grad);
+    kernels::axpy(ex, s, other_grad_, grad);
+    kernels::scale(ex, 1.0f - s, loss);
+    kernels::axpy(ex, s, other_loss_, loss);
+    return;
+  }
+  // Keras' smoothing: targets * (1 - s) + s / classes (2 for the binary loss).
+  const float share = kind_ == kernels::LossKind::sigmoid_bce || kind_ == kernels::LossKind::bce
+                          ? 0.5f * s
+                          : s / static_cast<float>(kernels::class_rows(pred.shape()).cols);
+  smoothed_.ensure(target.shape(), DType::f32, target.device());
+  kernels::fill(ex, share, smoothed_);
+  kernels::axpy(ex, 1.0f - s, target, smoothed_);
+  kernels::loss_forward_backward(ex, kind_, pred, smoothed_, grad, loss);
 }
 
 }  // namespace drun::nn

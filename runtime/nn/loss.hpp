@@ -45,6 +45,7 @@ class Loss {
   const std::string& class_name() const { return class_name_; }
   bool from_logits() const { return from_logits_; }
   bool sparse() const { return info_->sparse; }
+  float label_smoothing() const { return label_smoothing_; }
   json config() const;
 
  private:
@@ -52,6 +53,11 @@ class Loss {
   std::string class_name_;
   bool from_logits_ = false;
   kernels::LossKind kind_;
+  float label_smoothing_ = 0.f;
+  double smoothing_given_ = 0;  // as the user wrote it, for config()
+  // Where label smoothing needs them: the smoothed (or uniform) targets, and
+  // for sparse labels the second loss and its gradient.
+  Tensor smoothed_, other_grad_, other_loss_;
 };
 
 }  // namespace drun::nn

@@ -19,20 +19,24 @@ std::string_view strip_suffix(std::string_view name) {
   return name.substr(0, colon);
 }
 
-bool is_kernel(std::string_view name) {
-  return name.ends_with("kernel");
-}
-
 }  // namespace
 
-Schema optimizer_options(float default_learning_rate, const Schema& own) {
+Schema optimizer_options(float default_learning_rate, const Schema& own,
+                         float default_weight_decay) {
   const Schema first{{"learning_rate", OptionType::any, float_json(default_learning_rate),
                       "a number or a schedule (optim/schedule.hpp)"}};
-  static const Schema common{
+  const Schema common{
       {"decay", OptionType::number, 0.0,
        "Keras 2's legacy inverse-time decay: lr / (1 + decay * iterations)"},
-      {"weight_decay", OptionType::number, 0.0,
-       "L2 folded into the gradient of the variables whose name ends in 'kernel'"},
+      {"weight_decay", OptionType::number, float_json(default_weight_decay),
+       "Keras' decoupled decay of every trainable variable before the update: w -= lr * "
+       "weight_decay * w"},
+      {"clipnorm", OptionType::number, nullptr,
+       "clip each variable's gradient to this L2 norm (Keras' clipnorm)"},
+      {"clipvalue", OptionType::number, nullptr,
+       "clip every gradient value to [-clipvalue, clipvalue]"},
+      {"global_clipnorm", OptionType::number, nullptr,
+       "clip the gradients to this L2 norm taken over all of them together"},
       {"name", OptionType::string, nullptr, "Keras' name of the optimizer (default: its class)"}};
   return first.with(own).with(common);
 }
@@ -50,6 +54,24 @@ Optimizer::Optimizer(Options& o, std::string class_name) : class_name_(std::move
   }
   decay_ = o.get<float>("decay");
   weight_decay_ = o.get<float>("weight_decay");
+  // Keras' rule: at most one of the three; a value <= 0 clips nothing.
+  int given = 0;
+  for (const auto& [key, kind] :
+       {std::pair{"clipnorm", kernels::GradientClip::norm},
+        std::pair{"clipvalue", kernels::GradientClip::value},
+        std::pair{"global_clipnorm", kernels::GradientClip::global_norm}}) {
+    const std::optional<float> limit = o.maybe<float>(key);
+    if (!limit) continue;
+    if (++given > 1)
+      throw UsageError(o.owner() +
+                       ": only one of clipnorm, clipvalue and global_clipnorm can be set, got " +
+                       o.raw("clipnorm").dump() + ", " + o.raw("clipvalue").dump() + ", " +
+                       o.raw("global_clipnorm").dump());
+    if (!(*limit >= 0.f))
+      throw UsageError(o.owner() + ": " + key + " must not be negative, got " +
+                       std::to_string(*limit));
+    clip_ = Clip{kind, *limit, key};
+  }
 }
 
 void Optimizer::finish(Options& o) const {
@@ -105,7 +127,6 @@ void Optimizer::build(std::span<Param* const> params) {
     const Param& p = *params[i];
     Var& v = vars[i];
     v.name = std::string(strip_suffix(p.name));
-    v.decayed = is_kernel(v.name);
     v.numel = p.value.numel();
     if (p.trainable) make_slots(v, p);
   }
@@ -149,12 +170,17 @@ void Optimizer::begin_step(std::span<Param* const> params) {
   // One check decides for the whole step: the variables share one device.
   if (loss_scale_ && used[0] && used[1])
     throw std::invalid_argument(class_name_ + ": a loss scale needs every variable on one device");
+  if (clips(kernels::GradientClip::global_norm) && used[0] && used[1])
+    throw std::invalid_argument(class_name_ +
+                                ": global_clipnorm needs every variable on one device");
   scaled_ = !loss_scale_ ? -1 : used[1] ? 1 : used[0] ? 0 : -1;
-  const float rate = step_rate(current_lr());
+  const float lr = current_lr();
+  const float rate = step_rate(lr);
   const float scale = loss_scale();
   for (int k = 0; k < 2; ++k) {
     if (!used[k]) continue;
     write_step_value(k, kernels::kRate, rate);
+    write_step_value(k, kernels::kLearningRate, lr);
     write_step_value(k, kernels::kGradFactor, 1.0f / scale);  // exact: a power of two
     write_step_value(k, StepValues::kLossScale, scale);
   }
@@ -164,10 +190,11 @@ void Optimizer::write_step_value(int k, int index, float value) {
   StepValues& s = step_[k];
   const Device d = k == 0 ? Device::cpu : Device::cuda;
   if (!s.all.defined()) {
-    s.all = Tensor::zeros(Shape{StepValues::kLossScale + 1}).to(d);
+    s.all = Tensor::zeros(Shape{StepValues::kCount}).to(d);
     s.updates = s.all.rows(0, kernels::kStepValues);
     s.skip = s.all.rows(kernels::kSkip, kernels::kSkip + 1);
     s.loss_scale = s.all.rows(StepValues::kLossScale, StepValues::kLossScale + 1);
+    s.sum_squares = s.all.rows(StepValues::kSumSquares, StepValues::kSumSquares + 1);
     std::fill(std::begin(s.written), std::end(s.written), std::nanf(""));
   }
   if (s.written[index] == value) return;
@@ -193,12 +220,46 @@ void Optimizer::launch_updates(std::span<Param* const> params) {
       if (p->trainable && p->grad.defined())
         kernels::mark_nonfinite(exec_for(p->grad, cpu_threads_), p->grad, skip);
   }
+  if (clip_ && clip_->limit > 0.f) clip_gradients(params);
   for (size_t i = 0; i < params.size(); ++i) {
     Param& p = *params[i];
     if (!p.trainable || !p.grad.defined()) continue;
     const Device d = p.value.device();
     update(exec_for(p.value, cpu_threads_), i, p.value, p.grad,
            step_[d == Device::cpu ? 0 : 1].updates);
+  }
+}
+
+void Optimizer::clip_gradients(std::span<Param* const> params) {
+  using kernels::GradientClip;
+  // The sums of squares as a 1 x n by n x 1 product: summed on the device,
+  // where the clip reads them, without a wait.
+  auto sum_squares = [&](const Param& p, float beta) {
+    StepValues& s = step_[p.grad.device() == Device::cpu ? 0 : 1];
+    kernels::matmul(exec_for(p.grad, cpu_threads_), false, false, 1, 1, p.grad.numel(), 1.0f,
+                    p.grad, p.grad, beta, s.sum_squares);
+  };
+  auto clip = [&](Param& p) {
+    StepValues& s = step_[p.grad.device() == Device::cpu ? 0 : 1];
+    kernels::clip_gradient(exec_for(p.grad, cpu_threads_), clip_->kind, clip_->limit, s.sum_squares,
+                           s.updates, p.grad);
+  };
+  auto clipped = [](const Param* p) { return p->trainable && p->grad.defined(); };
+  if (clip_->kind == GradientClip::global_norm) {
+    float beta = 0.f;
+    for (const Param* p : params)
+      if (clipped(p)) {
+        sum_squares(*p, beta);
+        beta = 1.f;
+      }
+    for (Param* p : params)
+      if (clipped(p)) clip(*p);
+    return;
+  }
+  for (Param* p : params) {
+    if (!clipped(p)) continue;
+    if (clip_->kind == GradientClip::norm) sum_squares(*p, 0.f);
+    clip(*p);
   }
 }
 
@@ -226,6 +287,7 @@ json Optimizer::config() const {
   if (decay_ != 0.f) c["decay"] = float_json(decay_);
   add_config(c);
   if (weight_decay_ != 0.f) c["weight_decay"] = float_json(weight_decay_);
+  if (clip_) c[clip_->key] = float_json(clip_->limit);
   json inner{{"class_name", class_name_}, {"config", std::move(c)}};
   if (!loss_scale_) return inner;
   return json{{"class_name", "LossScaleOptimizer"},
@@ -249,7 +311,7 @@ const std::vector<const OptimizerInfo*>& optimizer_registry() {
 }
 
 namespace {
-// "Adagrad, Adam, RMSprop (or RMSProp), SGD, LossScaleOptimizer": the class names.
+// "Adagrad, Adam, AdamW, RMSprop (or RMSProp), SGD, LossScaleOptimizer": the class names.
 std::string class_names() {
   std::string out;
   for (const OptimizerInfo* info : optimizer_registry()) {

@@ -7,13 +7,19 @@
 // The classes, their names and their options with the defaults are the
 // optimizer registry's (optim/optimizer_list.hpp); every optimizer takes, besides
 // its own options, name, learning_rate (a number or a schedule spec, see
-// schedule.hpp), decay (Keras 2's legacy inverse-time decay) and weight_decay.
-// weight_decay is L2 regularisation folded into the gradient, g + weight_decay *
-// w, before the update rule (so with Adam this is L2, not AdamW's decoupled
-// decay), applied only to variables whose name ends in "kernel" (Dense/Conv
-// kernels, "depthwise_kernel", ...), never to biases or batch-norm variables, as
-// one regularises in Keras with kernel_regularizer. Keras >= 2.11 reads a
-// weight_decay key as decoupled decay, so config() writes it only when it is set.
+// schedule.hpp), decay (Keras 2's legacy inverse-time decay), weight_decay,
+// clipnorm, clipvalue and global_clipnorm, as Keras 3's base optimizer does:
+//  - weight_decay is Keras 3's decoupled decay, w -= w * weight_decay * lr
+//    (lr the schedule's rate, before Adam's bias correction) before the
+//    update rule, of every trainable variable: Keras excludes none unless
+//    exclude_from_weight_decay is called. With Adam this is AdamW, which is
+//    Adam with a weight_decay of 0.004 by default.
+//  - the clips (at most one of them; a limit of 0 clips nothing) change the
+//    gradients in place before the update (kernels/gradient_clip.hpp): under
+//    AllReduce that is after the exchange, so every worker clips the same
+//    gradient; under a loss scale the scaled gradient is clipped as Keras
+//    clips the unscaled one.
+// config() writes weight_decay and a clip only when they are set.
 //
 // Loss scaling: wrapped in Keras' LossScaleOptimizer ({"class_name":
 // "LossScaleOptimizer", "config": {"inner_optimizer": {...}, "initial_scale":
@@ -91,6 +97,10 @@ class Optimizer {
   // trainer's --threads). Default 1.
   void set_cpu_threads(int threads) { cpu_threads_ = threads < 1 ? 1 : threads; }
   float weight_decay() const { return weight_decay_; }
+  // The gradient clipping: Keras' option name ("clipnorm", ...) and limit; none: an empty key.
+  std::pair<std::string, float> clip() const {
+    return clip_ ? std::pair{std::string(clip_->key), clip_->limit} : std::pair{std::string(), 0.f};
+  }
 
   // The factor for the loss gradient: the dynamic loss scale's, 1 without one.
   float loss_scale() const { return loss_scale_ ? loss_scale_->scale() : 1.0f; }
@@ -144,27 +154,40 @@ class Optimizer {
                       const Tensor& step) = 0;
 
   Tensor& slot(size_t index, size_t k) { return vars_[index].slots[k]; }
-  // weight_decay() for variables it applies to, 0 for the others.
-  float decay_of(size_t index) const { return vars_[index].decayed ? weight_decay_ : 0.f; }
+  // The weight decay of variable `index`: weight_decay(), Keras excluding none.
+  float decay_of(size_t) const { return weight_decay_; }
 
  private:
   struct Var {
     std::string name;        // without ":0"
     bool has_slots = false;  // made for trainable variables
-    bool decayed = false;    // weight_decay applies
     int64_t numel = 0;
     std::vector<Tensor> slots;  // one per specs_ entry
   };
   // The step's values on one device: what the updates read (kStepValues
-  // floats, kernels/optimizer_update.hpp), then the loss scale.
+  // floats, kernels/optimizer_update.hpp), then the loss scale, then the
+  // clip's sum of squares.
   struct StepValues {
     static constexpr int kLossScale = kernels::kStepValues;
-    Tensor all;                     // the kStepValues + 1 floats
+    static constexpr int kSumSquares = kLossScale + 1;
+    static constexpr int kCount = kSumSquares + 1;
+    Tensor all;                     // the kCount floats
     Tensor updates;                 // the first kStepValues: what the updates read
     Tensor skip;                    // the flag the loss scale's check marks
     Tensor loss_scale;              // what the loss gradient is multiplied by
+    Tensor sum_squares;             // written and read on the device by the clip
     float written[kLossScale + 1];  // what the host last wrote there (NaN: nothing yet)
   };
+  struct Clip {
+    kernels::GradientClip kind;
+    float limit;
+    const char* key;  // Keras' option
+  };
+  bool clips(kernels::GradientClip kind) const {
+    return clip_ && clip_->kind == kind && clip_->limit > 0.f;
+  }
+  // Keras' clipping of every trainable variable's gradient, in place, on the device.
+  void clip_gradients(std::span<Param* const> params);
   void make_slots(Var& v, const Param& p);
   // all[index] = value on device slot k (0 the CPU, 1 the GPU), unless it holds it already.
   void write_step_value(int k, int index, float value);
@@ -173,6 +196,7 @@ class Optimizer {
   std::shared_ptr<Schedule> schedule_;
   float decay_ = 0.f;
   float weight_decay_ = 0.f;
+  std::optional<Clip> clip_;
   int64_t iterations_ = 0;
   float lr_scale_ = 1.f;
   int cpu_threads_ = 1;
@@ -222,28 +246,42 @@ class Adagrad final : public Optimizer {
   float epsilon_;
 };
 
-// Keras Adam. Slots "m", "v" (and "vhat" with amsgrad). With t = iterations() + 1:
+// Keras Adam, rounded as Keras 3 rounds it (1 - beta_1 and 1 - beta_2 from
+// double, lr_t in float32). Slots "m", "v" (and "vhat" with amsgrad). With t = iterations() + 1:
 // lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); m = beta_1 m + (1 - beta_1) g;
 // v = beta_2 v + (1 - beta_2) g^2; [vhat = max(vhat, v), used for v];
 // w -= lr_t * m / (sqrt(v) + epsilon).
-class Adam final : public Optimizer {
+class Adam : public Optimizer {
  public:
   explicit Adam(const json& config = json::object());
 
  protected:
+  struct Parsed {};
+  Adam(Options&& o, std::string class_name, Parsed);
   std::vector<SlotSpec> slot_specs() const override;
   void add_config(json& config) const override;
   void update(const Exec& ex, size_t index, Tensor& w, const Tensor& g,
               const Tensor& step) override;
 
  private:
-  struct Parsed {};
-  Adam(Options&& o, Parsed);
   float step_rate(float lr) const override;
   float beta_1_;
   float beta_2_;
+  // 1 - beta in double, then rounded: Keras 3's (Python's) arithmetic.
+  float one_minus_beta_1_;
+  float one_minus_beta_2_;
   float epsilon_;
   bool amsgrad_;
+};
+
+// Keras 3 AdamW: Adam whose weight_decay (the decoupled decay every optimizer
+// takes) is 0.004 by default; config() always writes it, as Keras does.
+class AdamW final : public Adam {
+ public:
+  explicit AdamW(const json& config = json::object());
+
+ protected:
+  void add_config(json& config) const override;
 };
 
 // Keras RMSprop. Slots "rms", then "momentum" if momentum > 0, then "mg" if centered.
@@ -290,7 +328,8 @@ const std::vector<const OptimizerInfo*>& optimizer_registry();
 bool is_class_name(const std::string& name);
 // The options every optimizer takes (LossScaleOptimizer aside), with
 // learning_rate's default, followed by a class's own.
-Schema optimizer_options(float default_learning_rate, const Schema& own);
+Schema optimizer_options(float default_learning_rate, const Schema& own,
+                         float default_weight_decay = 0.f);
 
 // Builds an optimizer from {"class_name": "SGD", "config": {...}} (Keras'
 // serialisation; a class name of the registry: SGD, Adam, Adagrad, RMSprop or

@@ -11,6 +11,7 @@
 // No include guard: define DRUN_OPTIMIZER, include this file, undefine it.
 DRUN_OPTIMIZER(adagrad)
 DRUN_OPTIMIZER(adam)
+DRUN_OPTIMIZER(adamw)
 DRUN_OPTIMIZER(rmsprop)
 DRUN_OPTIMIZER(sgd)
 DRUN_OPTIMIZER(loss_scale_optimizer)

@@ -105,29 +105,36 @@ void Adagrad::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const
 
 // Adam ----------------------------------------------------------------------
 
+namespace {
+// Adam's and AdamW's own options.
+Schema adam_own_options() {
+  return {
+      {"beta_1", OptionType::number, 0.9, "in [0, 1): the decay of the gradient's mean"},
+      {"beta_2", OptionType::number, 0.999, "in [0, 1): the decay of the squared gradient's mean"},
+      {"epsilon", OptionType::number, 1e-7, "added to the root for stability (>= 0)"},
+      {"amsgrad", OptionType::boolean, false,
+       "AMSGrad: divide by the largest squared-gradient mean so far"}};
+}
+}  // namespace
+
 const OptimizerInfo& adam_optimizer() {
   static const OptimizerInfo info{
       {{"Adam", "adam"},
        "Adam: steps from bias-corrected running means of the gradient and its square",
-       optimizer_options(
-           0.001f,
-           {{"beta_1", OptionType::number, 0.9, "in [0, 1): the decay of the gradient's mean"},
-            {"beta_2", OptionType::number, 0.999,
-             "in [0, 1): the decay of the squared gradient's mean"},
-            {"epsilon", OptionType::number, 1e-7, "added to the root for stability (>= 0)"},
-            {"amsgrad", OptionType::boolean, false,
-             "AMSGrad: divide by the largest squared-gradient mean so far"}})},
+       optimizer_options(0.001f, adam_own_options())},
       [](const json& config) { return std::make_unique<Adam>(config); }};
   return info;
 }
 
 Adam::Adam(const json& config)
-    : Adam(Options(config, "Adam", adam_optimizer().about.schema), Parsed{}) {}
+    : Adam(Options(config, "Adam", adam_optimizer().about.schema), "Adam", Parsed{}) {}
 
-Adam::Adam(Options&& o, Parsed)
-    : Optimizer(o, "Adam"),
+Adam::Adam(Options&& o, std::string class_name, Parsed)
+    : Optimizer(o, std::move(class_name)),
       beta_1_(o.get<float>("beta_1")),
       beta_2_(o.get<float>("beta_2")),
+      one_minus_beta_1_(static_cast<float>(1.0 - o.get<double>("beta_1"))),
+      one_minus_beta_2_(static_cast<float>(1.0 - o.get<double>("beta_2"))),
       epsilon_(o.get<float>("epsilon")),
       amsgrad_(o.get<bool>("amsgrad")) {
   finish(o);
@@ -149,15 +156,34 @@ void Adam::add_config(json& c) const {
 }
 
 float Adam::step_rate(float lr) const {
-  // Bias correction folded into the rate, as tf.keras does (t counts from 1).
-  const double t = static_cast<double>(iterations() + 1);
-  return static_cast<float>(lr * std::sqrt(1.0 - std::pow(static_cast<double>(beta_2_), t)) /
-                            (1.0 - std::pow(static_cast<double>(beta_1_), t)));
+  // Bias correction folded into the rate in float32, as Keras 3 computes it
+  // (t counts from 1).
+  const float t = static_cast<float>(iterations() + 1);
+  return lr * std::sqrt(1.f - std::pow(beta_2_, t)) / (1.f - std::pow(beta_1_, t));
 }
 
 void Adam::update(const Exec& ex, size_t i, Tensor& w, const Tensor& g, const Tensor& step) {
   kernels::adam_update(ex, g, w, slot(i, 0), slot(i, 1), amsgrad_ ? &slot(i, 2) : nullptr, step,
-                       beta_1_, beta_2_, epsilon_, decay_of(i));
+                       one_minus_beta_1_, one_minus_beta_2_, epsilon_, decay_of(i));
+}
+
+// AdamW ---------------------------------------------------------------------
+
+const OptimizerInfo& adamw_optimizer() {
+  static const OptimizerInfo info{
+      {{"AdamW", "adamw"},
+       "Adam with Keras' decoupled weight decay (0.004 by default)",
+       optimizer_options(0.001f, adam_own_options(), 0.004f)},
+      [](const json& config) { return std::make_unique<AdamW>(config); }};
+  return info;
+}
+
+AdamW::AdamW(const json& config)
+    : Adam(Options(config, "AdamW", adamw_optimizer().about.schema), "AdamW", Parsed{}) {}
+
+void AdamW::add_config(json& c) const {
+  Adam::add_config(c);
+  c["weight_decay"] = float_json(weight_decay());
 }
 
 // RMSprop -------------------------------------------------------------------

@@ -23,6 +23,7 @@
 #include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/embedding.hpp"
+#include "kernels/gradient_clip.hpp"
 #include "kernels/layer_norm.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/masked_softmax.hpp"
@@ -541,11 +542,11 @@ void on_cpu::adagrad_update(const Exec& ex, const Tensor& g, Tensor& w, Tensor& 
 }
 
 void on_cpu::adam_update(const Exec& ex, const Tensor& g, Tensor& w, Tensor& m, Tensor& v,
-                         Tensor* vhat, const Tensor& step, float beta_1, float beta_2,
+                         Tensor* vhat, const Tensor& step, float one_minus_b1, float one_minus_b2,
                          float epsilon, float weight_decay) {
   by_rows(ex, w.numel(), 1, [&](int64_t o, int64_t n) {
     cpu::adam(w.f32() + o, g.f32() + o, m.f32() + o, v.f32() + o, at(vhat, o), n, step.f32(),
-              beta_1, beta_2, epsilon, weight_decay);
+              one_minus_b1, one_minus_b2, epsilon, weight_decay);
   });
 }
 
@@ -563,6 +564,15 @@ void on_cpu::rmsprop_momentum_update(const Exec& ex, const Tensor& g, Tensor& w,
   by_rows(ex, w.numel(), 1, [&](int64_t o, int64_t n) {
     cpu::rmsprop_momentum(w.f32() + o, g.f32() + o, rms.f32() + o, at(mg, o), mom.f32() + o, n,
                           step.f32(), rho, momentum, epsilon, weight_decay);
+  });
+}
+
+// Split as the updates are; each part computes the clip's scalar itself.
+void on_cpu::clip_gradient(const Exec& ex, GradientClip kind, float limit,
+                           const Tensor& sum_squares, const Tensor& step, Tensor& g) {
+  const float* ss = sum_squares.defined() ? sum_squares.f32() : nullptr;
+  by_rows(ex, g.numel(), 1, [&](int64_t o, int64_t n) {
+    cpu::clip_gradient(kind, limit, ss, step.f32(), g.f32() + o, n);
   });
 }
 

@@ -23,6 +23,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/gpu_backend.hpp"
+#include "kernels/gradient_clip.hpp"
 #include "kernels/layer_norm.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/masked_softmax.hpp"
@@ -523,10 +524,10 @@ class CudaBackend final : public GpuBackend {
     cuda::adagrad(w.f32(), g.f32(), acc.f32(), w.numel(), step.f32(), epsilon, wd);
   }
   void adam_update(const Exec&, const Tensor& g, Tensor& w, Tensor& m, Tensor& v, Tensor* vhat,
-                   const Tensor& step, float beta_1, float beta_2, float epsilon,
+                   const Tensor& step, float one_minus_b1, float one_minus_b2, float epsilon,
                    float wd) override {
     cuda::adam(w.f32(), g.f32(), m.f32(), v.f32(), vhat ? vhat->f32() : nullptr, w.numel(),
-               step.f32(), beta_1, beta_2, epsilon, wd);
+               step.f32(), one_minus_b1, one_minus_b2, epsilon, wd);
   }
   void rmsprop_update(const Exec&, const Tensor& g, Tensor& w, Tensor& rms, Tensor* mg,
                       const Tensor& step, float rho, float epsilon, float wd) override {
@@ -538,6 +539,11 @@ class CudaBackend final : public GpuBackend {
                                float epsilon, float wd) override {
     cuda::rmsprop_momentum(w.f32(), g.f32(), rms.f32(), mg ? mg->f32() : nullptr, mom.f32(),
                            w.numel(), step.f32(), rho, momentum, epsilon, wd);
+  }
+  void clip_gradient(const Exec&, GradientClip kind, float limit, const Tensor& sum_squares,
+                     const Tensor& step, Tensor& g) override {
+    cuda::clip_gradient(kind, limit, sum_squares.defined() ? sum_squares.f32() : nullptr,
+                        step.f32(), g.f32(), g.numel());
   }
 
   // The recurrent steps: kernels/recurrent.hpp's functors, launched once each.

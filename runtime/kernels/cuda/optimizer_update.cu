@@ -16,9 +16,11 @@ namespace {
 __global__ void sgd_kernel(float* w, const float* g, int64_t n, const float* step, float wd) {
   if (step[kSkip] != 0.f) return;
   const float lr = step[kRate], g_factor = step[kGradFactor];
+  const float decay_lr = step[kLearningRate];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] * g_factor + wd * w[i];
-    w[i] -= lr * gi;
+    const float wi = w[i] - w[i] * wd * decay_lr;
+    const float gi = g[i] * g_factor;
+    w[i] = wi - lr * gi;
   }
 }
 
@@ -27,11 +29,13 @@ __global__ void sgd_momentum_kernel(float* w, const float* g, float* v, int64_t 
                                     const float* step, float momentum, float wd) {
   if (step[kSkip] != 0.f) return;
   const float lr = step[kRate], g_factor = step[kGradFactor];
+  const float decay_lr = step[kLearningRate];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] * g_factor + wd * w[i];
+    const float wi = w[i] - w[i] * wd * decay_lr;
+    const float gi = g[i] * g_factor;
     const float vi = v[i] * momentum - gi * lr;
     v[i] = vi;
-    w[i] += kNesterov ? vi * momentum - gi * lr : vi;
+    w[i] = wi + (kNesterov ? vi * momentum - gi * lr : vi);
   }
 }
 
@@ -39,11 +43,13 @@ __global__ void adagrad_kernel(float* w, const float* g, float* acc, int64_t n, 
                                float epsilon, float wd) {
   if (step[kSkip] != 0.f) return;
   const float lr = step[kRate], g_factor = step[kGradFactor];
+  const float decay_lr = step[kLearningRate];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] * g_factor + wd * w[i];
+    const float wi = w[i] - w[i] * wd * decay_lr;
+    const float gi = g[i] * g_factor;
     const float ai = acc[i] + gi * gi;
     acc[i] = ai;
-    w[i] -= gi * lr / (sqrtf(ai) + epsilon);
+    w[i] = wi - (gi * lr / (sqrtf(ai) + epsilon));
   }
 }
 
@@ -53,8 +59,10 @@ __global__ void adam_kernel(float* w, const float* g, float* m, float* v, float*
                             float epsilon, float wd) {
   if (step[kSkip] != 0.f) return;
   const float lr_t = step[kRate], g_factor = step[kGradFactor];
+  const float decay_lr = step[kLearningRate];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] * g_factor + wd * w[i];
+    const float wi = w[i] - w[i] * wd * decay_lr;
+    const float gi = g[i] * g_factor;
     const float mi = m[i] + (gi - m[i]) * one_minus_b1;
     const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
     m[i] = mi;
@@ -64,7 +72,7 @@ __global__ void adam_kernel(float* w, const float* g, float* m, float* v, float*
       denom = vhat[i] < vi ? vi : vhat[i];
       vhat[i] = denom;
     }
-    w[i] -= mi * lr_t / (sqrtf(denom) + epsilon);
+    w[i] = wi - (mi * lr_t / (sqrtf(denom) + epsilon));
   }
 }
 
@@ -74,8 +82,10 @@ __global__ void rmsprop_kernel(float* w, const float* g, float* rms, float* mg, 
                                float wd) {
   if (step[kSkip] != 0.f) return;
   const float lr = step[kRate], g_factor = step[kGradFactor];
+  const float decay_lr = step[kLearningRate];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] * g_factor + wd * w[i];
+    const float wi = w[i] - w[i] * wd * decay_lr;
+    const float gi = g[i] * g_factor;
     const float ri = rho * rms[i] + one_minus_rho * gi * gi;
     rms[i] = ri;
     float denom = ri;
@@ -84,7 +94,7 @@ __global__ void rmsprop_kernel(float* w, const float* g, float* rms, float* mg, 
       mg[i] = mgi;
       denom = ri - mgi * mgi;
     }
-    w[i] -= lr * gi / (sqrtf(denom) + epsilon);
+    w[i] = wi - (lr * gi / (sqrtf(denom) + epsilon));
   }
 }
 
@@ -94,8 +104,10 @@ __global__ void rmsprop_momentum_kernel(float* w, const float* g, float* rms, fl
                                         float momentum, float epsilon, float wd) {
   if (step[kSkip] != 0.f) return;
   const float lr = step[kRate], g_factor = step[kGradFactor];
+  const float decay_lr = step[kLearningRate];
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float gi = g[i] * g_factor + wd * w[i];
+    const float wi = w[i] - w[i] * wd * decay_lr;
+    const float gi = g[i] * g_factor;
     const float ri = rms[i] + (gi * gi - rms[i]) * one_minus_rho;
     rms[i] = ri;
     float denom = ri;
@@ -106,7 +118,7 @@ __global__ void rmsprop_momentum_kernel(float* w, const float* g, float* rms, fl
     }
     const float mi = mom[i] * momentum + gi * lr / sqrtf(denom + epsilon);
     mom[i] = mi;
-    w[i] -= mi;
+    w[i] = wi - mi;
   }
 }
 
@@ -135,8 +147,7 @@ void adagrad(float* w, const float* g, float* acc, int64_t n, const float* step,
 }
 
 void adam(float* w, const float* g, float* m, float* v, float* vhat, int64_t n, const float* step,
-          float beta_1, float beta_2, float epsilon, float weight_decay) {
-  const float one_minus_b1 = 1.f - beta_1, one_minus_b2 = 1.f - beta_2;
+          float one_minus_b1, float one_minus_b2, float epsilon, float weight_decay) {
   if (vhat)
     adam_kernel<true><<<blocks_for(n), kThreads>>>(w, g, m, v, vhat, n, step, one_minus_b1,
                                                    one_minus_b2, epsilon, weight_decay);

@@ -1592,7 +1592,7 @@ TEST(BackendHarness, MetricSums) {
 // Each rule runs where w lives (no Exec). A case names its slot tensors (with
 // the range their values start in: accumulators of squares start positive),
 // and `step` applies the rule to w and the slots with the step's values
-// (rate, gradient factor, skip flag); every case runs three steps, each
+// (rate, learning rate, gradient factor, skip flag); every case runs three steps, each
 // reading the slots the one before wrote, with and without weight decay: a
 // plain one, one as under a loss scale of 1024 (the gradient 1024 times
 // larger, the factor 1/1024), and one skipped (a gradient overflowed: the
@@ -1616,6 +1616,7 @@ struct OptimizerCase {
 Tensor step_on(const Exec& ex, float lr, float grad_factor, bool skip) {
   Tensor step = Tensor::zeros(Shape{kStepValues});
   step.f32()[kRate] = lr;
+  step.f32()[kLearningRate] = 1.5f * lr;  // Adam's lr_t differs from the schedule's lr
   step.f32()[kGradFactor] = grad_factor;
   step.f32()[kSkip] = skip ? 1.0f : 0.0f;
   return step.to(ex.device);
@@ -1644,13 +1645,13 @@ std::vector<OptimizerCase> optimizer_cases() {
       {"adam",
        {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}},
        [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
-         adam_update(ex, g, w, s[0], s[1], nullptr, step, 0.9f, 0.999f, eps, wd);
+         adam_update(ex, g, w, s[0], s[1], nullptr, step, 0.1f, 0.001f, eps, wd);
        }});
   cases.push_back(
       {"adam amsgrad",
        {{"m", -0.1f, 0.1f}, {"v", 1e-4f, 1e-2f}, {"vhat", 1e-4f, 1e-2f}},
        [=](const Exec& ex, const Tensor& step, const Tensor& g, Tensor& w, Slots& s, float wd) {
-         adam_update(ex, g, w, s[0], s[1], &s[2], step, 0.9f, 0.999f, eps, wd);
+         adam_update(ex, g, w, s[0], s[1], &s[2], step, 0.1f, 0.001f, eps, wd);
        }});
   // Centered RMSprop divides by sqrt(rms - mg^2): the slots start with
   // rms >= mg^2 + 0.1 (fixed below), which each step keeps (rms - mg^2 is a
@@ -1745,6 +1746,43 @@ TEST(BackendHarness, OptimizerUpdates) {
           EXPECT_TRUE(
               matches(label + ": " + oc.slots[i].name, Both{slots.cpu[i], slots.gpu[i]}, kMath));
       }
+}
+
+// Keras' gradient clipping, each kind: with a limit that clips and one that
+// does not, plainly and as under a loss scale of 1024 (the gradient and its
+// sum of squares scaled, the factor 1/1024), and skipped (nothing written).
+COVERS(Op::clip_gradient);
+TEST(BackendHarness, ClipGradient) {
+  int seed = 1400;
+  for (const GradientClip kind :
+       {GradientClip::norm, GradientClip::global_norm, GradientClip::value})
+    for (const float limit : {0.05f, 1000.0f})
+      for (const float loss_scale : {1.0f, 1024.0f})
+        for (const int64_t n : {int64_t{7}, int64_t{4099}}) {
+          Rng rng(static_cast<uint64_t>(++seed));
+          const std::string label = "kind " + std::to_string(static_cast<int>(kind)) + " limit " +
+                                    std::to_string(limit) + " scale " + std::to_string(loss_scale) +
+                                    " n=" + std::to_string(n);
+          Tensor host_g = uniform(rng, Shape{n});
+          for (float& v : host_g.span_f32()) v *= loss_scale;
+          double ss = 0;
+          for (const float v : host_g.span_f32()) ss += static_cast<double>(v) * v;
+          Tensor host_ss = Tensor::zeros(Shape{1});
+          host_ss.f32()[0] = static_cast<float>(ss);
+          const Both sum_squares = both(host_ss);
+          Both g = both(host_g);
+          Both skipped = both(host_g);
+          on_both([&](const Exec& ex) {
+            clip_gradient(ex, kind, limit, sum_squares.on(ex),
+                          step_on(ex, 0.05f, 1.0f / loss_scale, false), g.on(ex));
+            clip_gradient(ex, kind, limit, sum_squares.on(ex),
+                          step_on(ex, 0.05f, 1.0f / loss_scale, true), skipped.on(ex));
+          });
+          EXPECT_TRUE(matches(label, g, kMath));
+          EXPECT_TRUE(same_bits(skipped.cpu, host_g)) << label << ": a skipped step wrote (cpu)";
+          EXPECT_TRUE(same_bits(skipped.gpu.to(Device::cpu), host_g))
+              << label << ": a skipped step wrote (gpu)";
+        }
 }
 
 // ---------------------------------------------------------------------------

@@ -40,7 +40,7 @@ TEST(LossRegistry, MistakesNameWhatIsWrong) {
         Loss(json{{"class_name", "BinaryCrossentropy"}, {"config", {{"from_logit", true}}}});
       },
       {"BinaryCrossentropy", "unknown option 'from_logit'",
-       "valid options: from_logits, name, reduction"});
+       "valid options: from_logits, label_smoothing, name, reduction"});
   expect_usage_error(
       [] {
         Loss(json{{"class_name", "CategoricalCrossentropy"}, {"config", {{"from_logits", 1}}}});

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "gradient_checker.hpp"
 #include "loss_value.hpp"
@@ -51,7 +52,15 @@ TEST(Loss, GradientsMatchFiniteDifferences) {
       R"("categorical_crossentropy")",
       R"({"class_name": "BinaryCrossentropy", "config": {"from_logits": true}})",
       R"("binary_crossentropy")",
-      R"("mse")"};
+      R"("mse")",
+      R"({"class_name": "SparseCategoricalCrossentropy",
+          "config": {"from_logits": true, "label_smoothing": 0.2}})",
+      R"({"class_name": "SparseCategoricalCrossentropy", "config": {"label_smoothing": 0.2}})",
+      R"({"class_name": "CategoricalCrossentropy",
+          "config": {"from_logits": true, "label_smoothing": 0.3}})",
+      R"({"class_name": "CategoricalCrossentropy", "config": {"label_smoothing": 0.3}})",
+      R"({"class_name": "BinaryCrossentropy",
+          "config": {"from_logits": true, "label_smoothing": 0.1}})"};
   for (const char* s : specs) {
     SCOPED_TRACE(s);
     Loss loss(json::parse(s));
@@ -79,6 +88,57 @@ TEST(Loss, GradientsMatchFiniteDifferences) {
       EXPECT_NEAR(analytic.f32()[i], (up - down) / (2 * h), 2e-3) << i;
     }
   }
+}
+
+// Keras' label smoothing: targets (1 - s) t + s / classes, and for integer
+// labels the same on their one-hot rows.
+TEST(Loss, LabelSmoothingMatchesTheFormula) {
+  Rng rng(6);
+  const float s = 0.25f;
+  const Tensor z = testing::random_tensor(Shape{3, 4}, rng, -3.0f, 3.0f);
+  const Tensor y = labels({1, 3, 0});
+  Tensor onehot(Shape{3, 4});
+  onehot.fill(0.f);
+  for (int r = 0; r < 3; ++r) onehot.f32()[r * 4 + y.i32()[r]] = 1.f;
+  double want = 0.0;
+  std::vector<double> want_grad;
+  for (int r = 0; r < 3; ++r) {
+    double sum = 0.0;
+    for (int j = 0; j < 4; ++j) sum += std::exp(static_cast<double>(z.f32()[r * 4 + j]));
+    for (int j = 0; j < 4; ++j) {
+      const double t = (1.0 - s) * onehot.f32()[r * 4 + j] + s / 4.0;
+      const double p = std::exp(static_cast<double>(z.f32()[r * 4 + j])) / sum;
+      want -= t * std::log(p);
+      want_grad.push_back((p - t) / 3.0);
+    }
+  }
+  want /= 3.0;
+  for (const bool sparse : {false, true}) {
+    SCOPED_TRACE(sparse ? "sparse" : "one-hot");
+    Loss loss(
+        json{{"class_name", sparse ? "SparseCategoricalCrossentropy" : "CategoricalCrossentropy"},
+             {"config", {{"from_logits", true}, {"label_smoothing", s}}}});
+    Tensor g;
+    EXPECT_NEAR(testing::loss_value(loss, ex, z, sparse ? y : onehot, g), want, 1e-6);
+    for (int64_t i = 0; i < 12; ++i) EXPECT_NEAR(g.f32()[i], want_grad[i], 1e-6) << i;
+    EXPECT_FLOAT_EQ(loss.config()["config"]["label_smoothing"].get<float>(), s);
+  }
+}
+
+TEST(Loss, LabelSmoothingOutsideZeroToOneAndOnMseAreErrors) {
+  for (const double bad : {-0.1, 1.5}) {
+    try {
+      Loss(json{{"class_name", "CategoricalCrossentropy"}, {"config", {{"label_smoothing", bad}}}});
+      FAIL() << bad;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("CategoricalCrossentropy: label_smoothing"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(
+      Loss(json{{"class_name", "MeanSquaredError"}, {"config", {{"label_smoothing", 0.1}}}}),
+      UsageError);
 }
 
 TEST(Loss, BadLabelsAndUnknownLossAreNamed) {

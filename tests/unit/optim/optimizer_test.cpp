@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -16,7 +17,8 @@ namespace {
 constexpr int kSlots = 3;
 using Slots = std::array<double, kSlots>;
 // One element's update: step t (iterations() before the update), learning rate,
-// the weight, the gradient (weight decay already added) and the element's slots.
+// the weight (weight decay already applied), the gradient (clipped) and the
+// element's slots.
 using Rule = std::function<void(int64_t t, double lr, double& w, double g, Slots& s)>;
 
 struct Var {
@@ -60,12 +62,16 @@ void set_grads(std::vector<Var>& vars, int step) {
           0.1 * step);
 }
 
+// Keras' clipping of the trainable variables' gradients, in place.
+using Clip = std::function<void(std::vector<std::vector<double>>& grads)>;
+
 struct Case {
   json spec;
   double slot_init;
   Rule rule;
   double weight_decay = 0;
   int steps = 4;
+  Clip clip = nullptr;
 };
 
 // Runs the optimizer and the reference side by side; checks weights and slots.
@@ -79,14 +85,19 @@ void check(const Case& c) {
     set_grads(vars, step);
     const int64_t t = opt->iterations();
     const double lr = opt->current_lr();
+    std::vector<std::vector<double>> grads;
+    for (auto& v : vars)
+      if (v.p.trainable) grads.emplace_back(v.p.grad.f32(), v.p.grad.f32() + v.p.grad.numel());
+    if (c.clip) c.clip(grads);
+    size_t k = 0;
     for (auto& v : vars) {
       if (!v.p.trainable) continue;
-      const bool kernel = v.p.name.find("kernel") != std::string::npos;
+      // Keras 3's decoupled decay, of every trainable variable, before the rule.
       for (size_t i = 0; i < v.w.size(); ++i) {
-        double g = v.p.grad.f32()[i];
-        if (kernel) g += c.weight_decay * v.w[i];
-        c.rule(t, lr, v.w[i], g, v.s[i]);
+        v.w[i] -= v.w[i] * c.weight_decay * lr;
+        c.rule(t, lr, v.w[i], grads[k][i], v.s[i]);
       }
+      ++k;
     }
     opt->apply(params);
     EXPECT_EQ(opt->iterations(), step + 1);
@@ -146,7 +157,7 @@ TEST(SGD, Nesterov) {
          }});
 }
 
-TEST(SGD, WeightDecayOnKernelsOnly) {
+TEST(SGD, WeightDecayIsDecoupledOnEveryTrainableVariable) {
   check({sgd({{"learning_rate", 0.1}, {"momentum", 0.5}, {"weight_decay", 0.05}}), 0,
          [](int64_t, double lr, double& w, double g, Slots& s) {
            s[0] = 0.5 * s[0] - lr * g;
@@ -235,6 +246,131 @@ TEST(Adam, Amsgrad) {
 TEST(Adam, WeightDecay) {
   check({adam({{"learning_rate", 0.05}, {"weight_decay", 0.2}}), 0,
          adam_rule(0.9, 0.999, 1e-7, false), 0.2});
+}
+
+TEST(AdamW, DecaysByItsDefaultBeforeAdamsStep) {
+  check({json{{"class_name", "AdamW"}, {"config", {{"learning_rate", 0.05}}}}, 0,
+         adam_rule(0.9, 0.999, 1e-7, false), 0.004});
+}
+
+TEST(AdamW, TakesAdamsOptionsAndItsOwnDecay) {
+  check({json{{"class_name", "AdamW"},
+              {"config", {{"learning_rate", 0.05}, {"weight_decay", 0.3}, {"amsgrad", true}}}},
+         0, adam_rule(0.9, 0.999, 1e-7, true), 0.3, 5});
+}
+
+// --- Keras' gradient clipping --------------------------------------------
+
+double sum_squares(const std::vector<double>& g) {
+  double s = 0;
+  for (double x : g) s += x * x;
+  return s;
+}
+
+// Keras' _clip_by_norm: each gradient by its own norm.
+Clip clip_by_norm(double c) {
+  return [=](std::vector<std::vector<double>>& grads) {
+    for (auto& g : grads) {
+      const double norm = std::sqrt(sum_squares(g));
+      for (double& x : g) x = x * c / std::max(norm, c);
+    }
+  };
+}
+
+// Keras' clip_by_global_norm.
+Clip clip_by_global_norm(double c) {
+  return [=](std::vector<std::vector<double>>& grads) {
+    double total = 0;
+    for (auto& g : grads) total += sum_squares(g);
+    const double norm = std::sqrt(total);
+    const double scale = c * std::min(1 / norm, 1 / c);
+    for (auto& g : grads)
+      for (double& x : g) x *= scale;
+  };
+}
+
+Clip clip_by_value(double v) {
+  return [=](std::vector<std::vector<double>>& grads) {
+    for (auto& g : grads)
+      for (double& x : g) x = std::clamp(x, -v, v);
+  };
+}
+
+Rule sgd_rule() {
+  return [](int64_t, double lr, double& w, double g, Slots&) { w -= lr * g; };
+}
+
+// The test's gradients have norms of about 1 to 1.5 per variable and about
+// 2 together: each limit below clips some of them on some steps.
+TEST(Clip, ClipnormClipsEachVariableByItsOwnNorm) {
+  check({sgd({{"learning_rate", 0.1}, {"clipnorm", 1.0}}), 0, sgd_rule(), 0, 4, clip_by_norm(1.0)});
+}
+
+TEST(Clip, GlobalClipnormClipsEveryVariableByTheirNormTogether) {
+  check({sgd({{"learning_rate", 0.1}, {"global_clipnorm", 1.5}}), 0, sgd_rule(), 0, 4,
+         clip_by_global_norm(1.5)});
+  check({json{{"class_name", "Adam"},
+              {"config", {{"learning_rate", 0.05}, {"global_clipnorm", 1.5}}}},
+         0, adam_rule(0.9, 0.999, 1e-7, false), 0, 4, clip_by_global_norm(1.5)});
+}
+
+TEST(Clip, ClipvalueClipsEveryValue) {
+  check({sgd({{"learning_rate", 0.1}, {"momentum", 0.9}, {"clipvalue", 0.3}}), 0,
+         [](int64_t, double lr, double& w, double g, Slots& s) {
+           s[0] = 0.9 * s[0] - lr * g;
+           w += s[0];
+         },
+         0, 4, clip_by_value(0.3)});
+}
+
+TEST(Clip, ClipsBeforeTheDecayedUpdate) {
+  check({json{{"class_name", "AdamW"}, {"config", {{"learning_rate", 0.05}, {"clipnorm", 0.5}}}}, 0,
+         adam_rule(0.9, 0.999, 1e-7, false), 0.004, 4, clip_by_norm(0.5)});
+}
+
+TEST(Clip, ALimitOfZeroClipsNothing) {
+  check({sgd({{"learning_rate", 0.1}, {"clipnorm", 0.0}}), 0, sgd_rule()});
+}
+
+// Under a loss scale the gradient the optimizer gets is S times Keras'; the
+// clip must give Keras' clipped gradient all the same, bit for bit.
+TEST(Clip, AScaledGradientIsClippedAsTheUnscaledOne) {
+  for (const char* clip : {"clipnorm", "global_clipnorm", "clipvalue"}) {
+    SCOPED_TRACE(clip);
+    const json inner = sgd({{"learning_rate", 0.1}, {clip, 0.7}});
+    auto plain = make_optimizer(inner);
+    auto scaled =
+        make_optimizer(json{{"class_name", "LossScaleOptimizer"},
+                            {"config", {{"inner_optimizer", inner}, {"initial_scale", 1024}}}});
+    auto a = make_vars(0), b = make_vars(0);
+    std::vector<Param*> pa, pb;
+    for (auto& v : a) pa.push_back(&v.p);
+    for (auto& v : b) pb.push_back(&v.p);
+    for (int step = 0; step < 3; ++step) {
+      set_grads(a, step);
+      set_grads(b, step);
+      for (auto& v : b)
+        for (float& x : v.p.grad.span_f32()) x *= scaled->loss_scale();
+      plain->apply(pa);
+      scaled->apply(pb);
+    }
+    for (size_t k = 0; k < a.size(); ++k)
+      for (int64_t i = 0; i < a[k].p.value.numel(); ++i)
+        EXPECT_EQ(a[k].p.value.f32()[i], b[k].p.value.f32()[i]) << a[k].p.name << "[" << i << "]";
+  }
+}
+
+TEST(Clip, AtMostOneClipAndNoNegativeLimit) {
+  EXPECT_THROW(make_optimizer(sgd({{"clipnorm", 1.0}, {"clipvalue", 1.0}})), UsageError);
+  EXPECT_THROW(make_optimizer(sgd({{"clipnorm", 1.0}, {"global_clipnorm", 1.0}})), UsageError);
+  EXPECT_THROW(make_optimizer(sgd({{"clipvalue", -1.0}})), UsageError);
+  // Keras writes the ones it does not use as null.
+  auto opt = make_optimizer(sgd({{"clipnorm", nullptr},
+                                 {"clipvalue", 0.5},
+                                 {"global_clipnorm", nullptr},
+                                 {"weight_decay", nullptr}}));
+  EXPECT_EQ(opt->clip(), (std::pair<std::string, float>{"clipvalue", 0.5f}));
+  EXPECT_EQ(opt->weight_decay(), 0.f);
 }
 
 TEST(Adam, BiasCorrectionFollowsSetIterations) {
@@ -416,6 +552,28 @@ TEST(Optimizer, CloneFreshHasTheConfigAndNoState) {
   EXPECT_TRUE(copy->state().empty());
   EXPECT_EQ(copy->class_name(), "Adam");
   EXPECT_FLOAT_EQ(copy->weight_decay(), 0.1f);
+}
+
+// Keras' keys: AdamW always writes its weight_decay (its default is not 0),
+// the others only where set, and a clip only where given; each reads back.
+TEST(Optimizer, ConfigWritesWeightDecayAndClipsAsKerasReadsThem) {
+  const json adamw = make_optimizer(json("adamw"))->config();
+  EXPECT_EQ(adamw["class_name"], "AdamW");
+  EXPECT_EQ(adamw["config"]["weight_decay"].dump(), "0.004");
+  EXPECT_FALSE(adamw["config"].contains("clipnorm"));
+  const json no_decay =
+      make_optimizer(json{{"class_name", "AdamW"}, {"config", {{"weight_decay", 0}}}})->config();
+  EXPECT_EQ(no_decay["config"]["weight_decay"].dump(), "0.0");
+  EXPECT_EQ(make_optimizer(no_decay)->weight_decay(), 0.f);
+  for (const char* clip : {"clipnorm", "clipvalue", "global_clipnorm"}) {
+    const json spec = sgd({{clip, 0.25}, {"weight_decay", 0.01}});
+    const json config = make_optimizer(spec)->config();
+    EXPECT_EQ(config["config"][clip].dump(), "0.25") << clip;
+    EXPECT_EQ(config["config"]["weight_decay"].dump(), "0.01") << clip;
+    EXPECT_EQ(make_optimizer(config)->config(), config) << clip;
+    EXPECT_EQ(make_optimizer(config)->clip().first, clip);
+  }
+  EXPECT_FALSE(make_optimizer(json("sgd"))->config()["config"].contains("weight_decay"));
 }
 
 // A variable large enough to be split over threads: with 4 threads every

@@ -30,7 +30,8 @@ TEST(OptimizerRegistry, EntriesAreDocumentedAndNamedOnce) {
   expect_documented(optimizer_registry());
   for (const OptimizerInfo* info : optimizer_registry()) {
     if (info->about.name() == "LossScaleOptimizer") continue;
-    for (const char* common : {"learning_rate", "decay", "weight_decay", "name"})
+    for (const char* common : {"learning_rate", "decay", "weight_decay", "clipnorm", "clipvalue",
+                               "global_clipnorm", "name"})
       EXPECT_NE(info->about.schema.find(common), nullptr) << info->about.name() << " " << common;
   }
 }
@@ -57,8 +58,8 @@ TEST(OptimizerRegistry, EveryNameBuildsItsClassWithTheSchemasDefaults) {
 
 TEST(OptimizerRegistry, MistakesNameWhatIsWrong) {
   expect_usage_error([] { make_optimizer(json("Nadam")); },
-                     {"unknown optimizer class 'Nadam'", "Adagrad, Adam, RMSprop (or RMSProp), SGD",
-                      "LossScaleOptimizer"});
+                     {"unknown optimizer class 'Nadam'",
+                      "Adagrad, Adam, AdamW, RMSprop (or RMSProp), SGD", "LossScaleOptimizer"});
   // Keras' shorthands are names, not classes.
   expect_usage_error(
       [] {
@@ -70,8 +71,8 @@ TEST(OptimizerRegistry, MistakesNameWhatIsWrong) {
         make_optimizer(json{{"class_name", "Adagrad"}, {"config", {{"epsilom", 1e-3}}}});
       },
       {"Adagrad", "unknown option 'epsilom'",
-       "valid options: decay, epsilon, initial_accumulator_value, learning_rate, name, "
-       "weight_decay"});
+       "valid options: clipnorm, clipvalue, decay, epsilon, global_clipnorm, "
+       "initial_accumulator_value, learning_rate, name, weight_decay"});
   expect_usage_error(
       [] {
         make_optimizer(json{{"class_name", "RMSprop"}, {"config", {{"centered", 1}}}});
