@@ -8,8 +8,8 @@ conv3x3-BN-ReLU-conv3x3-BN + shortcut, ReLU; the shortcut a 1x1 conv stride 2
 + BN where the shape changes; global average pooling; Linear(64, 10).
 Convolutions without bias, BN momentum 0.1 (PyTorch's convention) eps 1e-5;
 272,474 trainable parameters. Softmax cross-entropy; SGD lr 0.1 momentum 0.9
-weight decay 2e-4 (PyTorch's weight_decay decays every parameter, drun's
-only kernels: the same arithmetic cost); batch 128; float32; NCHW (PyTorch's
+weight decay 2e-4 (PyTorch's is L2 on the gradient, drun's Keras 3's
+decoupled decay: the same arithmetic cost); batch 128; float32; NCHW (PyTorch's
 native CPU layout; drun runs NHWC).
 
 Data: a pool of random 32x32x3 images (uniform 0..1, float32) and random
