@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "built_layer.hpp"
 #include "gradient_checker.hpp"
 #include "nn/layer.hpp"
 #include "usage_error.hpp"
@@ -21,10 +22,7 @@ json lstm(bool sequences) {
 
 std::unique_ptr<Layer> built(const std::string& cls, const json& config, const std::string& name,
                              Rng& rng) {
-  auto layer = make_layer(cls, config, name);
-  const Shape shapes[1] = {Shape{5, 3}};
-  layer->build(shapes, rng);
-  return layer;
+  return testing::built_layer(cls, config, Shape{5, 3}, rng, name);
 }
 
 TEST(Bidirectional, WeightsAreTheForwardCopysThenTheBackwardCopysUnderKerasNames) {

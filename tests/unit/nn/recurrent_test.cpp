@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "built_layer.hpp"
 #include "gradient_checker.hpp"
 #include "nn/layer.hpp"
 #include "usage_error.hpp"
@@ -18,10 +19,7 @@ using testing::random_tensor;
 
 std::unique_ptr<Layer> built(const std::string& cls, const json& config, const Shape& in,
                              Rng& rng) {
-  auto layer = make_layer(cls, config, "r");
-  const Shape shapes[1] = {in};
-  layer->build(shapes, rng);
-  return layer;
+  return testing::built_layer(cls, config, in, rng, "r");
 }
 
 TEST(Recurrent, WeightsHaveKerasNamesAndShapes) {
