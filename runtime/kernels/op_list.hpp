@@ -305,6 +305,31 @@ DRUN_OP(void, metric_sum,
         (const Exec& ex, MetricKind kind, const Tensor& pred, const Tensor& target, Tensor& sum),
         (ex, kind, pred, target, sum), ex, check_metric(op, kind, pred, target, sum))
 
+// Metrics from counts (kernels/metric_counts.hpp), each into float32 counts
+// on ex's device; none waits. top_k_hits: sum (one value) = the rows whose
+// label (int32 labels, one per row, or one-hot float32 targets) is among the
+// k largest predictions. threshold_counts: counts (2 T + 2) = true and false
+// positives above each of the T thresholds, then positives and negatives.
+// bucket_counts: counts (2 B) = positives and negatives in each of Keras'
+// AUC buckets. class_counts: counts (4 C) = F1's sums per class, above
+// `threshold` or, without one, at each row's maximum.
+DRUN_OP(void, top_k_hits,
+        (const Exec& ex, int k, const Tensor& pred, const Tensor& target, Tensor& sum),
+        (ex, k, pred, target, sum), ex, check_top_k(op, pred, target, sum))
+DRUN_OP(void, threshold_counts,
+        (const Exec& ex, const Thresholds& thresholds, const Tensor& pred, const Tensor& target,
+         Tensor& counts),
+        (ex, thresholds, pred, target, counts), ex,
+        check_thresholds(op, thresholds, pred, target, counts))
+DRUN_OP(void, bucket_counts,
+        (const Exec& ex, const Tensor& pred, const Tensor& target, Tensor& counts),
+        (ex, pred, target, counts), ex, check_counts(op, pred, target, counts, -2))
+DRUN_OP(void, class_counts,
+        (const Exec& ex, std::optional<float> threshold, const Tensor& pred, const Tensor& target,
+         Tensor& counts),
+        (ex, threshold, pred, target, counts), ex,
+        check_counts(op, pred, target, counts, 4 * class_rows(pred.shape()).cols))
+
 // Optimizer updates (kernels/optimizer_update.hpp gives each rule), on the
 // device where w lives (the optimizer's Exec says so). Optional slots
 // (AMSGrad's vhat, centered RMSprop's mg) are null when unused. `step` is

@@ -234,6 +234,34 @@ void check_metric(const char* op, MetricKind kind, const Tensor& pred, const Ten
   check_scalar(op, "sum", sum);
 }
 
+void check_top_k(const char* op, const Tensor& pred, const Tensor& target, const Tensor& sum) {
+  check_targets(op, target.dtype() == DType::i32, pred, target);
+  check_scalar(op, "sum", sum);
+}
+
+// Targets of pred's size in float32; `want` float32 counts, or (want < 0)
+// -want of them at least, in an even number (bucket_counts' pairs).
+void check_counts(const char* op, const Tensor& pred, const Tensor& target, const Tensor& counts,
+                  int64_t want) {
+  same_size(op, pred, target);
+  const int64_t n = counts.numel();
+  const bool fits = want >= 0 ? n == want : n >= -want && n % 2 == 0;
+  if (!fits || counts.dtype() != DType::f32 || target.dtype() != DType::f32 ||
+      pred.dtype() != DType::f32)
+    throw std::logic_error(std::string(op) + ": float32 predictions and targets, and " +
+                           (want >= 0 ? std::to_string(want) : "an even number of") +
+                           " float32 counts; got " + counts.shape().str() + " " +
+                           dtype_name(counts.dtype()));
+}
+
+void check_thresholds(const char* op, const Thresholds& th, const Tensor& pred,
+                      const Tensor& target, const Tensor& counts) {
+  if (th.count < 1 || th.count > Thresholds::kMax)
+    throw std::logic_error(std::string(op) + ": " + std::to_string(th.count) +
+                           " thresholds (1 to " + std::to_string(Thresholds::kMax) + ")");
+  check_counts(op, pred, target, counts, 2 * int64_t{th.count} + 2);
+}
+
 // Layer normalisation: y (or dy) as x, one statistic per row of x's last
 // axis, gamma and beta (where defined) one per column.
 void check_layer_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta,

@@ -194,6 +194,15 @@ enum class MetricKind {
   absolute_error
 };
 
+// The thresholds of precision and recall (kernels/metric_counts.hpp), by
+// value so that a GPU kernel takes them as its argument: no device memory to
+// keep, nothing to copy before a captured step.
+struct Thresholds {
+  static constexpr int kMax = 200;
+  int count = 0;
+  float at[kMax] = {};
+};
+
 }  // namespace drun::kernels
 
 // Declares the same functions in namespace cpu (on host pointers, defined in

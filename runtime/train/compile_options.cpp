@@ -12,7 +12,8 @@ const Schema& compile_schema() {
          "a loss description (drun.losses) or a name such as 'mse'"},
         {"optimizer", OptionType::any, d.optimizer,
          "an optimizer description (drun.optim) or a name such as 'sgd' (SGD's defaults)"},
-        {"metrics", OptionType::list, json(d.metrics), "the names of the metrics to report"},
+        {"metrics", OptionType::list, d.metrics,
+         "the metrics to report: names or descriptions (drun.metrics)"},
         {"precision", OptionType::string, d.precision,
          "Keras' dtype policy: float32, mixed_float16 or mixed_bfloat16"},
         {"cuda_graphs", OptionType::boolean, d.cuda_graphs,
@@ -26,7 +27,7 @@ CompileOptions parse_compile_options(const json& options) {
   CompileOptions c;
   c.loss = o.value("loss");
   c.optimizer = o.value("optimizer");
-  c.metrics = o.get<std::vector<std::string>>("metrics");
+  c.metrics = o.value("metrics");
   c.precision = o.get<std::string>("precision");
   c.cuda_graphs = o.get<bool>("cuda_graphs");
   if (c.precision != "float32" && c.precision != "mixed_float16" && c.precision != "mixed_bfloat16")

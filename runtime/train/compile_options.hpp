@@ -12,7 +12,8 @@ namespace drun::train {
 struct CompileOptions {
   json loss = "sparse_categorical_crossentropy";
   json optimizer = {{"class_name", "SGD"}, {"config", json::object()}};
-  std::vector<std::string> metrics;
+  // Names or {class_name, config} descriptions (nn::make_metrics).
+  json metrics = json::array();
   // Keras' dtype policy: "float32", "mixed_float16" or "mixed_bfloat16"
   // (nn/layer.hpp set_compute_dtype; the trainer refuses the mixed ones on
   // the CPU and gives mixed_float16 a loss scale).

@@ -7,22 +7,31 @@
 
 namespace drun::train {
 
+namespace {
+// Each metric's first column after the loss, and one past the last.
+std::vector<int64_t> offsets_of(const std::vector<nn::Metric>& metrics) {
+  std::vector<int64_t> at{0};
+  for (const auto& m : metrics) at.push_back(at.back() + m.width());
+  return at;
+}
+}  // namespace
+
 RunningValues::RunningValues(std::vector<nn::Metric> metrics, Device device)
     : metrics_(std::move(metrics)),
-      columns_(1 + static_cast<int64_t>(metrics_.size())),
+      offsets_(offsets_of(metrics_)),
+      columns_(1 + offsets_.back()),
       log_(Shape{kSteps * columns_}, DType::f32, device),
       host_log_(Shape{kSteps * columns_}),
       step_row_(Shape{columns_}, DType::f32, device),
       loss_slot_(step_row_.rows(0, 1)),
       row_examples_(kSteps, 0),
-      metric_sums_(metrics_.size(), 0.0),
+      metric_totals_(static_cast<size_t>(offsets_.back()), 0.0),
       metric_counts_(metrics_.size(), 0) {}
 
 void RunningValues::measure(const kernels::Exec& ex, const Tensor& pred, const Tensor& target) {
   for (size_t m = 0; m < metrics_.size(); ++m) {
-    const int64_t at = 1 + static_cast<int64_t>(m);
-    Tensor cell = step_row_.rows(at, at + 1);
-    metrics_[m].measure(ex, pred, target, cell);
+    Tensor cells = step_row_.rows(1 + offsets_[m], 1 + offsets_[m + 1]);
+    metrics_[m].measure(ex, pred, target, cells);
   }
 }
 
@@ -44,7 +53,7 @@ void RunningValues::read() {
   for (int64_t r = 0; r < rows_; ++r) {
     const float* row = v + r * columns_;
     loss_sum_ += static_cast<double>(row[0]) * static_cast<double>(row_examples_[r]);
-    for (size_t m = 0; m < metrics_.size(); ++m) metric_sums_[m] += row[1 + m];
+    for (size_t c = 0; c < metric_totals_.size(); ++c) metric_totals_[c] += row[1 + c];
   }
   last_loss_ = v[(rows_ - 1) * columns_];
   rows_ = 0;
@@ -68,9 +77,7 @@ MetricValues RunningValues::metrics() {
   read();
   MetricValues v;
   for (size_t m = 0; m < metrics_.size(); ++m)
-    v.emplace_back(
-        metrics_[m].name(),
-        metric_counts_[m] ? metric_sums_[m] / static_cast<double>(metric_counts_[m]) : 0.0);
+    metrics_[m].report(metric_totals_.data() + offsets_[m], metric_counts_[m], v);
   return v;
 }
 
@@ -78,22 +85,25 @@ std::vector<double> RunningValues::sums() {
   read();
   std::vector<double> s{loss_sum_, static_cast<double>(examples_)};
   for (size_t m = 0; m < metrics_.size(); ++m) {
-    s.push_back(metric_sums_[m]);
+    s.insert(s.end(), metric_totals_.begin() + offsets_[m],
+             metric_totals_.begin() + offsets_[m + 1]);
     s.push_back(static_cast<double>(metric_counts_[m]));
   }
   return s;
 }
 
 void RunningValues::set_sums(const std::vector<double>& s) {
-  if (s.size() != 2 + 2 * metrics_.size())
+  if (s.size() != 2 + metric_totals_.size() + metrics_.size())
     throw std::logic_error("RunningValues::set_sums: " + std::to_string(s.size()) + " values for " +
-                           std::to_string(metrics_.size()) + " metrics");
+                           std::to_string(metrics_.size()) + " metrics of " +
+                           std::to_string(metric_totals_.size()) + " totals");
   read();
   loss_sum_ = s[0];
   examples_ = static_cast<int64_t>(s[1]);
+  size_t at = 2;
   for (size_t m = 0; m < metrics_.size(); ++m) {
-    metric_sums_[m] = s[2 + 2 * m];
-    metric_counts_[m] = static_cast<int64_t>(s[3 + 2 * m]);
+    for (int64_t c = offsets_[m]; c < offsets_[m + 1]; ++c) metric_totals_[c] = s[at++];
+    metric_counts_[m] = static_cast<int64_t>(s[at++]);
   }
 }
 
@@ -101,7 +111,7 @@ void RunningValues::reset() {
   rows_ = 0;  // values of steps before the reset count nowhere
   loss_sum_ = 0.0;
   examples_ = 0;
-  std::fill(metric_sums_.begin(), metric_sums_.end(), 0.0);
+  std::fill(metric_totals_.begin(), metric_totals_.end(), 0.0);
   std::fill(metric_counts_.begin(), metric_counts_.end(), 0);
 }
 

@@ -6,7 +6,8 @@
 // someone reads them (a progress line, a hook that asks, the epoch's end) or
 // when the log is full. So a step on a GPU waits for none of its values, and
 // the next step's kernels queue up behind it. Sums are kept in double on the
-// host, as Keras keeps its metrics' totals.
+// host, as Keras keeps its metrics' totals. A metric writes width() values
+// per step (one sum, or a counted metric's counts), side by side in the row.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -41,7 +42,8 @@ class RunningValues {
   MetricValues metrics();  // each metric's running average, by name
   int64_t examples();      // since reset()
   // Raw sums (a read), so that workers can add theirs up: loss sum, examples, then
-  // each metric's sum and count.
+  // each metric's totals (its width) and count. Counts of whole numbers add
+  // up exactly in any order: N workers' totals are one worker's.
   std::vector<double> sums();
   void set_sums(const std::vector<double>& sums);
   // Starts over; values of steps not yet read are dropped.
@@ -53,8 +55,9 @@ class RunningValues {
 
   static constexpr int64_t kSteps = 256;  // rows of the log: one read per 256 steps at least
   std::vector<nn::Metric> metrics_;
-  int64_t columns_;  // the loss, then one per metric
-  Tensor log_;       // (kSteps * columns_) on the device
+  std::vector<int64_t> offsets_;  // each metric's first column after the loss
+  int64_t columns_;               // the loss, then each metric's width
+  Tensor log_;                    // (kSteps * columns_) on the device
   // Its copy on the host, not pinned: pinning would open a CUDA context in a
   // CPU run on a GPU machine, for a few kilobytes read now and then.
   Tensor host_log_;
@@ -64,7 +67,7 @@ class RunningValues {
   std::vector<int64_t> row_examples_;  // kSteps: each row's examples, for the loss' weight
   double loss_sum_ = 0.0, last_loss_ = 0.0;
   int64_t examples_ = 0;
-  std::vector<double> metric_sums_;
+  std::vector<double> metric_totals_;  // columns_ - 1: each metric's, at its offset
   std::vector<int64_t> metric_counts_;
 };
 

@@ -44,8 +44,10 @@ Trainer::Trainer(nn::Model& model, const CompileOptions& compiled, const kernels
       exec_(exec),
       stage_x_(exec),
       stage_y_(exec),
-      values_(nn::make_metrics(compiled.metrics, loss_.from_logits()), exec.device),
-      eval_values_(nn::make_metrics(compiled.metrics, loss_.from_logits()), exec.device) {
+      values_(nn::make_metrics(compiled.metrics, loss_.from_logits(), model.output_shape()),
+              exec.device),
+      eval_values_(nn::make_metrics(compiled.metrics, loss_.from_logits(), model.output_shape()),
+                   exec.device) {
   model_.set_exec(exec);
   optimizer_->set_cpu_threads(exec.threads);
   set_precision(compiled.precision);
@@ -175,7 +177,7 @@ void Trainer::train_step(const data::Batch& batch) {
 
 void Trainer::sum_over_workers() {
   if (!strategy_ || strategy_->workers() == 1) return;
-  // One call: [loss sum, examples, (metric sum, metric count)...].
+  // One call: [loss sum, examples, (metric totals..., metric count)...].
   std::vector<double> v = values_.sums();
   strategy_->sum(v.data(), static_cast<int64_t>(v.size()));
   values_.set_sums(v);

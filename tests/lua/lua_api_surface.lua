@@ -7,7 +7,8 @@
 --                              unknown option raises, so from the lists the
 --                              Lua modules and the C++ Options check against)
 --   drun.nn.* name             an option every layer takes (likewise
---                              drun.optim.*, drun.optim.schedules.*, drun.losses.*)
+--                              drun.optim.*, drun.optim.schedules.*, drun.losses.*,
+--                              drun.metrics.*)
 --   activation relu            a name the code accepts as a value
 -- Exits non-zero if an option list cannot be read.
 local drun = require 'drun'
@@ -160,6 +161,11 @@ end)
 family('drun.losses', constructors(drun.losses), function(name)
   return options('drun.losses.' .. name, function()
     small_model():compile{optimizer = 'sgd', loss = drun.losses[name](with_bad())}
+  end)
+end)
+family('drun.metrics', constructors(drun.metrics), function(name)
+  return options('drun.metrics.' .. name, function()
+    small_model():compile{optimizer = 'sgd', loss = 'mse', metrics = {drun.metrics[name](with_bad())}}
   end)
 end)
 for _, name in ipairs(constructors(drun.strategy)) do

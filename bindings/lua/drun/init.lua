@@ -1,5 +1,5 @@
 -- drun: the module an experiment script requires. It gathers the parts
--- (nn, data, optim, losses, Estimator, Experiment, args) into one table; the
+-- (nn, data, optim, losses, metrics, Estimator, Experiment, args) into one table; the
 -- work is done in C++ through drun.core.
 local core = require 'drun.core'
 
@@ -9,6 +9,7 @@ local drun = {
   data = require 'drun.data',
   optim = require 'drun.optim',
   losses = require 'drun.losses',
+  metrics = require 'drun.metrics',
   strategy = require 'drun.strategy',
   args = require 'drun.args',
   mixed_precision = require 'drun.mixed_precision',

@@ -28,6 +28,7 @@
 #include "kernels/loss.hpp"
 #include "kernels/masked_softmax.hpp"
 #include "kernels/metric.hpp"
+#include "kernels/metric_counts.hpp"
 #include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
 #include "kernels/recurrent_args.hpp"
@@ -501,6 +502,29 @@ void on_cpu::metric_sum(const Exec&, MetricKind kind, const Tensor& pred, const 
     case MetricKind::absolute_error:
       return cpu::error_sum(pred.f32(), target.f32(), pred.numel(), false, out);
   }
+}
+
+void on_cpu::top_k_hits(const Exec&, int k, const Tensor& pred, const Tensor& target, Tensor& sum) {
+  const auto [rows, cols] = class_rows(pred.shape());
+  const bool labels = target.dtype() == DType::i32;
+  cpu::top_k_hits(pred.f32(), labels ? target.i32() : nullptr, labels ? nullptr : target.f32(),
+                  rows, cols, k, sum.f32());
+}
+
+void on_cpu::threshold_counts(const Exec&, const Thresholds& thresholds, const Tensor& pred,
+                              const Tensor& target, Tensor& counts) {
+  cpu::threshold_counts(pred.f32(), target.f32(), pred.numel(), thresholds, counts.f32());
+}
+
+void on_cpu::bucket_counts(const Exec&, const Tensor& pred, const Tensor& target, Tensor& counts) {
+  cpu::bucket_counts(pred.f32(), target.f32(), pred.numel(), counts.numel() / 2, counts.f32());
+}
+
+void on_cpu::class_counts(const Exec&, std::optional<float> threshold, const Tensor& pred,
+                          const Tensor& target, Tensor& counts) {
+  const auto [rows, cols] = class_rows(pred.shape());
+  cpu::class_counts(pred.f32(), target.f32(), rows, cols, !threshold, threshold.value_or(0.0f),
+                    counts.f32());
 }
 
 namespace {

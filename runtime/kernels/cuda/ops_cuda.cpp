@@ -28,6 +28,7 @@
 #include "kernels/loss.hpp"
 #include "kernels/masked_softmax.hpp"
 #include "kernels/metric.hpp"
+#include "kernels/metric_counts.hpp"
 #include "kernels/mixed_reference.hpp"
 #include "kernels/optimizer_update.hpp"
 #include "kernels/recurrent_args.hpp"
@@ -510,6 +511,28 @@ class CudaBackend final : public GpuBackend {
       case MetricKind::absolute_error:
         return cuda::error_sum(pred.f32(), target.f32(), pred.numel(), false, out);
     }
+  }
+
+  void top_k_hits(const Exec&, int k, const Tensor& pred, const Tensor& target,
+                  Tensor& sum) override {
+    const auto [rows, cols] = class_rows(pred.shape());
+    const bool labels = target.dtype() == DType::i32;
+    cuda::top_k_hits(pred.f32(), labels ? target.i32() : nullptr, labels ? nullptr : target.f32(),
+                     rows, cols, k, sum.f32());
+  }
+  void threshold_counts(const Exec&, const Thresholds& thresholds, const Tensor& pred,
+                        const Tensor& target, Tensor& counts) override {
+    cuda::threshold_counts(pred.f32(), target.f32(), pred.numel(), thresholds, counts.f32());
+  }
+  void bucket_counts(const Exec&, const Tensor& pred, const Tensor& target,
+                     Tensor& counts) override {
+    cuda::bucket_counts(pred.f32(), target.f32(), pred.numel(), counts.numel() / 2, counts.f32());
+  }
+  void class_counts(const Exec&, std::optional<float> threshold, const Tensor& pred,
+                    const Tensor& target, Tensor& counts) override {
+    const auto [rows, cols] = class_rows(pred.shape());
+    cuda::class_counts(pred.f32(), target.f32(), rows, cols, !threshold, threshold.value_or(0.0f),
+                       counts.f32());
   }
 
   void sgd_update(const Exec&, const Tensor& g, Tensor& w, const Tensor& step, float wd) override {

@@ -1586,6 +1586,53 @@ TEST(BackendHarness, MetricSums) {
   EXPECT_EQ(sum.gpu.to(Device::cpu).f32()[0], 3.0f) << "ties (gpu)";
 }
 
+// The counted metrics' counts, exactly: whole numbers whatever the order of
+// the sum. Predictions on Keras' AUC bucket edges (i / 199) and exactly at a
+// threshold (0.5, not above it); targets 0/1 but for the F1 sums' soft ones.
+COVERS(Op::top_k_hits, Op::threshold_counts, Op::bucket_counts, Op::class_counts);
+TEST(BackendHarness, MetricCounts) {
+  struct Size {
+    int64_t rows, cols;
+  };
+  const Size sizes[] = {{8, 10}, {3, 1000}, {64, 1}, {1, 7}, {3000, 3}};
+  int seed = 1300;
+  for (const Size sz : sizes) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    const Shape shape{sz.rows, sz.cols};
+    const std::string label = std::to_string(sz.rows) + "x" + std::to_string(sz.cols);
+    Tensor p = uniform(rng, shape, -0.2f, 1.2f);
+    for (int64_t i = 0; i < p.numel(); i += 5) p.f32()[i] = static_cast<float>(i % 200) / 199.0f;
+    p.f32()[0] = 0.5f;
+    Tensor t = uniform(rng, shape, 0.0f, 1.0f);
+    for (float& v : t.span_f32()) v = v < 0.4f ? 1.0f : 0.0f;
+    const Both pred = both(p), target = both(t);
+    const Both label_ids = both(labels(rng, sz.rows, sz.cols));
+    const Both onehot = both(probabilities(rng, sz.rows, sz.cols));
+    Thresholds th;
+    for (const float v : {0.0f, 0.5f, 0.3f, 0.99f, 1.0f}) th.at[th.count++] = v;
+    Both sparse_hits = output(rng, Shape{1}), dense_hits = output(rng, Shape{1});
+    Both above = output(rng, Shape{2 * th.count + 2}), buckets = output(rng, Shape{2 * 200});
+    Both argmax = output(rng, Shape{4 * sz.cols}), at = output(rng, Shape{4 * sz.cols});
+    on_both([&](const Exec& ex) {
+      top_k_hits(ex, 3, pred.on(ex), label_ids.on(ex), sparse_hits.on(ex));
+      top_k_hits(ex, 2, pred.on(ex), onehot.on(ex), dense_hits.on(ex));
+      threshold_counts(ex, th, pred.on(ex), target.on(ex), above.on(ex));
+      bucket_counts(ex, pred.on(ex), target.on(ex), buckets.on(ex));
+      class_counts(ex, std::nullopt, pred.on(ex), target.on(ex), argmax.on(ex));
+      class_counts(ex, 0.4f, pred.on(ex), onehot.on(ex), at.on(ex));
+    });
+    EXPECT_TRUE(matches("top_k_hits labels " + label, sparse_hits, kExact));
+    EXPECT_TRUE(matches("top_k_hits one-hot " + label, dense_hits, kExact));
+    EXPECT_TRUE(matches("threshold_counts " + label, above, kExact));
+    EXPECT_TRUE(matches("bucket_counts " + label, buckets, kExact));
+    EXPECT_TRUE(matches("class_counts argmax " + label, argmax, kExact));
+    EXPECT_TRUE(matches("class_counts soft targets " + label, at, kSum));
+    double total = 0.0;
+    for (const float v : buckets.cpu.span_f32()) total += v;
+    EXPECT_EQ(total, static_cast<double>(p.numel())) << "every value in one bucket " << label;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Optimizer updates
 //
