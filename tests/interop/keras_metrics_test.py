@@ -6,7 +6,8 @@ update_state per batch, drun's evaluate of a model that passes its input
 through), give every metric equal to 1e-6, over several thresholds, curves,
 summation methods and averages; and the same evaluation under `-np 2`
 (each worker its share of the batches, the counts summed) prints exactly
-what one process prints.
+what one process prints; and Keras compiles a model file drun saved with
+such metrics, from its training_config.
 Usage: keras_metrics_test.py DRUN VENV_PYTHON"""
 import json
 import os
@@ -66,6 +67,10 @@ arrays = dict(probs=probs, multi=multi, soft=soft, labels=labels, onehot=onehot,
               probs256=probs[:256], multi256=multi[:256])
 np.savez(os.path.join(out, "data.npz"), **arrays)
 result = {}
+# First: Keras numbers a second metric of a name (auc_1) within a process.
+saved = keras.models.load_model(sys.argv[5], compile=True)
+logs = saved.evaluate(probs[:8], multi[:8], verbose=0, return_dict=True)
+result["_saved"] = sorted(logs)
 for name, (cls, config, which) in cases.items():
     x, y = data[which][0], data[which][1]
     m = getattr(keras.metrics, cls)(**config)
@@ -84,6 +89,17 @@ if drun.is_chief() then
   for k, v in pairs(r) do print(string.format('METRIC %s %.17g', k, v)) end
 end
 """
+
+# A model file with metrics in its training_config, for Keras to compile.
+DRUN_SAVE = """
+local drun = require 'drun'
+local model = drun.nn.Sequential{drun.nn.Dense{units = 3, input_shape = {3}, activation = 'sigmoid'}}
+model:compile{optimizer = 'sgd', loss = 'binary_crossentropy', metrics = {'accuracy', 'auc',
+  drun.metrics.AUC{curve = 'PR', name = 'pr_auc'}, drun.metrics.Recall{thresholds = {0.3, 0.6}},
+  drun.metrics.F1Score{average = 'macro', threshold = 0.5}}}
+model:save(arg[1])
+"""
+SAVED_METRICS = ["accuracy", "auc", "f1_score", "loss", "pr_auc", "recall"]
 
 # The training metrics of one epoch over 256 rows, with one worker or two
 # (AllReduce: each worker its shard, the counts summed at the epoch's end).
@@ -145,13 +161,23 @@ def main():
     if not need_venv(PY):
         return summary()
     with temp_dir("keras_metrics") as out:
+        saved = os.path.join(out, "saved.h5")
+        script = os.path.join(out, "save.lua")
+        with open(script, "w") as f:
+            f.write(DRUN_SAVE)
+        p = run([DRUN, "-q", script, saved], timeout=300)
+        if not check(p.returncode == 0, "drun saves a model with its metrics", p.stderr[-2000:]):
+            return summary()
         data = {k: (v[0], v[1]) for k, v in DATA.items()}
-        p = run([PY, "-c", KERAS_REFERENCE, out, json.dumps(CASES), json.dumps(data), str(BATCH)],
-                timeout=600, env=ENV)
+        p = run([PY, "-c", KERAS_REFERENCE, out, json.dumps(CASES), json.dumps(data), str(BATCH),
+                 saved], timeout=600, env=ENV)
         if not check(p.returncode == 0, "Keras computes the reference", p.stderr[-3000:]):
             return summary()
         with open(os.path.join(out, "keras.json")) as f:
             reference = json.load(f)
+        check(reference["_saved"] == SAVED_METRICS,
+              "Keras compiles drun's saved metrics and evaluates them by the same names",
+              reference["_saved"])
         for which in DATA:
             x, y, cols, loss = DATA[which]
             ours = drun_metrics(out, DRUN_EVALUATE.format(
