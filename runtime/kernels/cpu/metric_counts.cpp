@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 #include "kernels/elementwise.hpp"
 
@@ -29,49 +28,48 @@ void top_k_hits(const float* pred, const int32_t* labels, const float* targets, 
   *sum = static_cast<float>(hits);
 }
 
+// The counts are added up in place: whole numbers, exact in float32 up to
+// 2^24, and a step allocates nothing.
 void threshold_counts(const float* pred, const float* targets, int64_t n, Thresholds th,
                       float* counts) {
   const int t_count = th.count;
-  std::vector<int64_t> c(2 * static_cast<size_t>(t_count) + 2, 0);
+  std::fill(counts, counts + 2 * t_count + 2, 0.0f);
   for (int64_t i = 0; i < n; ++i) {
     const bool positive = targets[i] != 0.0f;
-    ++c[2 * t_count + (positive ? 0 : 1)];
+    counts[2 * t_count + (positive ? 0 : 1)] += 1.0f;
     for (int t = 0; t < t_count; ++t)
-      if (pred[i] > th.at[t]) ++c[(positive ? 0 : t_count) + t];
+      if (pred[i] > th.at[t]) counts[(positive ? 0 : t_count) + t] += 1.0f;
   }
-  for (size_t j = 0; j < c.size(); ++j) counts[j] = static_cast<float>(c[j]);
 }
 
 void bucket_counts(const float* pred, const float* targets, int64_t n, int64_t buckets,
                    float* counts) {
-  std::vector<int64_t> c(2 * static_cast<size_t>(buckets), 0);
+  std::fill(counts, counts + 2 * buckets, 0.0f);
   const float scale = static_cast<float>(buckets - 1);
   for (int64_t i = 0; i < n; ++i) {
     const float p = std::clamp(pred[i], 0.0f, 1.0f);
     const float up = std::ceil(p * scale);  // float32, as Keras computes it
     const int64_t b = std::isnan(up) ? 0 : std::max<int64_t>(static_cast<int64_t>(up) - 1, 0);
-    ++c[static_cast<size_t>((targets[i] != 0.0f ? 0 : buckets) + b)];
+    counts[(targets[i] != 0.0f ? 0 : buckets) + b] += 1.0f;
   }
-  for (size_t j = 0; j < c.size(); ++j) counts[j] = static_cast<float>(c[j]);
 }
 
+// Per class, the rows in order, in float32 as Keras sums them.
 void class_counts(const float* pred, const float* targets, int64_t rows, int64_t cols, bool argmax,
                   float threshold, float* counts) {
-  std::vector<double> c(4 * static_cast<size_t>(cols), 0.0);
+  std::fill(counts, counts + 4 * cols, 0.0f);
   for (int64_t r = 0; r < rows; ++r) {
     const float* p = pred + r * cols;
     const float* t = targets + r * cols;
     const float top = argmax ? *std::max_element(p, p + cols) : threshold;
     for (int64_t j = 0; j < cols; ++j) {
-      const double y = (argmax ? p[j] >= top && std::fabs(p[j]) > 1e-9f : p[j] > threshold);
-      const double want = t[j];
-      c[j] += y * want;
-      c[cols + j] += y * (1.0 - want);
-      c[2 * cols + j] += (1.0 - y) * want;
-      c[3 * cols + j] += want;
+      const float y = (argmax ? p[j] >= top && std::fabs(p[j]) > 1e-9f : p[j] > threshold);
+      counts[j] += y * t[j];
+      counts[cols + j] += y * (1.0f - t[j]);
+      counts[2 * cols + j] += (1.0f - y) * t[j];
+      counts[3 * cols + j] += t[j];
     }
   }
-  for (size_t j = 0; j < c.size(); ++j) counts[j] = static_cast<float>(c[j]);
 }
 
 }  // namespace drun::kernels::cpu

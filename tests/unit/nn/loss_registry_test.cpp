@@ -52,8 +52,9 @@ TEST(LossRegistry, MistakesNameWhatIsWrong) {
 TEST(MetricRegistry, EntriesAreDocumentedAndAliasesGiveTheCanonicalName) {
   testing::expect_registry_documented(metric_registry());
   for (const MetricInfo* info : metric_registry()) {
-    EXPECT_TRUE(info->kind);
-    EXPECT_TRUE(info->about.schema.options.empty());
+    // A sum (no options) or a counted metric, never both.
+    EXPECT_NE(static_cast<bool>(info->kind), static_cast<bool>(info->counted));
+    EXPECT_TRUE(!info->kind || info->about.schema.options.empty()) << info->about.name();
     for (const auto& name : info->about.names)
       EXPECT_EQ(Metric(name, false).name(), info->about.name());
   }
