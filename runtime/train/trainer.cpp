@@ -28,7 +28,9 @@ std::vector<std::unique_ptr<Hook>> own_hooks(const FitConfig& c, data::Pipeline*
   const bool summaries = !c.model_dir.empty() && c.save_summary_steps > 0;
   // First: it checks keep_checkpoint_max before any file is made.
   auto checkpoints = c.model_dir.empty() ? nullptr : std::make_unique<CheckpointSaver>(c);
-  if (summaries) hooks.push_back(std::make_unique<SummarySaver>(c.model_dir, c.save_summary_steps));
+  if (!c.model_dir.empty() && (summaries || c.histogram_freq > 0))
+    hooks.push_back(
+        std::make_unique<SummarySaver>(c.model_dir, c.save_summary_steps, c.histogram_freq));
   if (checkpoints) hooks.push_back(std::move(checkpoints));
   if (eval) hooks.push_back(std::make_unique<Validator>(c, *eval, progress, result, summaries));
   return hooks;

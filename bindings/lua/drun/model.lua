@@ -52,7 +52,7 @@ end
 -- model:fit{x = train, epochs = 3, validation_data = test, steps = N, model_dir = 'runs/x',
 --           batch_size = 64, strategy = ..., hooks = {...}, save_checkpoints_steps = N,
 --           save_checkpoints_secs = S, keep_checkpoint_max = 5, save_summary_steps = N,
---           eval_every_steps = N, eval_steps = N, timeline = 'trace.json'}
+--           histogram_freq = N, eval_every_steps = N, eval_steps = N, timeline = 'trace.json'}
 -- epochs defaults to 1, or with steps given to none: the steps alone bound the run.
 -- With a model_dir that holds checkpoints, training continues from the newest.
 -- The options are C++'s (train/fit_config), checked here: the inputs and hooks
