@@ -1,6 +1,7 @@
 #include "optim/optimizer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iterator>
 #include <stdexcept>
@@ -143,9 +144,11 @@ Exec exec_for(const Tensor& t, int cpu_threads) {
 }  // namespace
 
 void Optimizer::apply(std::span<Param* const> params) {
+  const auto start = std::chrono::steady_clock::now();
   begin_step(params);
   launch_updates(params);
   end_step();
+  apply_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void Optimizer::begin_step(std::span<Param* const> params) {

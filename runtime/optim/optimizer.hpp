@@ -70,6 +70,10 @@ class Optimizer {
   // left alone. The same variables in the same order every call. Once built it
   // allocates nothing.
   void apply(std::span<Param* const> params);
+  // Seconds this process spent in apply() so far (host time: on a GPU, the
+  // launches): what a strategy's apply spent updating rather than exchanging
+  // (train/scaling_meter).
+  double apply_seconds() const { return apply_seconds_; }
   // apply() in three parts, for a trainer that records the middle one into a
   // CUDA graph (train/step_graph.hpp):
   //  - begin_step builds, moves slots to their variables' devices and writes
@@ -158,6 +162,7 @@ class Optimizer {
   float decay_of(size_t) const { return weight_decay_; }
 
  private:
+  double apply_seconds_ = 0.0;
   struct Var {
     std::string name;        // without ":0"
     bool has_slots = false;  // made for trainable variables

@@ -25,6 +25,7 @@
 #include "train/hooks.hpp"
 #include "train/progress.hpp"
 #include "train/running_values.hpp"
+#include "train/scaling_meter.hpp"
 #include "train/step_graph.hpp"
 
 namespace drun::train {
@@ -120,6 +121,10 @@ class Trainer {
   // On a GPU, from the first step: the steps' CUDA graphs (or why there are none).
   std::unique_ptr<StepGraphs> graphs_;
   bool graphs_said_ = false;  // fit printed why they are off
+  // With several workers: what this fit's steps were made of (summary.json's
+  // "scaling"), and the exchange wait of the step train_step last ran.
+  ScalingMeter scaling_;
+  double step_exchange_seconds_ = 0.0;
 };
 
 }  // namespace drun::train
