@@ -77,6 +77,7 @@ Trainer::Trainer(nn::Model& model, const CompileOptions& compiled, const kernels
       stage_y_(exec),
       values_(nn::make_metrics(compiled.metrics, loss_.from_logits()), exec.device),
       eval_values_(nn::make_metrics(compiled.metrics, loss_.from_logits()), exec.device) {
+  for (size_t i = 0; i < params_.size(); ++i) index_of_[params_[i]] = i;
   model_.set_exec(exec);
   optimizer_->set_cpu_threads(exec.threads);
   set_precision(compiled.precision);
@@ -121,8 +122,11 @@ void Trainer::set_strategy(distributed::Strategy* strategy) {
   strategy_->setup(params_);
   if (!strategy_->exchanges_gradients()) return;  // steps run as without one
   step_strategy_ = strategy_;
-  model_.set_backward_listener(
-      [this](nn::Layer& l) { step_strategy_->gradients_ready(l.params()); });
+  model_.set_backward_listener([this](nn::Layer& l) {
+    if (!updating_) return;  // a batch that only accumulates exchanges nothing
+    add_accumulated(l.params());
+    step_strategy_->gradients_ready(l.params());
+  });
 }
 
 void Trainer::set_timeline(timeline::Timeline* tl) {
@@ -135,7 +139,14 @@ std::string Trainer::why_not_graphs() {
   if (step_strategy_)
     return "the strategy (" + step_strategy_->name() +
            ") exchanges gradients in the middle of the step";
+  if (optimizer_->accumulation_steps() > 1)
+    return "gradient_accumulation_steps: a batch that accumulates is another step than an update";
   return {};
+}
+
+void Trainer::add_accumulated(std::span<Param> params) {
+  if (optimizer_->accumulation_steps() == 1) return;
+  for (Param& p : params) optimizer_->add_accumulated(index_of_.at(&p), p);
 }
 
 void Trainer::forward_backward(const Tensor& x, const Tensor& y) {
@@ -148,7 +159,9 @@ void Trainer::forward_backward(const Tensor& x, const Tensor& y) {
     // The loss scale is read on the device: it changes between the replays of a graph.
     if (optimizer_->dynamic_loss_scale())
       kernels::scale_by(exec_, optimizer_->loss_scale_on(exec_.device), dlogits_);
-    const float factor = step_strategy_ ? step_strategy_->gradient_scale() : 1.0f;  // 1/workers
+    // 1/workers, and 1/k: the update sees the mean of the k batches' gradients.
+    const float factor = (step_strategy_ ? step_strategy_->gradient_scale() : 1.0f) /
+                         static_cast<float>(optimizer_->accumulation_steps());
     if (factor != 1.0f) kernels::scale(exec_, factor, dlogits_);
   }
   model_.backward(dlogits_);
@@ -177,7 +190,12 @@ void Trainer::train_step(const data::Batch& batch) {
   step_exchange_seconds_ = 0.0;
   if (exec_.device == Device::cuda && !graphs_)
     graphs_ = std::make_unique<StepGraphs>(exec_, why_not_graphs());
-  if (step_strategy_) {
+  updating_ = update_due();
+  if (!updating_) {
+    forward_backward(in.x, in.y);
+    Span span(timeline_, Lane::main, kMain, "accumulate gradients", "accumulate");
+    optimizer_->accumulate(params_);
+  } else if (step_strategy_) {
     // The strategy applies the optimizer; a loss scale's value must be on
     // the device before the backward reads it (only AllReduce takes one).
     if (optimizer_->dynamic_loss_scale()) optimizer_->begin_step(params_);
@@ -201,6 +219,7 @@ void Trainer::train_step(const data::Batch& batch) {
   } else {
     optimizer_->begin_step(params_);
     forward_backward(in.x, in.y);
+    for (size_t i = 0; i < params_.size(); ++i) optimizer_->add_accumulated(i, *params_[i]);
     Span span(timeline_, Lane::main, kMain, "optimizer", "optimizer");
     optimizer_->launch_updates(params_);
     optimizer_->end_step();
