@@ -21,13 +21,17 @@ def chief_step_period(path, skip=0.2):
     return (s[-1] - s[0]) / (len(s) - 1) / 1000
 
 
-def predict(profile, probe, nodes, workers_per_node, strategy, bucket_mib, intra_probe=None):
-    """tools/scale's step time in ms for one setting, from a profile trace and net_probe output."""
+def predict(profile, probe, nodes, workers_per_node, strategy, bucket_mib, intra_probe=None,
+            colocation=None):
+    """tools/scale's step time in ms for one setting, from a profile trace, net_probe output
+    and, where workers share a node, tools/scale --probe-colocation's output."""
     argv = [sys.executable, os.path.join(ROOT, "tools/scale"), profile, "--probe", probe,
             "--nodes", str(nodes), "--workers-per-node", str(workers_per_node),
             "--strategies", strategy, "--bucket-mib", str(bucket_mib), "--json"]
     if intra_probe:
         argv += ["--intra-probe", intra_probe]
+    if colocation:
+        argv += ["--colocation", colocation]
     p = subprocess.run(argv, capture_output=True, text=True, check=True)
     rows = [json.loads(line) for line in p.stdout.splitlines()]
     # drun's AllReduce overlaps backward; its synchronous servers are pushed

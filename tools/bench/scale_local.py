@@ -3,9 +3,11 @@
 AllReduce workers through MPI (not node-shared memory) and one synchronous
 parameter server with two workers, all training the seed CNN
 (tools/bench/seed_cnn_bench.lua). Each prediction comes from a different,
-earlier run (the profile) and a net_probe of two ranks here; the measured
-step is the mean step period of the chief's timeline. Prints a Markdown
-table; tools/bench/scale_netns.py does the same across a shaped link.
+earlier run (the profile), a net_probe of two ranks here and, for the two
+AllReduce workers, tools/scale's co-location probe (two one-worker copies at
+once: how much two workers on these cores slow each other down); the
+measured step is the mean step period of the chief's timeline. Prints a
+Markdown table; tools/bench/scale_netns.py does the same across a shaped link.
 
   tools/bench/scale_local.py DRUN [--steps 200] [--keep DIR]"""
 import argparse
@@ -51,26 +53,37 @@ def main():
                  "--steps", str(steps), "--warmup", "10", *extra])
             return path
 
+        colocation = os.path.join(tmp, "colocation.json")
+        with open(colocation, "w") as f:
+            f.write(run([sys.executable, os.path.join(ROOT, "tools/scale"), "--probe-colocation",
+                         drun, bench, "--copies", "1,2", "--", "--steps", str(max(60, a.steps // 3)),
+                         "--warmup", "10"]).strip().splitlines()[-1] + "\n")
+
         # (setting, workers, tools/scale strategy, drun's launch options, the
-        # run's script options, the profile's, bucket KiB). The profile is a
-        # shorter run of the same setting, but through node-shared memory for
-        # the MPI ones: compute as two ranks on these cores see it, the
-        # exchange left to the probe.
+        # run's script options, the profile's launch and script options,
+        # bucket KiB). The AllReduce settings' profile is one worker alone,
+        # stretched by the co-location probe; the servers' is a shorter run
+        # of the same setting (the trace holds the servers' per-byte cost).
         mpi = ["--shared-memory=false"]
+        ps = ["--strategy", "ps_sync"]
         settings = [
-            ("1 worker", 1, "ring", [], [], [], 4096),
-            ("2 workers, AllReduce through MPI, 4 MiB buckets", 2, "ring", ["-np", "2"], mpi, [],
-             4096),
+            ("1 worker", 1, "ring", [], [], ([], []), 4096),
+            ("2 workers, AllReduce through MPI, 4 MiB buckets", 2, "ring", ["-np", "2"], mpi,
+             ([], []), 4096),
             ("2 workers, AllReduce through MPI, 64 KiB buckets", 2, "ring", ["-np", "2"],
-             mpi + ["--bucket-kib", "64"], [], 64),
-            ("1 ps + 2 workers, synchronous", 2, "ps", ["-np", "2"], ["--strategy", "ps_sync"],
-             ["--strategy", "ps_sync"], 4096),
+             mpi + ["--bucket-kib", "64"], ([], []), 64),
+            ("1 ps + 2 workers, synchronous", 2, "ps", ["-np", "2"], ps, (["-np", "2"], ps), 4096),
         ]
-        rows = []
-        for i, (title, workers, strategy, launch, options, profile_options, kib) in enumerate(settings):
-            profile = trace(f"profile-{i}", launch, profile_options, max(60, a.steps // 3))
+        rows, profiles = [], {}
+        for i, (title, workers, strategy, launch, options, (p_launch, p_options), kib) in \
+                enumerate(settings):
+            key = " ".join(p_launch + p_options)
+            if key not in profiles:
+                profiles[key] = trace(f"profile-{i}", p_launch, p_options, max(60, a.steps // 3))
+            profile = profiles[key]
             measured = chief_step_period(trace(f"run-{i}", launch, options, a.steps))
-            predicted = predict(profile, probe, 1, workers, strategy, kib / 1024, intra_probe=probe)
+            predicted = predict(profile, probe, 1, workers, strategy, kib / 1024, intra_probe=probe,
+                                colocation=colocation if strategy == "ring" else None)
             rows.append((title, predicted, measured, 100 * (predicted / measured - 1)))
             print("| {} | {:.2f} | {:.2f} | {:+.0f} % |".format(*rows[-1]), flush=True)
         if a.keep:
@@ -79,7 +92,10 @@ def main():
                 shutil.copy(os.path.join(tmp, name), a.keep)
         with open(probe) as f:
             p = json.load(f)
-        print(f"probe: alpha {p['alpha_s'] * 1e6:.2f} us, {p['bandwidth_gbit_s']:.1f} Gbit/s")
+        with open(colocation) as f:
+            c = json.load(f)["copies"]
+        print(f"probe: alpha {p['alpha_s'] * 1e6:.2f} us, {p['bandwidth_gbit_s']:.1f} Gbit/s; "
+              f"two copies at once take {c['2'] / c['1']:.3f}x one's step")
     within = sum(abs(r[-1]) <= 15 for r in rows)
     print(f"{within} of {len(rows)} settings within 15 %")
 
