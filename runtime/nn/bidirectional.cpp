@@ -279,6 +279,9 @@ class Bidirectional final : public Layer {
 
   // The copies' inputs: the sequence, then each one's initial states.
   void split(std::span<const Tensor* const> in) {
+    if (in.size() != dx_.size())
+      throw UsageError(who() + ": was built with " + std::to_string(dx_.size() - 1) +
+                       " initial states, given " + std::to_string(in.size() - 1));
     in_f_[0] = in_b_[0] = in[0];
     for (size_t k = 1; k < in_f_.size(); ++k) {
       in_f_[k] = in[k];
