@@ -488,6 +488,19 @@ def test_functional_attention_takes_nodes_as_arguments():
             "expects inputs" in out), out
 
 
+def test_functional_states_encoder_decoder():
+    # return_state's nodes and initial_state in a model that trains: the
+    # loss after 10 epochs is below the first evaluation's zero-state guess.
+    with temp_dir("lua") as d:
+        out, _ = expect_success(["-q", "functional_states.lua", "--model-dir", d], cwd=HERE)
+    assert re.search(r"lstm_1 \(LSTM\).*input, lstm\[1\], lstm\[2\]", out), out
+    assert re.search(r"simple_rnn \(SimpleRNN\).*lstm_1, bidirectional\[1\]", out), out
+    loss = float(re.search(r"eval loss ([0-9.]+)", out).group(1))
+    assert loss < 0.5, out
+    assert "nn.Model: outputs is output 1 of its layer" in out, out
+    assert "LSTM 'lstm': takes the sequence and 2 initial state(s), got 1" in out, out
+
+
 def test_fashion_mnist_small_run():
     if not os.path.isfile(os.path.join(FASHION_DIR, "train-images-idx3-ubyte.gz")):
         raise Skip(FASHION_DIR + " not installed (apt install dataset-fashion-mnist)")

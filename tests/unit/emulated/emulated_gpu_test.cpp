@@ -350,6 +350,21 @@ TEST(EmulatedGpu, BidirectionalTrainsAsOnTheCpuBitForBit) {
   expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 6, 3}, 7), 3);
 }
 
+// Recurrent states on the device: an encoder's final h and c (views of its
+// state buffers) start a decoder, a Bidirectional GRU's states reach the
+// loss, and the encoder's unused sequence gets the model's zero gradient.
+TEST(EmulatedGpu, ReturnStateAndInitialStateTrainAsOnTheCpuBitForBit) {
+  const json spec = json::parse(R"({"name": "seq2seq", "input_shape": [6, 3], "layers": [
+    {"class_name": "LSTM", "config": {"units": 4, "return_state": true}, "inbound": [-1]},
+    {"class_name": "LSTM", "config": {"units": 4, "return_sequences": true},
+     "inbound": [-1, [0, 1], [0, 2]]},
+    {"class_name": "Bidirectional", "config": {"layer": {"class_name": "GRU",
+     "config": {"units": 3, "return_state": true}}}},
+    {"class_name": "Concatenate", "config": {}, "inbound": [2, [2, 2], [0, 2]]},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 6, 3}, 7), 3);
+}
+
 // A GPU worker's optimizer (built, or restored, on the GPU) later given host
 // copies of the variables by a host strategy keeps its state: two Adam steps
 // split across the devices equal two on the CPU.
