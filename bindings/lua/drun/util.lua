@@ -26,7 +26,8 @@ function util.check_keys(what, opts, valid)
   for k in pairs(opts) do
     if not allowed[k] then
       table.sort(valid)
-      util.fail(what .. ": unknown option '" .. tostring(k) .. "'; valid options: " .. table.concat(valid, ', '))
+      util.fail(what .. ": unknown option '" .. tostring(k) .. "'" .. core.did_you_mean(tostring(k), valid) ..
+                "; valid options: " .. table.concat(valid, ', '))
     end
   end
 end
