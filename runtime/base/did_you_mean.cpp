@@ -63,7 +63,7 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
-std::string did_you_mean(const std::string& name, const std::string& comma_separated) {
+std::string did_you_mean_in_list(const std::string& name, const std::string& comma_separated) {
   std::vector<std::string> names;
   std::string word;
   for (const char c : comma_separated + ",") {

@@ -19,7 +19,8 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
 // " (did you mean 'x'?)" for closest_name's answer, "" without one: what an
 // error message appends after the unknown name.
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates);
-// The same over a list as messages print it: "relu, sigmoid, tanh".
-std::string did_you_mean(const std::string& name, const std::string& comma_separated);
+// The same over a list as messages print it: "relu, sigmoid, tanh" (a name
+// of its own: a braced list of two strings would also make a std::string).
+std::string did_you_mean_in_list(const std::string& name, const std::string& comma_separated);
 
 }  // namespace drun

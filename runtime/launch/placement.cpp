@@ -131,7 +131,7 @@ std::vector<std::string> oversubscribed(const ClusterSpec& cluster,
     if (n.slots > 0 && on_node[i] > n.slots)
       lines.push_back("placement puts " + std::to_string(on_node[i]) + " ranks on " + n.host +
                       ", which has " + std::to_string(n.slots) + " slot" +
-                      (n.slots == 1 ? "" : "s") + " (fewer -np, --ps or more slots fit it)");
+                      (n.slots == 1 ? "" : "s") + " (give fewer -np or --ps, or more slots)");
   }
   return lines;
 }

@@ -13,7 +13,7 @@ Activation parse_activation(const std::string& name, const std::string& owner) {
   if (name.empty()) return Activation::linear;
   if (const auto a = kernels::activation_from_name(name)) return *a;
   throw UsageError(owner + ": unknown activation '" + name + "'" +
-                   did_you_mean(name, kernels::activation_names()) +
+                   did_you_mean_in_list(name, kernels::activation_names()) +
                    "; valid: " + kernels::activation_names());
 }
 

@@ -104,7 +104,7 @@ Loss::Loss(const json& spec) {
   info_ = find_entry(loss_registry(), given);
   if (!info_ || (!spec.is_string() && !is_class_name(given)))
     throw UsageError("unknown loss '" + given + "'" +
-                     did_you_mean(given, registry_names(loss_registry())) +
+                     did_you_mean_in_list(given, registry_names(loss_registry())) +
                      "; valid: " + registry_names(loss_registry()));
   class_name_ = info_->about.name();
   Options o(config, class_name_, info_->about.schema);

@@ -410,7 +410,7 @@ std::unique_ptr<Optimizer> make_optimizer(const json& spec) {
   const OptimizerInfo* info = find_entry(optimizer_registry(), class_name);
   if (!info || (!spec.is_string() && !is_class_name(class_name)))
     throw UsageError("unknown optimizer class '" + class_name + "'" +
-                     did_you_mean(class_name, registry_names(optimizer_registry())) +
+                     did_you_mean_in_list(class_name, registry_names(optimizer_registry())) +
                      "; valid classes: " + class_names());
   return info->make(config);
 }

@@ -24,9 +24,10 @@ TEST(DidYouMean, SuggestsTheNearestWithinTwoEdits) {
   EXPECT_EQ(closest_name("adamm", names), "adam");  // the case that matches better
   EXPECT_EQ(closest_name("sdg", names), "sgd");
   EXPECT_EQ(closest_name("rmsprop", names), "");
-  EXPECT_EQ(did_you_mean("--thread", {"--threads", "--timeline"}), " (did you mean '--threads'?)");
-  EXPECT_EQ(did_you_mean("relux", "linear, relu, sigmoid"), " (did you mean 'relu'?)");
-  EXPECT_EQ(did_you_mean("xy", "ab, cd"), "");  // short names: one edit at most
+  EXPECT_EQ(did_you_mean("--thread", std::vector<std::string>{"--threads", "--timeline"}),
+            " (did you mean '--threads'?)");
+  EXPECT_EQ(did_you_mean_in_list("relux", "linear, relu, sigmoid"), " (did you mean 'relu'?)");
+  EXPECT_EQ(did_you_mean_in_list("xy", "ab, cd"), "");  // short names: one edit at most
 }
 
 TEST(DidYouMean, UnknownOptionsSuggestTheNearMiss) {
