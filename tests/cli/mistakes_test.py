@@ -45,6 +45,10 @@ SCRIPTS = [
   nn.Conv2D{filters = 2, kernel_size = 3, input_shape = {8, 8, 1},  -- HERE
             strides = 1, paddin = 'same'},
 }""", [], "did you mean 'padding'"),
+    ("layer_class", """local m = nn.Sequential{
+  nn.Dens{units = 2, input_shape = {2}},  -- HERE
+}""", [], "drun.nn has no 'Dens' (did you mean 'Dense'?)"),
+    ("optimizer_class", "optim.adam{}  -- HERE", [], "did you mean 'Adam'"),
     ("layer_type", "nn.Dense{units = 'many'}  -- HERE", [], "'units' has the wrong type"),
     ("layer_activation", "nn.Dense{units = 2, activation = 'relux'}  -- HERE", [],
      "did you mean 'relu'"),

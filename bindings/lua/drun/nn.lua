@@ -179,4 +179,4 @@ function nn.Model(opts)
   return Model.new(spec, opts.seed)
 end
 
-return nn
+return util.strict(nn, 'drun.nn')

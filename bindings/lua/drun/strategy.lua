@@ -62,4 +62,4 @@ function strategy.from_args(name, scale_lr, opts)
   return strategy.named(name, opts)
 end
 
-return strategy
+return util.strict(strategy, 'drun.strategy')
