@@ -157,8 +157,9 @@ RUN = COMPILED.replace("local ds", "local opt = drun.args{batch_size = 2}\nlocal
 
 def case_run_folder(tmp):
     """A finished run's folder: the same command says it is done (exit 0); a
-    run of another batch size, or a trace of the finished run, is refused in
-    one line at the fit's line that names what differs and the flag to use."""
+    run of another batch size, worker count or model, or a trace of the
+    finished run, is refused in one line that names what differs and the flag
+    to use."""
     with open(os.path.join(tmp, "tiny.csv"), "w") as f:
         f.write("a,b,label\n0,1,1\n1,0,0\n1,1,1\n0,0,0\n")
     text = PRELUDE + RUN
@@ -176,6 +177,11 @@ def case_run_folder(tmp):
     # More workers: refused by the launcher before any rank starts.
     line = one_line(*run(["-np", "2", "train.lua"], tmp))
     assert "workers 1 there, 2 now (-np)" in line and "--model-dir DIR" in line, line
+    # Another model over the folder: its checkpoint does not fit.
+    with open(os.path.join(tmp, "other.lua"), "w") as f:
+        f.write(text.replace("units = 2", "units = 3"))
+    line = one_line(*run(["other.lua"], tmp))
+    assert line.startswith(at.replace("train.lua", "other.lua")) and "--model-dir DIR" in line, line
     line = one_line(*run(["--timeline", "t.json", "train.lua"], tmp))
     assert line.startswith(at) and "nothing to trace" in line, line
     assert not os.path.exists(os.path.join(tmp, "t.json")), "a trace of nothing was written"
