@@ -97,11 +97,12 @@ TrainingState apply(const io::TensorFile& file, const std::string& path, nn::Mod
     const auto found = file.tensors.find(name);
     if (found == file.tensors.end())
       throw UsageError("checkpoint " + path + " lacks '" + name +
-                       "': it is not a checkpoint of this model (move it away or use another "
-                       "model_dir)");
+                       "': it is not a checkpoint of this model (move it away or give "
+                       "--model-dir DIR for a new run)");
     if (found->second.numel() != into.numel())
       throw UsageError("checkpoint " + path + ": '" + name + "' has shape " +
-                       found->second.shape().str() + ", the model's is " + into.shape().str());
+                       found->second.shape().str() + ", the model's is " + into.shape().str() +
+                       ": a run of another model (give --model-dir DIR for a new run)");
     into.copy_from(found->second.reshaped(into.shape()));
   };
   const auto params = model.params();

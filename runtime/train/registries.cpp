@@ -19,8 +19,13 @@ const std::map<std::string, RegistryKind>& registries() {
       {"layers",
        {"layer", [] { return describe_all(nn::layer_registry()); },
         [](const std::string& name, const json& options) {
+          // Made, not only matched to the schema: the constructor's checks of
+          // values (an activation's name, a rate) are reported where the
+          // script wrote the layer too.
           const auto& info = entry_named(nn::layer_registry(), name, "layer class");
-          Options(options, "nn." + name, info.about.schema);
+          Options o(options, "nn." + name, info.about.schema);
+          info.make(o, nn::keras_base_name(name));
+          o.finish();
         }}},
       {"readers",
        {"data reader", data::describe_readers,

@@ -2,6 +2,7 @@
 -- (nn, data, optim, losses, Estimator, Experiment, args) into one table; the
 -- work is done in C++ through drun.core.
 local core = require 'drun.core'
+local util = require 'drun.util'
 
 local drun = {
   core = core,
@@ -40,4 +41,4 @@ function drun.is_chief() return core.context().role == 'chief' end
 
 function drun.context() return core.context() end
 
-return drun
+return util.strict(drun, 'drun')

@@ -101,8 +101,10 @@ local function layer_options(class_name, ...)
   return options
 end
 
+-- Each layer's options are checked where the script writes the layer, so that
+-- a mistake names that line, not the Sequential's or compile's.
 local function layer_class(class_name)
-  local describe = util.described('nn.', class_name)
+  local describe = util.described('nn.', class_name, 'layers')
   return function(...)
     if select('#', ...) == 0 then return setmetatable(describe(nil), Layer) end
     return setmetatable(describe(layer_options(class_name, ...)), Layer)
@@ -212,4 +214,4 @@ function nn.Model(opts)
   return Model.new(spec, opts.seed)
 end
 
-return nn
+return util.strict(nn, 'drun.nn')
