@@ -149,7 +149,8 @@ void CallbackRunner::set_learning_rate(double lr) {
 
 std::vector<Tensor> CallbackRunner::weights() const {
   std::vector<Tensor> out;
-  for (const Param* p : trainer_->model().params()) out.push_back(p->value.to(Device::cpu).clone());
+  for (const Param* p : trainer_->model().params())
+    out.push_back(p->value.device() == Device::cpu ? p->value.clone() : p->value.to(Device::cpu));
   return out;
 }
 
