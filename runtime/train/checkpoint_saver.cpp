@@ -51,10 +51,17 @@ void CheckpointSaver::end_epoch(EpochEnd& epoch) {
   (void)epoch;
   if (pending_) save(*pending_);
   pending_.reset();
+  // The last step's checkpoint came before the last epoch's callbacks (the
+  // servers had to take part): written again with their state, so that a
+  // longer rerun continues from it. The servers' shards stay as they were.
+  if (final_) trainer_->save_checkpoint(checkpoints_, *final_, false);
+  final_.reset();
 }
 
 void CheckpointSaver::last_step(const TrainingState& at, bool preempted) {
-  if (preempted || every_steps_ > 0 || every_secs_ > 0) save(at);
+  if (!preempted && every_steps_ <= 0 && every_secs_ <= 0) return;
+  save(at);
+  if (after_callbacks_ && !preempted && at.batch == 0) final_ = at;
 }
 
 void CheckpointSaver::save(const TrainingState& at) {

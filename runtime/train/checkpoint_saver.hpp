@@ -4,7 +4,8 @@
 // on preemption whatever they are. At most one checkpoint per global step.
 // Fit adds it on the chief when there is a model_dir, after every other hook.
 // With callbacks, a checkpoint due at an epoch's last step waits for the
-// epoch's end, so that it holds the callbacks' decisions on that epoch.
+// epoch's end, so that it holds the callbacks' decisions on that epoch; the
+// last step's is written again then.
 #pragma once
 #include <chrono>
 #include <optional>
@@ -35,6 +36,7 @@ class CheckpointSaver final : public Hook {
   std::chrono::steady_clock::time_point last_save_;
   bool after_callbacks_;                  // fit has callbacks
   std::optional<TrainingState> pending_;  // due at the epoch's last step
+  std::optional<TrainingState> final_;    // the last step's, to write again with the callbacks'
 };
 
 }  // namespace drun::train

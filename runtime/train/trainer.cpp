@@ -241,10 +241,10 @@ bool Trainer::preemption_agreed() {
   return asked > 0;
 }
 
-void Trainer::save_checkpoint(Checkpoints& checkpoints, const TrainingState& state) {
+void Trainer::save_checkpoint(Checkpoints& checkpoints, const TrainingState& state, bool servers) {
   timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain, "checkpoint", "checkpoint",
                       "step", state.global_step);
-  if (strategy_) strategy_->checkpoint(checkpoints.model_dir(), state.global_step);
+  if (strategy_ && servers) strategy_->checkpoint(checkpoints.model_dir(), state.global_step);
   if (!callbacks_) return checkpoints.save(model_, *optimizer_, state);
   TrainingState with = state;
   CallbackState cs = callbacks_->state();

@@ -58,8 +58,9 @@ class Trainer {
   // Model outputs for every example of the input, rows in input order.
   Tensor predict(data::Pipeline& input);
 
-  // Writes a checkpoint (the strategy's servers first) of the state `state`.
-  void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state);
+  // Writes a checkpoint (the strategy's servers first, unless not `servers`:
+  // their shards of that step are written already) of the state `state`.
+  void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state, bool servers = true);
 
   // Steps, input waits, layers, updates, evaluations and checkpoints are
   // recorded there from now on (null: nowhere); the caller keeps it alive.

@@ -216,10 +216,12 @@ TEST(Callbacks, RealFitStopsAndRestoresTheBestWeights) {
   EXPECT_EQ(model_values(f.model), values(recorder.weights[0]));
 }
 
-// Uninterrupted and killed after the checkpoint at the end of epoch 1 (step
-// 8), then resumed: the same epochs, rates and weights, bit for bit.
+// Uninterrupted; killed after the checkpoint at the end of epoch 1 (step 8)
+// and resumed; and 2 epochs, then rerun for 10: the same epochs, rates and
+// weights, bit for bit.
 TEST(Callbacks, ResumedRunEndsAsUninterrupted) {
-  const auto run = [](const std::string& dir, int64_t kill_at, Recorder& recorder) {
+  const auto run = [](const std::string& dir, int64_t kill_at, Recorder& recorder,
+                      int64_t epochs = 10) {
     Fixture f;
     auto early = make("EarlyStopping",
                       {{"patience", 4}, {"min_delta", 1000.0}, {"restore_best_weights", true}});
@@ -235,7 +237,7 @@ TEST(Callbacks, ResumedRunEndsAsUninterrupted) {
     } killer;
     killer.at = kill_at;
     FitConfig config;
-    config.epochs = 10;
+    config.epochs = epochs;
     config.model_dir = dir;
     config.save_checkpoints_steps = 4;
     config.callbacks = {&recorder, early.get(), plateau.get()};
@@ -260,6 +262,14 @@ TEST(Callbacks, ResumedRunEndsAsUninterrupted) {
   EXPECT_EQ(values(second.weights.back()), values(all.weights.back()));
   EXPECT_EQ(second.rates, std::vector<double>(all.rates.begin() + 2, all.rates.end()));
   EXPECT_EQ(all.rates[4], 0.05f * 0.125f);  // reduced after epochs 1, 2, 3
+
+  TempDir longer;
+  Recorder two, more;
+  EXPECT_EQ(run(longer.path(), 0, two, 2).first, 2);
+  const auto continued = run(longer.path(), 0, more);
+  EXPECT_EQ(continued.first, uninterrupted.first);
+  EXPECT_EQ(continued.second, uninterrupted.second);
+  EXPECT_EQ(more.rates, std::vector<double>(all.rates.begin() + 2, all.rates.end()));
 }
 
 }  // namespace
