@@ -216,6 +216,25 @@ TEST(Callbacks, RealFitStopsAndRestoresTheBestWeights) {
   EXPECT_EQ(model_values(f.model), values(recorder.weights[0]));
 }
 
+// A run EarlyStopping ended is done: its rerun takes no step.
+TEST(Callbacks, RerunOfAStoppedRunTrainsNoFurther) {
+  TempDir dir;
+  FitConfig config;
+  config.epochs = 10;
+  config.model_dir = dir.path();
+  config.save_checkpoints_steps = 4;
+  for (int run = 0; run < 2; ++run) {
+    Fixture f;
+    auto early = make("EarlyStopping", {{"patience", 1}, {"min_delta", 1000.0}});
+    config.callbacks = {early.get()};
+    const bool resumed = f.trainer.restore(dir.path(), [](const std::string&) {}).has_value();
+    const FitResult r = f.trainer.fit(f.train, &f.eval, config, f.progress);
+    EXPECT_EQ(resumed, run == 1);
+    EXPECT_EQ(r.global_step, 8);
+    EXPECT_EQ(r.already_done, run == 1);
+  }
+}
+
 // Uninterrupted; killed after the checkpoint at the end of epoch 1 (step 8)
 // and resumed; and 2 epochs, then rerun for 10: the same epochs, rates and
 // weights, bit for bit.
