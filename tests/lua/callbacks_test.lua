@@ -2,7 +2,7 @@
 -- steps an epoch). Prints one line per check for run_lua_tests.py.
 local drun = require 'drun'
 local nn, optim, cb = drun.nn, drun.optim, drun.callbacks
-local opt = drun.args{model_dir = '', case = 'all', strategy = 'AllReduce'}
+local opt = drun.args{model_dir = '', case = 'all', strategy = 'AllReduce', epochs = 10}
 
 local ds = require('toy_points')()
 
@@ -14,11 +14,13 @@ local function model(lr)
 end
 
 -- drun -np 2: every worker stops after the same epoch with the same rates
--- (the chief's decisions), whichever strategy.
+-- (the chief's decisions), whichever strategy; with a model_dir, a run of
+-- fewer epochs continued by a rerun decides as one run.
 if opt.case == 'dist' then
   local rates = {}
   local watch = {on_epoch_end = function(self, epoch, logs) rates[#rates + 1] = string.format('%g', logs.learning_rate) end}
-  local r = model(0.1):fit{x = ds:batch(8), validation_data = ds:batch(64), epochs = 10,
+  local r = model(0.1):fit{x = ds:batch(8), validation_data = ds:batch(64), epochs = opt.epochs,
+    model_dir = opt.model_dir ~= '' and opt.model_dir or nil, save_checkpoints_steps = 4,
     strategy = drun.strategy[opt.strategy]{}, callbacks = {watch,
       cb.ReduceLROnPlateau{patience = 1, factor = 0.5, min_delta = 1000},
       cb.EarlyStopping{patience = 3, min_delta = 1000}}}

@@ -215,6 +215,16 @@ def test_callbacks_two_workers():
         lines = re.findall(r"dist (chief|worker): epochs (\d+) step (\d+) rates (\S+)", out)
         assert len(lines) == 2, out
         assert all(l[1:] == ("4", "16", "0.1,0.1,0.05,0.025") for l in lines), (strategy, out)
+        # 2 epochs, then a rerun for 10 in the same model_dir: epochs 3 and 4
+        # as above, from the callbacks' state in the checkpoint.
+        with temp_dir("lua") as d:
+            args = ["-np", "2", "callbacks_test.lua", "--case", "dist", "--strategy", strategy,
+                    "--model-dir", d]
+            expect_success(args + ["--epochs", "2"], cwd=HERE)
+            out, _ = expect_success(args, cwd=HERE)
+            lines = re.findall(r"dist (chief|worker): epochs (\d+) step (\d+) rates (\S+)", out)
+            assert len(lines) == 2, out
+            assert all(l[1:] == ("4", "16", "0.05,0.025") for l in lines), (strategy, out)
 
 
 def test_eval_every_steps():
