@@ -12,6 +12,7 @@ local opt = drun.args{
   lr = {0.001, 'learning rate of Adam'},
   units = {128, 'LSTM units'},
   train_limit = {0, 'train on the first N training examples only (0: all 60000)'},
+  eval_limit = {0, 'evaluate on the first N test examples only (0: all 10000)'},
   model_dir = {'runs/fashion_mnist_lstm', 'checkpoints and summary.json; a rerun resumes'},
   seed = {42, 'seed of the weights and of the shuffling'},
 }
@@ -26,6 +27,8 @@ if drun.is_chief() then model:summary() end
 
 local train = data.fashion_mnist{split = 'train'}
 if opt.train_limit > 0 then train = train:take(opt.train_limit) end
+local test = data.fashion_mnist{split = 'test'}
+if opt.eval_limit > 0 then test = test:take(opt.eval_limit) end
 
 local result = drun.Experiment{
   estimator = drun.Estimator{
@@ -36,7 +39,7 @@ local result = drun.Experiment{
     config = drun.RunConfig{model_dir = opt.model_dir},
   },
   train_input = train:shuffle{seed = opt.seed}:batch(opt.batch_size):prefetch(2),
-  eval_input = data.fashion_mnist{split = 'test'}:batch(1000),
+  eval_input = test:batch(1000),
   epochs = opt.epochs,
 }:run()
 

@@ -30,7 +30,8 @@ int trainer_new(lua_State* L) {
 
 // trainer:fit(train_ds, train_ops, eval_ds|nil, eval_ops|nil, {epochs, steps, model_dir,
 // strategy, save_checkpoints_steps, save_checkpoints_secs, keep_checkpoint_max,
-// save_summary_steps, eval_every_steps, eval_steps, timeline}, hooks|nil, callbacks|nil)
+// save_summary_steps, histogram_freq, eval_every_steps, eval_steps, timeline}, hooks|nil,
+// callbacks|nil)
 int trainer_fit(lua_State* L) {
   return guarded(L, [&] {
     auto& session = session_arg(L);

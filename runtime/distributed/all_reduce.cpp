@@ -87,6 +87,7 @@ void AllReduce::set_timeline(timeline::Timeline* tl) {
 }
 
 void AllReduce::exchange_started(Bucket& b) {
+  if (!first_start_) first_start_ = std::chrono::steady_clock::now();
   if (timeline_) b.started_at = timeline_->now();
 }
 
@@ -161,11 +162,18 @@ void AllReduce::finish_gradients() {
 }
 
 void AllReduce::apply(optim::Optimizer& optimizer, std::span<Param* const> params) {
+  using Clock = std::chrono::steady_clock;
+  const auto backward_end = Clock::now();
   {
     timeline::Span wait(timeline_, timeline::Lane::main, timeline::kMain, "wait for exchanges",
                         "wait");
     finish_gradients();
   }
+  // Shared memory sums every bucket here, after backward: nothing hidden.
+  const auto start = first_start_.value_or(backward_end);
+  window_.window += std::chrono::duration<double>(Clock::now() - start).count();
+  window_.hidden += std::chrono::duration<double>(backward_end - start).count();
+  first_start_.reset();
   timeline::Span update(timeline_, timeline::Lane::main, timeline::kMain, "optimizer", "optimizer");
   optimizer.apply(params);
 }

@@ -9,7 +9,9 @@
 // nothing. Gradients on GPUs stay there: their buckets are device memory,
 // summed by NCCL; without NCCL each bucket goes through host memory and MPI.
 #pragma once
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -44,6 +46,8 @@ class AllReduce final : public Strategy {
   void finish_gradients();
   void sum(double* values, int64_t n) override { comm_.allreduce_sum(values, n); }
   void set_timeline(timeline::Timeline* timeline) override;
+  ExchangeWindow exchange_window() const override { return window_; }
+  int64_t bucket_bytes() const override { return bucket_bytes_; }
 
   size_t bucket_count() const { return buckets_.size(); }
   bool uses_shared_memory() const { return shm_ != nullptr; }
@@ -81,6 +85,9 @@ class AllReduce final : public Strategy {
   std::vector<Slot> slots_;
   std::unordered_map<const Param*, size_t> slot_of_;
   std::vector<Bucket> buckets_;
+  // This step's first exchange start (none yet: nullopt), and the totals.
+  std::optional<std::chrono::steady_clock::time_point> first_start_;
+  ExchangeWindow window_;
 };
 
 }  // namespace drun::distributed

@@ -26,6 +26,8 @@ class HostStaged final : public Strategy {
   bool lockstep() const override { return inner_.lockstep(); }
   void sum(double* values, int64_t n) override { inner_.sum(values, n); }
   json epoch_stats() override { return inner_.epoch_stats(); }
+  ExchangeWindow exchange_window() const override { return inner_.exchange_window(); }
+  int64_t bucket_bytes() const override { return inner_.bucket_bytes(); }
   void finish(std::span<Param* const> params, const std::string& model_dir) override;
   std::optional<int64_t> shared_global_step(std::span<Param* const> params) override;
   void checkpoint(const std::string& model_dir, int64_t step) override {

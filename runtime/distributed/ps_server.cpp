@@ -33,8 +33,9 @@ ParameterServer::ParameterServer(Communicator& world, const StrategySpec& spec,
   }
   for (auto& p : shard_) shard_ptrs_.push_back(&p);
   if (spec.exchange == Exchange::gradients) {
-    optimizer_ = optim::make_optimizer(spec.server_optimizer.is_null() ? experiment_optimizer
-                                                                       : spec.server_optimizer);
+    // The workers accumulate: a push is a cycle's mean gradient, applied at once.
+    optimizer_ = optim::make_optimizer(optim::without_accumulation(
+        spec.server_optimizer.is_null() ? experiment_optimizer : spec.server_optimizer));
     base_lr_ = optimizer_->current_lr();
     if (spec.scale_lr) lr_scale_ = static_cast<float>(roles_.workers.size());
     optimizer_->set_lr_scale(lr_scale_);

@@ -72,6 +72,17 @@ class Strategy {
     (void)params;
     return std::nullopt;
   }
+  // Cheap counters for summary.json's "scaling" (train/scaling_meter), over
+  // the steps so far: the seconds from each step's first exchange start to
+  // its end (window), of which before backward ended (hidden behind it).
+  // Zeros where the strategy does not overlap exchanges with backward.
+  struct ExchangeWindow {
+    double window = 0.0;
+    double hidden = 0.0;
+  };
+  virtual ExchangeWindow exchange_window() const { return {}; }
+  // Bytes of gradients fused into one exchange (AllReduce's buckets); 0: none.
+  virtual int64_t bucket_bytes() const { return 0; }
   // Where this worker's exchanges, waits and updates are recorded (null: nowhere).
   virtual void set_timeline(timeline::Timeline* tl) { timeline_ = tl; }
   // Before setup: training continues from the checkpoint of this global step

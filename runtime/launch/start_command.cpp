@@ -1,5 +1,7 @@
 #include "launch/start_command.hpp"
 
+#include <stdexcept>
+
 #include "base/options.hpp"
 
 namespace drun::launch {
@@ -26,24 +28,40 @@ std::string host_per_rank(const std::vector<RankInfo>& ranks) {
 
 }  // namespace
 
-Starter choose_starter(const std::string& name, const ClusterSpec& cluster, bool in_slurm_job,
-                       bool srun_found) {
+Starter choose_starter(const std::string& name, const ClusterSpec& cluster,
+                       const StarterSurroundings& at) {
   if (name == "mpirun") return Starter::mpirun;
   if (name == "srun") {
-    if (!in_slurm_job)
+    if (!at.in_slurm_job)
       throw UsageError("--launcher srun: not inside a Slurm allocation (no SLURM_JOB_ID)");
-    if (!srun_found) throw UsageError("--launcher srun: srun is not on PATH");
+    if (!at.srun_found) throw UsageError("--launcher srun: srun is not on PATH");
     return Starter::srun;
   }
-  if (name != "auto") throw UsageError("--launcher '" + name + "': expected auto, srun or mpirun");
-  return cluster.source == "slurm" && in_slurm_job && srun_found ? Starter::srun : Starter::mpirun;
+  if (name == "jsrun") {
+    if (!at.in_lsf_job)
+      throw UsageError("--launcher jsrun: not inside an LSF allocation (no LSB_JOBID)");
+    if (!at.jsrun_found) throw UsageError("--launcher jsrun: jsrun is not on PATH");
+    if (cluster.source != "lsf")
+      throw UsageError("--launcher jsrun: the cluster was read from " + cluster.source +
+                       ", not from LSF's LSB_MCPU_HOSTS");
+    return Starter::jsrun;
+  }
+  if (name != "auto")
+    throw UsageError("--launcher '" + name + "': expected auto, srun, jsrun or mpirun");
+  if (cluster.source == "slurm" && at.in_slurm_job && at.srun_found) return Starter::srun;
+  if (cluster.source == "lsf" && at.in_lsf_job && at.jsrun_found) return Starter::jsrun;
+  return Starter::mpirun;
 }
 
 std::vector<std::string> start_command(Starter starter, const std::vector<RankInfo>& ranks,
                                        const StartOptions& opt) {
   const std::string n = std::to_string(ranks.size());
   std::vector<std::string> cmd;
-  if (starter == Starter::srun) {
+  if (starter == Starter::jsrun) {
+    if (opt.erf_path.empty())
+      throw std::logic_error("start_command: jsrun without a resource file");
+    cmd = {opt.program, "--erf_input", opt.erf_path};
+  } else if (starter == Starter::srun) {
     cmd = {opt.program, "--mpi=pmix", "--ntasks=" + n, "--distribution=arbitrary",
            "--nodelist=" + host_per_rank(ranks), "--export=ALL",
            // One rank's failure ends the step; a preempted job's ranks all exit

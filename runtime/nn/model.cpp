@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "nn/layer_registry.hpp"
@@ -311,26 +312,36 @@ int64_t Model::param_count(bool trainable_only) const {
 }
 
 std::string Model::summary() const {
-  const std::string rule(65, '_'), thick(65, '=');
-  std::string s = fmt::format("Model: \"{}\"\n{}\n", name_, rule);
   const bool graph = [&] {
     for (size_t i = 0; i < nodes_.size(); ++i)
       if (nodes_[i].inbound.size() != 1 || nodes_[i].inbound[0] != static_cast<int>(i) - 1)
         return true;
     return false;
   }();
-  s += fmt::format(" {:<28}{:<26}{:<10}{}\n{}\n", "Layer (type)", "Output Shape", "Param #",
-                   graph ? "Connected to" : "", thick);
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const Layer& l = *nodes_[i].layer;
+  using Row = std::array<std::string, 4>;  // layer (type), output shape, params, connected to
+  std::vector<Row> rows{{"Layer (type)", "Output Shape", "Param #", graph ? "Connected to" : ""}};
+  for (const Node& node : nodes_) {
+    const Layer& l = *node.layer;
     std::string links;
     if (graph)
-      for (int id : nodes_[i].inbound)
+      for (int id : node.inbound)
         links += (links.empty() ? "" : ", ") +
                  (id < 0 ? std::string("input") : nodes_[static_cast<size_t>(id)].layer->name());
-    s += fmt::format(" {:<28}{:<26}{:<10}{}\n", l.name() + " (" + l.kind() + ")",
-                     l.output_shape().with_batch(0).str(true), with_commas(l.param_count()), links);
+    rows.push_back({l.name() + " (" + l.kind() + ")", l.output_shape().with_batch(0).str(true),
+                    with_commas(l.param_count()), links});
   }
+  // Keras' widths, widened so that a long name or shape keeps a space before the next column.
+  std::array<size_t, 3> width{28, 26, 10};
+  for (const Row& r : rows)
+    for (size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], r[c].size() + 1);
+  const size_t line = std::max<size_t>(65, 1 + width[0] + width[1] + width[2]);
+  const std::string rule(line, '_'), thick(line, '=');
+  const auto row = [&](const Row& r) {
+    return fmt::format(" {:<{}}{:<{}}{:<{}}{}\n", r[0], width[0], r[1], width[1], r[2], width[2],
+                       r[3]);
+  };
+  std::string s = fmt::format("Model: \"{}\"\n{}\n{}{}\n", name_, rule, row(rows[0]), thick);
+  for (size_t i = 1; i < rows.size(); ++i) s += row(rows[i]);
   const int64_t total = param_count(), trainable = param_count(true);
   s += fmt::format("{}\nTotal params: {}\nTrainable params: {}\nNon-trainable params: {}\n{}\n",
                    thick, with_commas(total), with_commas(trainable),

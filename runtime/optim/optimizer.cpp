@@ -1,6 +1,7 @@
 #include "optim/optimizer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iterator>
 #include <stdexcept>
@@ -37,6 +38,9 @@ Schema optimizer_options(float default_learning_rate, const Schema& own,
        "clip every gradient value to [-clipvalue, clipvalue]"},
       {"global_clipnorm", OptionType::number, nullptr,
        "clip the gradients to this L2 norm taken over all of them together"},
+      {"gradient_accumulation_steps", OptionType::integer, nullptr,
+       "Keras 3's: one exchange and one update, with the mean gradient, per this many batches "
+       "(nil or 1: every batch)"},
       {"name", OptionType::string, nullptr, "Keras' name of the optimizer (default: its class)"}};
   return first.with(own).with(common);
 }
@@ -54,6 +58,12 @@ Optimizer::Optimizer(Options& o, std::string class_name) : class_name_(std::move
   }
   decay_ = o.get<float>("decay");
   weight_decay_ = o.get<float>("weight_decay");
+  if (const std::optional<int64_t> k = o.maybe<int64_t>("gradient_accumulation_steps")) {
+    if (*k < 1)
+      throw UsageError(o.owner() + ": gradient_accumulation_steps must be at least 1, got " +
+                       std::to_string(*k));
+    accumulation_steps_ = *k;
+  }
   // Keras' rule: at most one of the three; a value <= 0 clips nothing.
   int given = 0;
   for (const auto& [key, kind] :
@@ -133,6 +143,8 @@ void Optimizer::build(std::span<Param* const> params) {
     v.name = std::string(strip_suffix(p.name));
     v.numel = p.value.numel();
     if (p.trainable) make_slots(v, p);
+    if (p.trainable && accumulation_steps_ > 1)
+      v.accumulator = Tensor::zeros(p.value.shape()).to(p.value.device());
   }
   vars_ = std::move(vars);
   built_ = true;
@@ -147,9 +159,51 @@ Exec exec_for(const Tensor& t, int cpu_threads) {
 }  // namespace
 
 void Optimizer::apply(std::span<Param* const> params) {
+  const auto start = std::chrono::steady_clock::now();
   begin_step(params);
   launch_updates(params);
   end_step();
+  apply_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void Optimizer::accumulate(std::span<Param* const> params) {
+  build(params);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Param& p = *params[i];
+    if (!p.trainable || !p.grad.defined()) continue;
+    Tensor& a = vars_[i].accumulator;
+    if (!a.defined())  // made trainable after build: once
+      a = Tensor::zeros(p.value.shape());
+    if (a.device() != p.grad.device()) a = a.to(p.grad.device());  // once, as the slots
+    kernels::axpy(exec_for(p.grad, cpu_threads_), 1.0f, p.grad, a);
+  }
+  ++iterations_;
+}
+
+void Optimizer::add_accumulated(size_t index, Param& p) {
+  if (accumulation_steps_ == 1 || index >= vars_.size() || !p.grad.defined()) return;
+  Tensor& a = vars_[index].accumulator;
+  if (!a.defined()) return;  // nothing accumulated yet (a variable made trainable since)
+  if (a.device() != p.grad.device()) a = a.to(p.grad.device());
+  const Exec ex = exec_for(p.grad, cpu_threads_);
+  kernels::axpy(ex, 1.0f, a, p.grad);
+  kernels::fill(ex, 0.0f, a);  // Keras' reset: what a checkpoint keeps between cycles
+}
+
+std::vector<std::pair<std::string, Tensor*>> Optimizer::accumulators() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  for (Var& v : vars_)
+    if (v.accumulator.defined()) out.emplace_back(v.name + "/gradient_accumulator", &v.accumulator);
+  return out;
+}
+
+void Optimizer::set_dynamic_loss_scale(const DynamicLossScale& s) {
+  if (accumulation_steps_ > 1)
+    throw UsageError(class_name_ +
+                     ": gradient_accumulation_steps = " + std::to_string(accumulation_steps_) +
+                     " does not work with a loss scale (a LossScaleOptimizer, which "
+                     "mixed_float16 adds): mixed_bfloat16 needs none");
+  loss_scale_ = s;
 }
 
 void Optimizer::begin_step(std::span<Param* const> params) {
@@ -292,6 +346,7 @@ json Optimizer::config() const {
   add_config(c);
   if (weight_decay_ != 0.f) c["weight_decay"] = float_json(weight_decay_);
   if (clip_) c[clip_->key] = float_json(clip_->limit);
+  if (accumulation_steps_ > 1) c["gradient_accumulation_steps"] = accumulation_steps_;
   json inner{{"class_name", class_name_}, {"config", std::move(c)}};
   if (!loss_scale_) return inner;
   return json{{"class_name", "LossScaleOptimizer"},
@@ -303,6 +358,13 @@ json Optimizer::config() const {
 
 std::unique_ptr<Optimizer> Optimizer::clone_fresh() const {
   return make_optimizer(config());
+}
+
+json without_accumulation(const json& spec) {
+  if (!spec.is_object() || !spec.contains("config") || !spec["config"].is_object()) return spec;
+  json out = spec;
+  out["config"].erase("gradient_accumulation_steps");
+  return out;
 }
 
 const std::vector<const OptimizerInfo*>& optimizer_registry() {

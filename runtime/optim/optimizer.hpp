@@ -19,7 +19,20 @@
 //    AllReduce that is after the exchange, so every worker clips the same
 //    gradient; under a loss scale the scaled gradient is clipped as Keras
 //    clips the unscaled one.
-// config() writes weight_decay and a clip only when they are set.
+//  - gradient_accumulation_steps = k (Keras 3's; null or 1: none, as
+//    without it) makes k batches one update: the trainer adds each batch's
+//    gradients into this optimizer's accumulators (accumulate()) and, on the
+//    k-th, adds them into that batch's gradients before the exchange and the
+//    update (add_accumulated()), so a strategy exchanges once per k batches.
+//    The trainer counts the cycle in global steps (batches): a parameter
+//    server's workers never apply their own optimizer.
+//    The trainer scales the loss gradient by 1/k, so the update sees the
+//    mean of the k gradients, as Keras' (g_1 + ... + g_k) / k; clips and
+//    weight decay apply to that mean, on the update only. As in Keras,
+//    iterations() counts batches (Keras' `_iterations`, saved), the schedule
+//    reads it, and updates() = iterations() / k is what Keras' property
+//    optimizer.iterations gives and what Adam's bias correction counts.
+// config() writes weight_decay, a clip and gradient_accumulation_steps only when they are set.
 //
 // Loss scaling: wrapped in Keras' LossScaleOptimizer ({"class_name":
 // "LossScaleOptimizer", "config": {"inner_optimizer": {...}, "initial_scale":
@@ -32,7 +45,7 @@
 //
 // Steps: the learning rate of an update is the schedule at iterations() before
 // the update (Keras' optimizer.iterations); Adam's bias correction uses
-// t = iterations() + 1. apply() then adds one to iterations().
+// t = updates() + 1. apply() then adds one to iterations().
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -70,6 +83,10 @@ class Optimizer {
   // left alone. The same variables in the same order every call. Once built it
   // allocates nothing.
   void apply(std::span<Param* const> params);
+  // Seconds this process spent in apply() so far (host time: on a GPU, the
+  // launches): what a strategy's apply spent updating rather than exchanging
+  // (train/scaling_meter).
+  double apply_seconds() const { return apply_seconds_; }
   // apply() in three parts, for a trainer that records the middle one into a
   // CUDA graph (train/step_graph.hpp):
   //  - begin_step builds, moves slots to their variables' devices and writes
@@ -87,6 +104,23 @@ class Optimizer {
 
   int64_t iterations() const { return iterations_; }
   void set_iterations(int64_t iterations) { iterations_ = iterations; }
+  // The updates applied: iterations() / gradient_accumulation_steps.
+  int64_t updates() const { return iterations_ / accumulation_steps_; }
+
+  // Gradient accumulation (the header comment): k, 1 without it.
+  int64_t accumulation_steps() const { return accumulation_steps_; }
+  // A batch that only accumulates: adds every trainable variable's gradient
+  // into its accumulator and counts the batch in iterations(). No update.
+  void accumulate(std::span<Param* const> params);
+  // On an update's batch, before its gradient of variable `index` (its
+  // position in the span given to build) is exchanged or used: adds the
+  // accumulated gradients into it and empties the accumulator. Nothing without accumulation.
+  void add_accumulated(size_t index, Param& p);
+  // The accumulators, "<variable>/gradient_accumulator" (Keras' name) in the
+  // variables' order: the sum of this cycle's gradients so far, already
+  // divided by k. Empty without accumulation or before build(); checkpoints
+  // keep them, so that a run resumes in the middle of a cycle exactly.
+  std::vector<std::pair<std::string, Tensor*>> accumulators();
   // The learning rate the next update uses: schedule(iterations()), with the legacy decay.
   float current_lr() const;
   const Schedule& learning_rate() const { return *schedule_; }
@@ -115,7 +149,9 @@ class Optimizer {
   const DynamicLossScale* dynamic_loss_scale() const {
     return loss_scale_ ? &*loss_scale_ : nullptr;
   }
-  void set_dynamic_loss_scale(const DynamicLossScale& s) { loss_scale_ = s; }
+  // Throws UsageError with gradient accumulation: a skipped update would
+  // have to drop k batches' accumulated gradients.
+  void set_dynamic_loss_scale(const DynamicLossScale& s);
 
   // The slot tensors by name, "<variable>/<slot>" with a ":0" suffix of the
   // variable dropped (e.g. "conv2d/kernel/momentum"), in Keras' order: all
@@ -161,11 +197,13 @@ class Optimizer {
   float decay_of(size_t) const { return weight_decay_; }
 
  private:
+  double apply_seconds_ = 0.0;
   struct Var {
     std::string name;        // without ":0"
     bool has_slots = false;  // made for trainable variables
     int64_t numel = 0;
     std::vector<Tensor> slots;  // one per specs_ entry
+    Tensor accumulator;         // with gradient accumulation, for a trainable variable
   };
   // The step's values on one device: what the updates read (kStepValues
   // floats, kernels/optimizer_update.hpp), then the loss scale, then the
@@ -200,6 +238,7 @@ class Optimizer {
   float decay_ = 0.f;
   float weight_decay_ = 0.f;
   std::optional<Clip> clip_;
+  int64_t accumulation_steps_ = 1;
   int64_t iterations_ = 0;
   float lr_scale_ = 1.f;
   int cpu_threads_ = 1;
@@ -341,5 +380,10 @@ Schema optimizer_options(float default_learning_rate, const Schema& own,
 // UsageError for an unknown class (listing the valid ones) and for an unknown,
 // mistyped or invalid option.
 std::unique_ptr<Optimizer> make_optimizer(const json& spec);
+
+// `spec` (as make_optimizer takes it) without gradient_accumulation_steps:
+// for an optimizer that applies gradients accumulated elsewhere (a parameter
+// server's, fed by workers that accumulate), one update per call.
+json without_accumulation(const json& spec);
 
 }  // namespace drun::optim

@@ -157,8 +157,8 @@ void Adam::add_config(json& c) const {
 
 float Adam::step_rate(float lr) const {
   // Bias correction folded into the rate in float32, as Keras 3 computes it
-  // (t counts from 1).
-  const float t = static_cast<float>(iterations() + 1);
+  // (t counts updates from 1).
+  const float t = static_cast<float>(updates() + 1);
   return lr * std::sqrt(1.f - std::pow(beta_2_, t)) / (1.f - std::pow(beta_1_, t));
 }
 

@@ -41,6 +41,8 @@ void Checkpoints::save(nn::Model& model, optim::Optimizer& optimizer, const Trai
   std::vector<std::pair<std::string, Tensor>> tensors;
   for (const Param* p : model.params()) tensors.emplace_back("model/" + p->name, p->value);
   for (const auto& [name, t] : optimizer.state()) tensors.emplace_back("optimizer/" + name, *t);
+  for (const auto& [name, t] : optimizer.accumulators())
+    tensors.emplace_back("optimizer/" + name, *t);
   for (const auto& [name, t] : state.callback_tensors) tensors.emplace_back("callbacks/" + name, t);
   json rngs = json::object();
   for (const auto& node : model.nodes())
@@ -110,6 +112,9 @@ TrainingState apply(const io::TensorFile& file, const std::string& path, nn::Mod
   if (a.value("optimizer_built", false)) {
     optimizer.build(params);
     for (auto& [name, t] : optimizer.state()) take("optimizer/" + name, *t);
+    // A checkpoint of a run without accumulation: the cycle starts empty.
+    for (auto& [name, t] : optimizer.accumulators())
+      if (file.tensors.contains("optimizer/" + name)) take("optimizer/" + name, *t);
   }
   optimizer.set_iterations(a.value("optimizer_iterations", int64_t{0}));
   // A run that starts loss scaling from a checkpoint without it starts at the initial scale.

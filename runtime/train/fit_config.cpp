@@ -32,13 +32,17 @@ const Schema& fit_run_schema() {
         {"model_dir", OptionType::string, none_if_empty(d.model_dir),
          "checkpoints, TensorBoard events and summary.json; none: nothing written"},
         {"save_checkpoints_steps", OptionType::integer, d.save_checkpoints_steps,
-         "checkpoint interval in steps (0: only after the last step)"},
+         "checkpoint interval in steps, and one after the last step (0 with "
+         "save_checkpoints_secs 0: no checkpoints)"},
         {"save_checkpoints_secs", OptionType::number, d.save_checkpoints_secs,
-         "checkpoint interval in seconds (0: only after the last step)"},
+         "checkpoint interval in seconds, and one after the last step (0 with "
+         "save_checkpoints_steps 0: no checkpoints)"},
         {"keep_checkpoint_max", OptionType::integer, d.keep_checkpoint_max,
          "checkpoints kept in model_dir"},
         {"save_summary_steps", OptionType::integer, d.save_summary_steps,
          "TensorBoard scalars interval in steps (0: none)"},
+        {"histogram_freq", OptionType::integer, d.histogram_freq,
+         "TensorBoard weight histograms interval in epochs, as Keras' TensorBoard (0: none)"},
         {"eval_every_steps", OptionType::integer, d.eval_every_steps,
          "also evaluate every so many steps (0: after each epoch only)"},
         {"eval_steps", OptionType::integer, d.eval_steps,
@@ -67,13 +71,14 @@ FitConfig parse_fit_config(Options& o) {
   c.save_checkpoints_secs = o.get<double>("save_checkpoints_secs", c.save_checkpoints_secs);
   c.keep_checkpoint_max = o.get<int>("keep_checkpoint_max", c.keep_checkpoint_max);
   c.save_summary_steps = o.get<int64_t>("save_summary_steps", c.save_summary_steps);
+  c.histogram_freq = o.get<int64_t>("histogram_freq", c.histogram_freq);
   c.eval_every_steps = o.get<int64_t>("eval_every_steps", c.eval_every_steps);
   c.eval_steps = o.get<int64_t>("eval_steps", c.eval_steps);
   c.timeline = o.get<std::string>("timeline", c.timeline);
   const std::string& owner = o.owner();
   if (c.epochs < 1) throw UsageError(owner + ": epochs must be at least 1");
   if (c.save_checkpoints_steps < 0 || c.save_checkpoints_secs < 0 || c.save_summary_steps < 0 ||
-      c.eval_every_steps < 0)
+      c.histogram_freq < 0 || c.eval_every_steps < 0)
     throw UsageError(owner + ": checkpoint, summary and evaluation intervals must not be negative");
   return c;
 }

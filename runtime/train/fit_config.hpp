@@ -29,6 +29,10 @@ struct FitConfig {
   // TensorBoard scalars (loss, metrics, learning rate, steps/s, images/s) every
   // so many steps into model_dir, evaluations into model_dir/eval; 0: none.
   int64_t save_summary_steps = 0;
+  // TensorBoard histograms of every weight after each epoch whose 0-based
+  // number is a multiple of this (Keras' TensorBoard histogram_freq: 1, 3, 5...
+  // epochs for 2); 0: none.
+  int64_t histogram_freq = 0;
   // Evaluate every so many global steps as well as after each epoch (0: only
   // after each epoch), on at most eval_steps batches (< 0: the whole input).
   int64_t eval_every_steps = 0;
@@ -51,7 +55,7 @@ const Schema& fit_input_schema();
 const Schema& fit_run_schema();
 
 // Reads epochs (absent with steps given: unbounded), steps, model_dir, save_checkpoints_steps,
-// save_checkpoints_secs, keep_checkpoint_max, save_summary_steps,
+// save_checkpoints_secs, keep_checkpoint_max, save_summary_steps, histogram_freq,
 // eval_every_steps, eval_steps and timeline from `o` (other keys are the caller's).
 // UsageError for epochs < 1 or a negative interval.
 FitConfig parse_fit_config(Options& o);

@@ -14,6 +14,7 @@ json FitResult::to_json() const {
   j["platform"] = kernels::describe_platform();
   if (const auto mib = peak_resident_mib()) j["peak_rss_mib"] = *mib;
   if (!strategy.empty()) j["strategy"] = strategy;
+  if (!scaling.empty()) j["scaling"] = scaling;
   if (!loss_scale.empty()) j["loss_scale"] = loss_scale;
   if (!cuda_graphs.empty()) j["cuda_graphs"] = cuda_graphs;
   if (preempted) j["preempted"] = true;

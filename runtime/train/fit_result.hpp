@@ -24,6 +24,8 @@ struct FitResult {
   bool stopped_by_hook = false;
   bool already_done = false;       // resumed at or past the end: no step was taken
   json strategy = json::object();  // what the strategy measured in the last epoch
+  // With several workers: what the steps were made of (train/scaling_meter).
+  json scaling = json::object();
   // With a LossScaleOptimizer: {"scale": the scale at the end, "skipped_steps":
   // the steps whose gradients overflowed, this process}; empty otherwise.
   json loss_scale = json::object();

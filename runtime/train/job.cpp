@@ -62,7 +62,12 @@ int thread_count(int flag, const char* env, int placed, int cores, int ranks_on_
   return launch::cores_per_rank(cores, ranks_on_node);
 }
 
-int take_role(Context& ctx, int rank, int size) {
+int visible_gpu(int placed, const char* cuda_visible_devices) {
+  if (placed < 0 || !cuda_visible_devices) return placed;
+  return launch::count_visible_devices(cuda_visible_devices) == 1 ? 0 : placed;
+}
+
+int take_role(Context& ctx, int rank, int size, int local_rank) {
   std::vector<launch::RankInfo> ranks;
   int placed = 0;
   if (const char* table = std::getenv("DRUN_PLACEMENT")) {
@@ -71,15 +76,16 @@ int take_role(Context& ctx, int rank, int size) {
       throw UsageError("DRUN_PLACEMENT has " + std::to_string(ranks.size()) +
                        " ranks but the job has " + std::to_string(size));
     placed = ranks[static_cast<size_t>(rank)].threads;
-  } else {  // started by hand (mpirun drun ...): every rank a worker
+  } else {  // started by hand (mpirun or jsrun drun ...): every rank a worker
+    const int gpus = kernels::cuda_device_count();
     for (int i = 0; i < size; ++i)
-      ranks.push_back({i, "localhost", 0, i == 0 ? "chief" : "worker", i == 0 ? 0 : i - 1, -1,
-                       ctx.exec.threads});
+      ranks.push_back({i, "localhost", 0, i == 0 ? "chief" : "worker", i == 0 ? 0 : i - 1,
+                       i == rank && gpus > 0 ? local_rank % gpus : -1, ctx.exec.threads});
   }
   const auto& me = ranks[static_cast<size_t>(rank)];
   ctx.role = me.role;
   ctx.task_index = me.task_index;
-  ctx.gpu = me.gpu;
+  ctx.gpu = visible_gpu(me.gpu, std::getenv("CUDA_VISIBLE_DEVICES"));
   ctx.tf_config = launch::tf_config(ranks, rank);
   if (me.role != "chief")
     ctx.label =
@@ -145,7 +151,7 @@ Process::Process(int* argc, char*** argv, const Settings& settings) {
 void Process::join_job(int* argc, char*** argv, const Settings& settings) {
   comm_ = std::make_unique<distributed::Communicator>(argc, argv);
   ctx_.comm = comm_.get();
-  const int placed = take_role(ctx_, comm_->rank(), comm_->size());
+  const int placed = take_role(ctx_, comm_->rank(), comm_->size(), comm_->local_rank());
   ctx_.exec.threads =
       thread_count(settings.threads, std::getenv("DRUN_THREADS"), placed,
                    static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), comm_->local_size());

@@ -27,11 +27,19 @@ int requested_threads(int flag, const char* env);
 // `ranks_on_node` ranks there (launch::cores_per_rank).
 int thread_count(int flag, const char* env, int placed, int cores, int ranks_on_node);
 
+// The device index of the GPU the placement gave a rank (-1: none). A starter
+// that leaves each rank exactly one visible GPU (jsrun's resource sets,
+// Slurm's --gpus-per-task) makes that GPU device 0, whatever its number on
+// the node; otherwise the placement's index counts the visible GPUs.
+int visible_gpu(int placed, const char* cuda_visible_devices);
+
 // Inside a job: this rank's role from DRUN_PLACEMENT (the launcher's, or,
-// when absent, worker `rank` of `size` with worker 0 the chief), exported as
-// TF_CONFIG, DRUN_ROLE and DRUN_TASK_INDEX and written into ctx. Returns the
-// threads the placement gave this rank (0 without one).
-int take_role(Context& ctx, int rank, int size);
+// when absent, worker `rank` of `size` with worker 0 the chief, on GPU
+// `local_rank` mod the GPUs it sees: ranks that mpirun or jsrun started
+// without drun), exported as TF_CONFIG, DRUN_ROLE and DRUN_TASK_INDEX and
+// written into ctx. Returns the threads the placement gave this rank (0
+// without one).
+int take_role(Context& ctx, int rank, int size, int local_rank = 0);
 
 // Where this process's kernels run, `device` being auto (its GPU: the
 // placement's, or the one GPU of a single process), cpu or cuda (UsageError

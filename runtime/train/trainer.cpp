@@ -20,6 +20,35 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// One training step's parts for the ScalingMeter, however the step's loop
+// body ends (on to the next batch, or a stop): input up to construction,
+// compute (less the exchange wait train_step left in `exchange`) between the
+// two calls, other before and after them.
+class StepClock {
+ public:
+  StepClock(ScalingMeter& meter, Clock::time_point start, const double& exchange)
+      : meter_(meter), start_(start), exchange_(exchange), input_end_(Clock::now()) {}
+  StepClock(const StepClock&) = delete;
+  StepClock& operator=(const StepClock&) = delete;
+  void compute_starts() { compute_start_ = Clock::now(); }
+  void compute_ends() { compute_end_ = Clock::now(); }
+  ~StepClock() {
+    const auto end = Clock::now();
+    const auto secs = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double>(b - a).count();
+    };
+    const double in_step = secs(compute_start_, compute_end_);
+    meter_.add({secs(start_, input_end_), in_step - exchange_, exchange_,
+                secs(input_end_, compute_start_) + secs(compute_end_, end), secs(start_, end)});
+  }
+
+ private:
+  ScalingMeter& meter_;
+  Clock::time_point start_;
+  const double& exchange_;
+  Clock::time_point input_end_, compute_start_, compute_end_;
+};
+
 // Fit's own hooks, run after the user's: on the chief, checkpoints and
 // summaries where there is a model_dir, evaluation where there is an input;
 // on every worker, the callbacks (after the evaluation, whose values they
@@ -35,7 +64,8 @@ std::vector<Hook*> own_hooks(const FitConfig& c, data::Pipeline* eval, bool chie
   // First: it checks keep_checkpoint_max before any file is made.
   auto checkpoints = c.model_dir.empty() || !chief ? nullptr : std::make_unique<CheckpointSaver>(c);
   const bool summaries = !c.model_dir.empty() && c.save_summary_steps > 0;
-  if (chief && summaries) own(std::make_unique<SummarySaver>(c.model_dir, c.save_summary_steps));
+  if (chief && !c.model_dir.empty() && (summaries || c.histogram_freq > 0))
+    own(std::make_unique<SummarySaver>(c.model_dir, c.save_summary_steps, c.histogram_freq));
   if (chief && eval) own(std::make_unique<Validator>(c, *eval, progress, result, summaries));
   if (callbacks) hooks.push_back(callbacks);
   if (checkpoints) own(std::move(checkpoints));
@@ -54,6 +84,7 @@ Trainer::Trainer(nn::Model& model, const CompileOptions& compiled, const kernels
       stage_y_(exec),
       values_(nn::make_metrics(compiled.metrics, loss_.from_logits()), exec.device),
       eval_values_(nn::make_metrics(compiled.metrics, loss_.from_logits()), exec.device) {
+  for (size_t i = 0; i < params_.size(); ++i) index_of_[params_[i]] = i;
   model_.set_exec(exec);
   optimizer_->set_cpu_threads(exec.threads);
   set_precision(compiled.precision);
@@ -98,8 +129,11 @@ void Trainer::set_strategy(distributed::Strategy* strategy) {
   strategy_->setup(params_);
   if (!strategy_->exchanges_gradients()) return;  // steps run as without one
   step_strategy_ = strategy_;
-  model_.set_backward_listener(
-      [this](nn::Layer& l) { step_strategy_->gradients_ready(l.params()); });
+  model_.set_backward_listener([this](nn::Layer& l) {
+    if (!updating_) return;  // a batch that only accumulates exchanges nothing
+    add_accumulated(l.params());
+    step_strategy_->gradients_ready(l.params());
+  });
 }
 
 void Trainer::set_timeline(timeline::Timeline* tl) {
@@ -112,7 +146,14 @@ std::string Trainer::why_not_graphs() {
   if (step_strategy_)
     return "the strategy (" + step_strategy_->name() +
            ") exchanges gradients in the middle of the step";
+  if (optimizer_->accumulation_steps() > 1)
+    return "gradient_accumulation_steps: a batch that accumulates is another step than an update";
   return {};
+}
+
+void Trainer::add_accumulated(std::span<Param> params) {
+  if (optimizer_->accumulation_steps() == 1) return;
+  for (Param& p : params) optimizer_->add_accumulated(index_of_.at(&p), p);
 }
 
 void Trainer::forward_backward(const Tensor& x, const Tensor& y) {
@@ -125,7 +166,9 @@ void Trainer::forward_backward(const Tensor& x, const Tensor& y) {
     // The loss scale is read on the device: it changes between the replays of a graph.
     if (optimizer_->dynamic_loss_scale())
       kernels::scale_by(exec_, optimizer_->loss_scale_on(exec_.device), dlogits_);
-    const float factor = step_strategy_ ? step_strategy_->gradient_scale() : 1.0f;  // 1/workers
+    // 1/workers, and 1/k: the update sees the mean of the k batches' gradients.
+    const float factor = (step_strategy_ ? step_strategy_->gradient_scale() : 1.0f) /
+                         static_cast<float>(optimizer_->accumulation_steps());
     if (factor != 1.0f) kernels::scale(exec_, factor, dlogits_);
   }
   model_.backward(dlogits_);
@@ -151,15 +194,25 @@ void Trainer::train_step(const data::Batch& batch) {
   const Shape out_shape = model_.output_shape().with_batch(batch.size);
   loss_.check(out_shape, batch.y);
   model_.begin_training_step();
+  step_exchange_seconds_ = 0.0;
   if (exec_.device == Device::cuda && !graphs_)
     graphs_ = std::make_unique<StepGraphs>(exec_, why_not_graphs());
-  if (step_strategy_) {
+  updating_ = update_due();
+  if (!updating_) {
+    forward_backward(in.x, in.y);
+    Span span(timeline_, Lane::main, kMain, "accumulate gradients", "accumulate");
+    optimizer_->accumulate(params_);
+  } else if (step_strategy_) {
     // The strategy applies the optimizer; a loss scale's value must be on
     // the device before the backward reads it (only AllReduce takes one).
     if (optimizer_->dynamic_loss_scale()) optimizer_->begin_step(params_);
     forward_backward(in.x, in.y);
     Span span(timeline_, Lane::main, kMain, "apply gradients", "apply");
+    // The exchange's exposed wait: the strategy's apply less the update in it.
+    const double updating = optimizer_->apply_seconds();
+    const auto apply_start = Clock::now();
     step_strategy_->apply(*optimizer_, params_);
+    step_exchange_seconds_ = seconds_since(apply_start) - (optimizer_->apply_seconds() - updating);
   } else if (graphs_ && graphs_->off().empty()) {
     // The step's device work, recorded once per input into a graph: what
     // changes between steps (the rate, the loss scale) is written to the
@@ -173,6 +226,7 @@ void Trainer::train_step(const data::Batch& batch) {
   } else {
     optimizer_->begin_step(params_);
     forward_backward(in.x, in.y);
+    for (size_t i = 0; i < params_.size(); ++i) optimizer_->add_accumulated(i, *params_[i]);
     Span span(timeline_, Lane::main, kMain, "optimizer", "optimizer");
     optimizer_->launch_updates(params_);
     optimizer_->end_step();
@@ -284,6 +338,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
     ~Forget() { runner = nullptr; }
   } forget{callbacks_};
   std::vector<std::unique_ptr<Hook>> own;
+  scaling_ = ScalingMeter();
   std::vector<Hook*> hooks(config.hooks);
   for (Hook* h : own_hooks(config, eval, chief, progress, result, callbacks.get(), own))
     hooks.push_back(h);
@@ -319,10 +374,13 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain, "input", "input");
       return train.next(batch);
     };
-    while (next_batch()) {
+    for (auto step_start = Clock::now(); next_batch(); step_start = Clock::now()) {
+      StepClock clock(scaling_, step_start, step_exchange_seconds_);
       for (Hook* h : hooks) h->before_step(global_step_);
       distributed::activity::set_step(global_step_);  // for the stall inspector
+      clock.compute_starts();
       train_step(batch);
+      clock.compute_ends();
       if (graphs_ && !graphs_->off().empty() && !graphs_said_) {
         progress.line("CUDA graphs off: " + graphs_->off() +
                       "; each step launches its kernels one by one");
@@ -380,6 +438,13 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   // No epoch ran (resumed at or past the end): the strategy still ends, so
   // that parameter servers return.
   if (strategy_ && !finished) strategy_->finish(params_, config.model_dir);
+  if (workers > 1 && !result.preempted && !result.already_done) {
+    const auto window = strategy_->exchange_window();
+    result.scaling = scaling_.combine(strategy_->worker_index(), workers,
+                                      {window.window, window.hidden, strategy_->bucket_bytes()},
+                                      [this](double* v, int64_t n) { strategy_->sum(v, n); });
+    progress.line("scaling: " + scaling_line(result.scaling));
+  }
   // Images of all workers: each trains the same number of steps on its shard.
   result.images_per_sec =
       train_seconds > 0 ? static_cast<double>(train_images) * workers / train_seconds : 0;

@@ -8,7 +8,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "data/pipeline.hpp"
@@ -25,6 +27,7 @@
 #include "train/hooks.hpp"
 #include "train/progress.hpp"
 #include "train/running_values.hpp"
+#include "train/scaling_meter.hpp"
 #include "train/step_graph.hpp"
 
 namespace drun::train {
@@ -99,6 +102,11 @@ class Trainer {
   void check_input(const Tensor& host_x) const;
   // Why this trainer's steps must not be captured into CUDA graphs; empty where they may.
   std::string why_not_graphs();
+  // Gradient accumulation (optim/optimizer.hpp): whether the batch of global
+  // step global_step_ + 1 ends a cycle of k, i.e. updates; every batch without accumulation.
+  bool update_due() const { return (global_step_ + 1) % optimizer_->accumulation_steps() == 0; }
+  // On an update's batch: the accumulated gradients into these variables'.
+  void add_accumulated(std::span<Param> params);
   static constexpr int64_t kAgreeEvery = 20;
 
   nn::Model& model_;
@@ -106,6 +114,10 @@ class Trainer {
   nn::Loss loss_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::vector<Param*> params_;
+  std::unordered_map<const Param*, size_t> index_of_;  // a variable's position in params_
+  // This step updates (is the last of its cycle): the backward listener
+  // starts the exchange only then.
+  bool updating_ = true;
   kernels::Exec exec_;
   // Batches to the device the model runs on (nothing to do on the CPU).
   kernels::InputStager stage_x_, stage_y_;
@@ -124,6 +136,10 @@ class Trainer {
   // On a GPU, from the first step: the steps' CUDA graphs (or why there are none).
   std::unique_ptr<StepGraphs> graphs_;
   bool graphs_said_ = false;  // fit printed why they are off
+  // With several workers: what this fit's steps were made of (summary.json's
+  // "scaling"), and the exchange wait of the step train_step last ran.
+  ScalingMeter scaling_;
+  double step_exchange_seconds_ = 0.0;
 };
 
 }  // namespace drun::train

@@ -2,7 +2,8 @@
 """Our TensorBoard event files and checkpoints, read by readers nobody here
 wrote: TensorBoard's EventAccumulator (tensorboard_reader.py) lists
 the train and eval scalar tags with the steps and values the training loop
-saw, and h5py reads a checkpoint's weights and training state.
+saw and a histogram of each weight every histogram_freq epochs, and h5py reads
+a checkpoint's weights and training state.
 Usage: interop_test.py DRUN VENV_PYTHON SOURCE_ROOT"""
 import json
 import os
@@ -23,6 +24,56 @@ def f32(v):
 
 def close(a, b):
     return abs(a - b) <= 1e-6 * max(1.0, abs(b))
+
+
+def default_bucket_limits():
+    """TensorFlow's default histogram limits (core/lib/histogram/histogram.cc)."""
+    positive, v = [], 1.0e-12
+    while v < 1.0e20:
+        positive.append(v)
+        v *= 1.1
+    positive.append(sys.float_info.max)
+    return set([-x for x in positive] + [0.0] + positive)
+
+
+def check_histograms(d, ckpt):
+    """Every weight's histograms after epochs 0, 2, 4 (steps 4, 12, 20); the
+    last one's count, extremes and sum are those of the weights h5py reads
+    in the checkpoint of step 20."""
+    tb = run([PY, os.path.join(HERE, "tensorboard_reader.py"), d, "--histograms"], timeout=120)
+    check(tb.returncode == 0, f"TensorBoard reads the histograms ({tb.stderr[-500:]})")
+    hists = json.loads(tb.stdout).get(".", {}) if tb.returncode == 0 else {}
+    weights = ["dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias"]
+    check(sorted(hists) == sorted(weights), f"one histogram tag per weight ({sorted(hists)})")
+    ref = run([PY, "-c", """
+import h5py, json, sys
+import numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    out = {}
+    for name in sys.argv[2:]:
+        w = f["model/" + name][()].astype(np.float64).ravel()
+        out[name] = [w.size, w.min(), w.max(), w.sum(), (w * w).sum()]
+    print(json.dumps(out))
+""", ckpt] + weights, timeout=60)
+    check(ref.returncode == 0, f"h5py reads the weights of {ckpt} ({ref.stderr[-500:]})")
+    ref = json.loads(ref.stdout) if ref.returncode == 0 else {}
+    limits = default_bucket_limits()
+    for name in weights:
+        got = hists.get(name, [])
+        check([h["step"] for h in got] == [4, 12, 20],
+              f"'{name}' has histograms at steps 4, 12, 20 ({[h['step'] for h in got]})")
+        if not got or name not in ref:
+            continue
+        last = got[-1]
+        num, lo, hi, total, squares = ref[name]
+        check(last["num"] == num and last["min"] == lo and last["max"] == hi,
+              f"'{name}' at step 20: num, min, max {last['num'], last['min'], last['max']} "
+              f"are the checkpoint's {num, lo, hi}")
+        check(close(last["sum"], total) and close(last["sum_squares"], squares),
+              f"'{name}' at step 20: sum and sum of squares {last['sum'], last['sum_squares']} "
+              f"are the checkpoint's {total, squares}")
+        check(set(last["bucket_limit"]) <= limits and sum(last["bucket"]) == num,
+              f"'{name}': TensorFlow's default bucket limits, counts adding up to {num}")
 
 
 def main():
@@ -76,6 +127,7 @@ with h5py.File(sys.argv[1], "r") as f:
             check(st.get("global_step") == 20 and st.get("epoch", 0) * 4 + st.get("batch", 0) == 20,
                   f"training state: step 20, at the end of the 5th epoch of 4 batches ({st})")
             check(got["finite"] and got["kernel_abs_sum"] > 0, "the kernel's values are finite, not all zero")
+        check_histograms(d, os.path.join(d, "ckpt-20.h5"))
     return summary()
 
 

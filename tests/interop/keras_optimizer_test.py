@@ -5,15 +5,16 @@ the venv that tools/python_env makes (keras with the JAX CPU backend):
      batches in the same order: after 20 steps of AdamW, SGD with clipnorm,
      Adam with global_clipnorm, SGD with momentum and clipvalue, SGD with
      weight_decay, and SGD on label-smoothed losses, drun's weights equal
-     Keras' to 1e-6; also AdamW with global_clipnorm on a smoothed loss,
-     stopped after 9 steps and resumed from its checkpoint;
+     Keras' to 1e-6; also AdamW with global_clipnorm on a smoothed loss, and
+     AdamW with gradient_accumulation_steps = 4, each stopped after 9 steps
+     and resumed from its checkpoint;
  (b) label smoothing: the loss of the initial model on those examples equals
      Keras' CategoricalCrossentropy(label_smoothing=...) to 1e-6, for one-hot
      targets and for integer labels (SparseCategoricalCrossentropy, whose
      Keras class has no label_smoothing: Keras' categorical loss on the
      labels' one-hot rows is the reference);
  (c) drun's saved training_config loads in Keras (compile=True) with the same
-     optimizer class, weight_decay and clip.
+     optimizer class, weight_decay, clip and gradient_accumulation_steps.
 Usage: keras_optimizer_test.py DRUN VENV_PYTHON"""
 import json
 import os
@@ -43,9 +44,12 @@ CASES = {
     "sgd_sparse_label_smoothing": ("SGD", {"learning_rate": 0.1}, 0.2, True),
     "adamw_global_clipnorm": ("AdamW", {"learning_rate": 0.01, "global_clipnorm": 1.0}, 0.1,
                               False),
+    "adamw_accumulation": ("AdamW", {"learning_rate": 0.01, "global_clipnorm": 1.0,
+                                     "gradient_accumulation_steps": 4}, 0.0, False),
 }
-# Trained in two runs: stopped after 9 steps (a checkpoint), then resumed to the end.
-RESUMED = {"adamw_global_clipnorm"}
+# Trained in two runs: stopped after 9 steps (a checkpoint), then resumed to
+# the end; adamw_accumulation's 9th batch is the first of a cycle of 4.
+RESUMED = {"adamw_global_clipnorm", "adamw_accumulation"}
 SMOOTHING = [0.0, 0.1, 0.3]
 
 # Keras' reference: the initial model and the data, then each case trained by
@@ -113,7 +117,8 @@ opt = m.optimizer if compiled else None
 print(json.dumps({"weights": [w.tolist() for w in m.get_weights()],
                   "optimizer": type(opt).__name__,
                   "config": opt and {k: opt.get_config().get(k) for k in
-                                     ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm")}}))
+                                     ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
+                                      "gradient_accumulation_steps")}}))
 """
 
 
@@ -169,7 +174,8 @@ def train_case(out, name, case, reference):
           f"(max difference {diff:.2e})")
     if how == "plain":
         return
-    want = {k: config.get(k) for k in ("clipnorm", "clipvalue", "global_clipnorm")}
+    want = {k: config.get(k) for k in ("clipnorm", "clipvalue", "global_clipnorm",
+                                       "gradient_accumulation_steps")}
     want["weight_decay"] = config.get("weight_decay", 0.004 if cls == "AdamW" else None)
     got = theirs["config"]
     same = theirs["optimizer"] == cls and all(

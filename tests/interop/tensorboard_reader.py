@@ -8,8 +8,9 @@ Usage: build/venv/bin/python tests/interop/tensorboard_reader.py DIR [--histogra
 
 Prints {"run": {"tag": [[step, value], ...]}} with one run per directory under
 DIR that holds event files ("." for DIR itself), as TensorBoard groups them.
-With --histograms it prints {"run": {"tag": [step, ...]}} for histograms
-instead. Exits non-zero with a message when DIR holds no event files.
+With --histograms it prints the histograms instead, as
+{"run": {"tag": [{"step", "min", "max", "num", "sum", "sum_squares",
+"bucket_limit", "bucket"}, ...]}}. Exits non-zero with a message when DIR holds no event files.
 """
 
 import argparse
@@ -30,11 +31,18 @@ def run_dirs(root):
     return runs
 
 
+def histogram(event):
+    h = event.histogram_value
+    return {"step": event.step, "min": h.min, "max": h.max, "num": h.num, "sum": h.sum,
+            "sum_squares": h.sum_squares, "bucket_limit": list(h.bucket_limit),
+            "bucket": list(h.bucket)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir")
     parser.add_argument("--histograms", action="store_true",
-                        help="list histogram tags and their steps instead of scalars")
+                        help="print the histograms instead of the scalars")
     args = parser.parse_args()
     if not os.path.isdir(args.dir):
         sys.exit(f"tensorboard_reader: {args.dir} is not a directory")
@@ -51,7 +59,7 @@ def main():
         acc.Reload()
         tags = acc.Tags()
         if args.histograms:
-            result[run] = {tag: [h.step for h in acc.Histograms(tag)]
+            result[run] = {tag: [histogram(h) for h in acc.Histograms(tag)]
                            for tag in tags[event_accumulator.HISTOGRAMS]}
         else:
             result[run] = {tag: [[s.step, s.value] for s in acc.Scalars(tag)]

@@ -680,6 +680,18 @@ def test_iris_mlp_script():
         assert "params 131" in out, out
 
 
+def test_every_script_dry_runs():
+    # --dry-run gives a script stand-ins for its data, fit and evaluate; a
+    # script that goes on to print their results (iris_mlp's test accuracy)
+    # must still plan and exit 0.
+    scripts = sorted(n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith(".lua"))
+    assert "iris_mlp.lua" in scripts, scripts
+    for name in scripts:
+        out, _ = expect_success(["--dry-run", os.path.join("scripts", name)])
+        if name == "iris_mlp.lua":
+            assert "test accuracy 0.000" in out, out
+
+
 def main():
     cases = [(name, fn) for name, fn in globals().items()
              if name.startswith("test_") and callable(fn)]

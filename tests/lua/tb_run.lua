@@ -1,5 +1,6 @@
--- (tests/interop/interop_test.py) A small training run whose TensorBoard events and checkpoints the interop
--- test reads with TensorBoard's and h5py's own readers. A Lua hook prints
+-- (tests/interop/interop_test.py) A small training run whose TensorBoard events (scalars, and weight
+-- histograms after epochs 0, 2 and 4) and checkpoints the interop test reads with TensorBoard's and
+-- h5py's own readers. A Lua hook prints
 -- what the loop saw at every step (STEP step loss learning_rate accuracy), the
 -- script the final evaluation (EVAL step loss accuracy), for comparison.
 local drun = require 'drun'
@@ -15,7 +16,8 @@ local estimator = drun.Estimator{
   optimizer = optim.SGD{learning_rate = optim.schedules.ExponentialDecay{
     initial_learning_rate = 0.2, decay_steps = 10, decay_rate = 0.9}},
   metrics = {'accuracy'},
-  config = drun.RunConfig{model_dir = opt.model_dir, save_summary_steps = 5, save_checkpoints_steps = 10},
+  config = drun.RunConfig{model_dir = opt.model_dir, save_summary_steps = 5, save_checkpoints_steps = 10,
+                          histogram_freq = 2},
 }
 local recorder = {after_step = function(_, s)
   print(string.format('STEP %d %.9g %.9g %.9g', s.step, s.loss, s.learning_rate, s.metrics.accuracy))

@@ -74,10 +74,10 @@ const std::vector<Option>& options() {
       {.names = "--mpirun", .field = &Request::mpirun, .help = "the mpirun to start ranks with"},
       {.names = "--launcher",
        .field = &Request::launcher,
-       .help = "what starts the ranks: auto (srun --mpi=pmix inside a Slurm allocation, else "
-               "mpirun), srun or mpirun",
+       .help = "what starts the ranks: auto (srun --mpi=pmix inside a Slurm allocation, jsrun "
+               "inside an LSF one, else mpirun), srun, jsrun or mpirun",
        .check = Check::choice,
-       .choices = {"auto", "srun", "mpirun"}},
+       .choices = {"auto", "srun", "jsrun", "mpirun"}},
       {.names = "--max-restarts",
        .field = &Request::max_restarts,
        .help = "when a rank dies, restart the job from the newest checkpoint up to N times "

@@ -9,12 +9,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 
 #include "command_line.hpp"
 #include "distributed/strategy_spec.hpp"
+#include "launch/jsrun_erf.hpp"
 #include "launch/start_command.hpp"
 #include "runner.hpp"
 #include "supervise.hpp"
@@ -88,6 +90,19 @@ bool on_path(const std::string& program) {
   }
 }
 
+// ERF CPU indices count hardware threads: DRUN_SMT for a job that asked
+// for another SMT mode than POWER9's SMT4.
+int hardware_threads_per_core() {
+  const char* smt = std::getenv("DRUN_SMT");
+  if (!smt || !*smt) return kDefaultHardwareThreadsPerCore;
+  const std::string text = smt;
+  if (text.size() > 2 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(text) < 1)
+    throw UsageError("DRUN_SMT: expected hardware threads per core (1, 2, 4 or 8), got '" + text +
+                     "'");
+  return std::stoi(text);
+}
+
 // The tasks the scheduler granted in all (0: not said).
 int tasks_granted(const launch::ClusterSpec& cluster) {
   int n = 0;
@@ -117,10 +132,18 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   // --threads or DRUN_THREADS, as each rank would read them (train::thread_count).
   opt.threads_per_rank = train::requested_threads(r.threads, std::getenv("DRUN_THREADS"));
   const auto ranks = launch::place(cluster, opt);
-  const launch::Starter starter =
-      launch::choose_starter(r.launcher, cluster, std::getenv("SLURM_JOB_ID") != nullptr,
-                             on_path(r.launcher == "auto" ? "srun" : r.launcher));
-  const std::string program = starter == launch::Starter::srun ? "srun" : r.mpirun;
+  launch::StarterSurroundings at;
+  at.in_slurm_job = std::getenv("SLURM_JOB_ID") != nullptr;
+  at.srun_found = on_path("srun");
+  at.in_lsf_job = std::getenv("LSB_JOBID") != nullptr;
+  at.jsrun_found = on_path("jsrun");
+  const launch::Starter starter = launch::choose_starter(r.launcher, cluster, at);
+  const std::string program = starter == launch::Starter::srun    ? "srun"
+                              : starter == launch::Starter::jsrun ? "jsrun"
+                                                                  : r.mpirun;
+  const std::string erf = starter == launch::Starter::jsrun
+                              ? jsrun_erf(ranks, cluster, hardware_threads_per_core())
+                              : "";
   int ps = 0;
   for (const auto& x : ranks) ps += x.role == "ps";
 
@@ -133,6 +156,7 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
               << " parameter server(s), started by " << program << "\n"
               << launch::placement_table(ranks)
               << "TF_CONFIG of rank 0: " << launch::tf_config(ranks, 0).dump() << "\n";
+    if (!erf.empty()) std::cout << "jsrun resource sets (--erf_input):\n" << erf;
     return 0;
   }
   if (ps > 0 && !spec.uses_servers())
@@ -158,6 +182,12 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   start.passed = r.mpi_args;
   start.name_hosts = cluster.source != "local";
   start.tasks_granted = tasks_granted(cluster);
+  if (!erf.empty()) {
+    // Beside the heartbeats, so the sweep of a later launch removes it.
+    std::filesystem::create_directories(stall_dir);
+    start.erf_path = stall_dir + "/ranks.erf";
+    std::ofstream(start.erf_path) << erf;
+  }
   std::vector<std::string> cmd = launch::start_command(starter, ranks, start);
   // In a batch job's log: what was started where, and how.
   if (cluster.source != "local") {
@@ -186,7 +216,7 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   std::fflush(stdout);
   execvp(argv[0], argv.data());
   std::cerr << "drun: cannot start " << program << ": " << std::strerror(errno)
-            << (starter == launch::Starter::srun
+            << (starter != launch::Starter::mpirun
                     ? " (or pass --launcher mpirun)\n"
                     : " (install Open MPI: apt-get install openmpi-bin, or pass --mpirun PATH)\n");
   return 1;

@@ -22,7 +22,8 @@ M.default_save_summary_steps = 100
 function M.RunConfig(opts)
   opts = opts or {}
   util.check_keys('RunConfig', opts, {'model_dir', 'save_checkpoints_steps', 'save_checkpoints_secs',
-                                      'keep_checkpoint_max', 'save_summary_steps', 'timeline'})
+                                      'keep_checkpoint_max', 'save_summary_steps', 'histogram_freq',
+                                      'timeline'})
   if (opts.save_checkpoints_steps or 0) > 0 and (opts.save_checkpoints_secs or 0) > 0 then
     util.fail('RunConfig: give at most one of save_checkpoints_steps and save_checkpoints_secs')
   end
@@ -65,7 +66,8 @@ function Estimator:train(opts)
                save_checkpoints_steps = c.save_checkpoints_steps,
                save_checkpoints_secs = c.save_checkpoints_secs,
                keep_checkpoint_max = c.keep_checkpoint_max,
-               save_summary_steps = c.save_summary_steps, timeline = c.timeline,
+               save_summary_steps = c.save_summary_steps, histogram_freq = c.histogram_freq,
+               timeline = c.timeline,
                eval_every_steps = opts.eval_every_steps, eval_steps = opts.eval_steps,
                callbacks = opts.callbacks}
   fit.hooks = hooks.split(opts.hooks, fit)

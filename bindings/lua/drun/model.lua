@@ -35,6 +35,12 @@ function Model:compile(opts)
   return self
 end
 
+-- In plan mode (drun --dry-run) nothing trains or evaluates, yet a script goes
+-- on to print the results: every loss and metric it may read there is 0.
+local function planned(values)
+  return setmetatable(values, {__index = function() return 0 end})
+end
+
 local function trainer(self, what)
   if not self._trainer then util.fail(what .. ': call model:compile{optimizer, loss, metrics} first') end
   return self._trainer
@@ -53,7 +59,7 @@ end
 --           batch_size = 64, strategy = ..., hooks = {...}, callbacks = {...},
 --           save_checkpoints_steps = N,
 --           save_checkpoints_secs = S, keep_checkpoint_max = 5, save_summary_steps = N,
---           eval_every_steps = N, eval_steps = N, timeline = 'trace.json'}
+--           histogram_freq = N, eval_every_steps = N, eval_steps = N, timeline = 'trace.json'}
 -- epochs defaults to 1, or with steps given to none: the steps alone bound the run.
 -- With a model_dir that holds checkpoints, training continues from the newest.
 -- The options are C++'s (train/fit_config), checked here: the inputs and hooks
@@ -64,7 +70,8 @@ function Model:fit(opts)
   local t = trainer(self, 'fit')
   if core.context().plan then  -- record what would run; read and train nothing
     core.plan_fit(self._core, options.strategy, options.model_dir)
-    return {global_step = 0, epochs = 0, workers = 1, train = {loss = 0, accuracy = 0, images_per_sec = 0}}
+    -- No eval: a script that prints a validation result when there is one prints none.
+    return {global_step = 0, epochs = 0, workers = 1, train = planned{}}
   end
   local train = input_of(options.x, options.batch_size, 'fit x')
   local eval = options.validation_data and input_of(options.validation_data, options.batch_size, 'fit validation_data')
@@ -114,7 +121,7 @@ function Model:evaluate(ds, opts)
   opts = opts or {}
   util.check_keys('evaluate', opts, {'batch_size', 'steps'})
   local t = trainer(self, 'evaluate')
-  if core.context().plan then return {loss = 0, examples = 0} end
+  if core.context().plan then return planned{} end
   local input = input_of(ds, opts.batch_size, 'evaluate')
   return t:evaluate(input._core, input._ops, opts.steps)
 end

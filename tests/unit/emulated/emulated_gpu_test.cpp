@@ -374,6 +374,33 @@ TEST(EmulatedGpu, OptimizerSlotsFollowTheirVariable) {
   EXPECT_NE(cpu_var.value.f32()[0], 0.0f);
 }
 
+// Gradient accumulation on the GPU: the accumulators live on the device, the
+// steps run without CUDA graphs (a batch that accumulates is another step
+// than an update), and 3 cycles of 4 batches train as on the CPU, bit for bit.
+TEST(EmulatedGpu, AccumulatedGradientsTrainAsOnTheCpuBitForBit) {
+  const char* adam = R"({"class_name": "Adam",
+                         "config": {"learning_rate": 0.01, "gradient_accumulation_steps": 4}})";
+  nn::Model on_gpu(residual_spec(), 3), on_cpu(residual_spec(), 3);
+  const auto ctx = kernels::make_cuda_context(0);
+  Trainer gpu(on_gpu, compiled(adam), kernels::Exec{Device::cuda, 1, ctx.get()});
+  Trainer cpu(on_cpu, compiled(adam), kernels::Exec{Device::cpu, 1});
+  const auto ds = random_images(8 * 12, 12, 3, 5);
+  data::Batch batch;
+  for (int step = 0; step < 12; ++step) {
+    batch.x = ds->x.rows(step * 8, step * 8 + 8);
+    batch.y = ds->y.rows(step * 8, step * 8 + 8);
+    batch.size = 8;
+    EXPECT_EQ(step_loss(gpu, batch), step_loss(cpu, batch)) << "step " << step;
+  }
+  expect_same_variables(on_gpu, on_cpu);
+  EXPECT_EQ(gpu.optimizer().updates(), 3);
+  const auto accumulators = gpu.optimizer().accumulators();
+  EXPECT_FALSE(accumulators.empty());
+  for (const auto& [name, t] : accumulators) EXPECT_EQ(t->device(), Device::cuda) << name;
+  ASSERT_NE(gpu.step_graphs(), nullptr);
+  EXPECT_NE(gpu.step_graphs()->off().find("gradient_accumulation_steps"), std::string::npos);
+}
+
 // Loss scaling on the GPU: Adam in a LossScaleOptimizer, fed
 // gradients 2^15 times larger (and more as the scale grows), moves the
 // residual model exactly as Adam alone on the CPU.

@@ -1,5 +1,5 @@
-// The command that starts the ranks: mpirun's and srun's argv from a role
-// table, and when drun picks which.
+// The command that starts the ranks: mpirun's, srun's and jsrun's argv from a
+// role table, and when drun picks which.
 #include "launch/start_command.hpp"
 
 #include <gtest/gtest.h>
@@ -73,25 +73,68 @@ TEST(StartCommand, MpirunNamesHostsWithCounts) {
   EXPECT_EQ(start_command(Starter::mpirun, three_ranks(), o).size(), 15u);
 }
 
+StarterSurroundings slurm_job(bool srun_found) {
+  StarterSurroundings at;
+  at.in_slurm_job = true;
+  at.srun_found = srun_found;
+  return at;
+}
+
+StarterSurroundings lsf_job(bool jsrun_found) {
+  StarterSurroundings at;
+  at.in_lsf_job = true;
+  at.jsrun_found = jsrun_found;
+  return at;
+}
+
 TEST(StartCommand, AutoTakesSrunOnlyInsideASlurmJobWithSrun) {
   const ClusterSpec slurm = slurm_cluster();
   const ClusterSpec local{"local", {Node{"box"}}};
-  EXPECT_EQ(choose_starter("auto", slurm, true, true), Starter::srun);
-  EXPECT_EQ(choose_starter("auto", slurm, true, false), Starter::mpirun);
-  EXPECT_EQ(choose_starter("auto", slurm, false, true), Starter::mpirun);  // a recorded env
-  EXPECT_EQ(choose_starter("auto", local, true, true), Starter::mpirun);
-  EXPECT_EQ(choose_starter("mpirun", slurm, true, true), Starter::mpirun);
-  EXPECT_EQ(choose_starter("srun", slurm, true, true), Starter::srun);
+  StarterSurroundings recorded;  // a recorded environment: no job, srun found
+  recorded.srun_found = true;
+  EXPECT_EQ(choose_starter("auto", slurm, slurm_job(true)), Starter::srun);
+  EXPECT_EQ(choose_starter("auto", slurm, slurm_job(false)), Starter::mpirun);
+  EXPECT_EQ(choose_starter("auto", slurm, recorded), Starter::mpirun);
+  EXPECT_EQ(choose_starter("auto", local, slurm_job(true)), Starter::mpirun);
+  EXPECT_EQ(choose_starter("mpirun", slurm, slurm_job(true)), Starter::mpirun);
+  EXPECT_EQ(choose_starter("srun", slurm, slurm_job(true)), Starter::srun);
+}
+
+TEST(StartCommand, AutoTakesJsrunOnlyInsideAnLsfJobWithJsrun) {
+  const ClusterSpec lsf{"lsf", {Node{"h1"}, Node{"h2"}}};
+  EXPECT_EQ(choose_starter("auto", lsf, lsf_job(true)), Starter::jsrun);
+  EXPECT_EQ(choose_starter("auto", lsf, lsf_job(false)), Starter::mpirun);
+  EXPECT_EQ(choose_starter("auto", slurm_cluster(), lsf_job(true)), Starter::mpirun);
+  EXPECT_EQ(choose_starter("mpirun", lsf, lsf_job(true)), Starter::mpirun);
+  EXPECT_EQ(choose_starter("jsrun", lsf, lsf_job(true)), Starter::jsrun);
+}
+
+TEST(StartCommand, JsrunReadsTheResourceFile) {
+  StartOptions o;
+  o.program = "jsrun";
+  o.erf_path = "/tmp/x/ranks.erf";
+  o.passed = {"--smpiargs=-gpu"};
+  EXPECT_EQ(start_command(Starter::jsrun, three_ranks(), o),
+            (Strings{"jsrun", "--erf_input", "/tmp/x/ranks.erf", "--smpiargs=-gpu"}));
 }
 
 TEST(StartCommand, Errors) {
   const ClusterSpec slurm = slurm_cluster();
-  expect_usage_error([&] { choose_starter("srun", slurm, false, true); },
+  const ClusterSpec lsf{"lsf", {Node{"h1"}}};
+  StarterSurroundings nowhere;
+  nowhere.srun_found = nowhere.jsrun_found = true;
+  expect_usage_error([&] { choose_starter("srun", slurm, nowhere); },
                      {"--launcher srun", "SLURM_JOB_ID"});
-  expect_usage_error([&] { choose_starter("srun", slurm, true, false); },
+  expect_usage_error([&] { choose_starter("srun", slurm, slurm_job(false)); },
                      {"--launcher srun", "not on PATH"});
-  expect_usage_error([&] { choose_starter("ssh", slurm, true, true); },
-                     {"--launcher 'ssh'", "auto, srun or mpirun"});
+  expect_usage_error([&] { choose_starter("jsrun", lsf, nowhere); },
+                     {"--launcher jsrun", "LSB_JOBID"});
+  expect_usage_error([&] { choose_starter("jsrun", lsf, lsf_job(false)); },
+                     {"--launcher jsrun", "not on PATH"});
+  expect_usage_error([&] { choose_starter("jsrun", slurm, lsf_job(true)); },
+                     {"--launcher jsrun", "slurm", "LSB_MCPU_HOSTS"});
+  expect_usage_error([&] { choose_starter("ssh", slurm, slurm_job(true)); },
+                     {"--launcher 'ssh'", "auto, srun, jsrun or mpirun"});
 }
 
 }  // namespace

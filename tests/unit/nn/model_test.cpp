@@ -31,6 +31,27 @@ TEST(Model, SeedCnnShapesNamesAndCounts) {
   EXPECT_EQ(params[0]->value.shape(), (Shape{3, 3, 1, 32}));
 }
 
+TEST(Model, SummaryColumnsWidenForLongNamesAndShapes) {
+  // The name (30 characters) and the shape (30) overrun Keras' columns of 28
+  // and 26: each must still start where its header does, after a space.
+  Model m(json::parse(R"({"name": "sequential", "input_shape": [100000, 100000, 2], "layers": [
+    {"class_name": "Dense", "config": {"units": 123456, "name": "dense_with_a_long_name"}}]})"),
+          1);
+  const std::string s = m.summary();
+  const auto line_with = [&](const std::string& text) {
+    const size_t at = s.find(text);
+    const size_t begin = s.rfind('\n', at) + 1;
+    return s.substr(begin, s.find('\n', at) - begin);
+  };
+  const std::string header = line_with("Output Shape"), row = line_with("dense_with_a_long_name");
+  const size_t shape_at = header.find("Output Shape"), params_at = header.find("Param #");
+  EXPECT_EQ(row.substr(shape_at, 30), "(None, 100000, 100000, 123456)") << s;
+  EXPECT_EQ(row[shape_at - 1], ' ') << s;
+  EXPECT_EQ(row.substr(params_at, 8), "370,368 ") << s;
+  EXPECT_EQ(row[params_at - 1], ' ') << s;
+  EXPECT_EQ(line_with("___").size(), header.size()) << s;  // the rules span the columns
+}
+
 TEST(Model, SameSeedSameWeightsOtherSeedOther) {
   Model a(seed_cnn_spec(), 42), b(seed_cnn_spec(), 42), c(seed_cnn_spec(), 43);
   const Tensor& wa = a.params()[2]->value;  // dense/kernel

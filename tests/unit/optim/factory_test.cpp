@@ -104,8 +104,8 @@ TEST(MakeOptimizer, UnknownKeyNamesItAndTheValidOnes) {
   EXPECT_TRUE(contains(e, "unknown option 'momentun'")) << e;
   EXPECT_TRUE(contains(
       e,
-      "clipnorm, clipvalue, decay, global_clipnorm, learning_rate, momentum, name, nesterov, "
-      "weight_decay"))
+      "clipnorm, clipvalue, decay, global_clipnorm, gradient_accumulation_steps, learning_rate, "
+      "momentum, name, nesterov, weight_decay"))
       << e;
 
   e = error_of(json{{"class_name", "Adam"}, {"config", {{"beta1", 0.9}}}});

@@ -72,7 +72,8 @@ TEST(OptimizerRegistry, MistakesNameWhatIsWrong) {
       },
       {"Adagrad", "unknown option 'epsilom'",
        "valid options: clipnorm, clipvalue, decay, epsilon, global_clipnorm, "
-       "initial_accumulator_value, learning_rate, name, weight_decay"});
+       "gradient_accumulation_steps, initial_accumulator_value, learning_rate, name, "
+       "weight_decay"});
   expect_usage_error(
       [] {
         make_optimizer(json{{"class_name", "RMSprop"}, {"config", {{"centered", 1}}}});

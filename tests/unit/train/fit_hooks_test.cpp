@@ -1,10 +1,12 @@
 // Fit's own hooks in one process: checkpoints at the interval and after the
 // last step (recording where a rerun continues), none twice at one step;
-// TensorBoard event files for training and evaluation; evaluation at the step
-// interval and after each epoch; the user's hooks first, and their stop.
+// TensorBoard event files for training and evaluation, weight histograms at
+// Keras' epochs; evaluation at the step interval and after each epoch; the
+// user's hooks first, and their stop.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "data/arrays.hpp"
@@ -154,6 +156,32 @@ TEST(FitHooks, SummariesAndEvaluationWriteTheirEventFiles) {
   };
   EXPECT_EQ(events_in(dir.path()), 1);
   EXPECT_EQ(events_in(dir.path() + "/eval"), 1);
+}
+
+TEST(FitHooks, HistogramsEveryHistogramFreqEpochsWithoutScalars) {
+  // Keras counts epochs from 0: with 2, epochs 0 and 2 of 3 get histograms.
+  // Each histogram's record names its tag once, and no scalar says "loss".
+  Fixture f;
+  TempDir dir;
+  FitConfig c;
+  c.epochs = 3;
+  c.model_dir = dir.path();
+  c.histogram_freq = 2;
+  f.trainer.fit(f.train, nullptr, c, f.progress);
+  std::string bytes;
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    if (e.path().filename().string().starts_with("events.out.tfevents.")) {
+      std::ifstream in(e.path(), std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+  const auto count = [&](const std::string& tag) {
+    int n = 0;
+    for (size_t at = bytes.find(tag); at != std::string::npos; at = bytes.find(tag, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("dense/kernel"), 2);
+  EXPECT_EQ(count("dense/bias"), 2);
+  EXPECT_EQ(count("loss"), 0);
 }
 
 TEST(FitHooks, MaxStepsStopsWithoutAHook) {

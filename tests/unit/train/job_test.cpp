@@ -147,6 +147,15 @@ TEST(Process, DataDirAndQuietComeFromTheSettingsElseTheEnvironment) {
   EXPECT_TRUE(p.context().quiet);
 }
 
+// jsrun (and Slurm's --gpus-per-task) leave a rank one visible GPU: device 0.
+TEST(VisibleGpu, ARankLeftOneVisibleGpuOpensDeviceZero) {
+  EXPECT_EQ(visible_gpu(4, "4"), 0);
+  EXPECT_EQ(visible_gpu(4, nullptr), 4);
+  EXPECT_EQ(visible_gpu(4, "0,1,2,3,4,5"), 4);
+  EXPECT_EQ(visible_gpu(-1, "3"), -1);  // a parameter server: no GPU
+  EXPECT_EQ(visible_gpu(1, ""), 1);     // none visible: choose_device finds none and says so
+}
+
 TEST(Process, TheDeviceIsChosenAtStartUp) {
   auto s = on_cpu();
   EXPECT_EQ(Process(nullptr, nullptr, s).context().exec.device, Device::cpu);

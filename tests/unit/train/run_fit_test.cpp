@@ -44,7 +44,7 @@ TEST(FitConfig, ReadsEveryOptionWithDefaults) {
   Options o(json::parse(R"({"epochs": 3, "steps": 10, "model_dir": "d",
                             "save_checkpoints_steps": 4, "save_checkpoints_secs": 1.5,
                             "keep_checkpoint_max": 2, "save_summary_steps": 5,
-                            "eval_every_steps": 6, "eval_steps": 7})"),
+                            "histogram_freq": 2, "eval_every_steps": 6, "eval_steps": 7})"),
             "fit");
   const auto c = parse_fit_config(o);
   o.finish();
@@ -55,6 +55,7 @@ TEST(FitConfig, ReadsEveryOptionWithDefaults) {
   EXPECT_DOUBLE_EQ(c.save_checkpoints_secs, 1.5);
   EXPECT_EQ(c.keep_checkpoint_max, 2);
   EXPECT_EQ(c.save_summary_steps, 5);
+  EXPECT_EQ(c.histogram_freq, 2);
   EXPECT_EQ(c.eval_every_steps, 6);
   EXPECT_EQ(c.eval_steps, 7);
   Options none(json::object(), "fit");
@@ -63,6 +64,18 @@ TEST(FitConfig, ReadsEveryOptionWithDefaults) {
   EXPECT_EQ(d.max_steps, -1);
   EXPECT_EQ(d.keep_checkpoint_max, 5);
   EXPECT_EQ(d.eval_steps, -1);
+  EXPECT_EQ(d.histogram_freq, 0);
+}
+
+TEST(FitConfig, HelpSaysBothCheckpointIntervalsAtZeroWriteNone) {
+  // `drun help fit` said 0 meant "only after the last step"; with both at 0
+  // fit writes no checkpoint (FitHooks.NoCheckpointIntervalsNoCheckpoints).
+  for (const char* key : {"save_checkpoints_steps", "save_checkpoints_secs"}) {
+    const OptionSpec* o = fit_run_schema().find(key);
+    ASSERT_NE(o, nullptr) << key;
+    EXPECT_EQ(o->doc.find("only after the last step"), std::string::npos) << o->doc;
+    EXPECT_NE(o->doc.find("0: no checkpoints"), std::string::npos) << o->doc;
+  }
 }
 
 TEST(FitConfig, StepsWithoutEpochsBoundTheRunAlone) {
@@ -80,7 +93,7 @@ TEST(FitConfig, RefusesTooFewEpochsNegativeIntervalsAndUnknownKeys) {
   const auto request = [](const char* text) { parse_fit_request(json::parse(text)); };
   expect_usage_error([&] { request(R"({"epochs": 0})"); }, {"fit", "epochs must be at least 1"});
   for (const char* key : {"save_checkpoints_steps", "save_checkpoints_secs", "save_summary_steps",
-                          "eval_every_steps"})
+                          "histogram_freq", "eval_every_steps"})
     expect_usage_error([&] { request(("{\"" + std::string(key) + "\": -1}").c_str()); },
                        {"intervals must not be negative"});
   expect_usage_error([&] { request(R"({"epoch": 2})"); }, {"epoch"});
