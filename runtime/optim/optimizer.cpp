@@ -95,6 +95,10 @@ void Optimizer::finish(Options& o) const {
                      std::to_string(weight_decay_));
 }
 
+void Optimizer::set_learning_rate(float lr) {
+  schedule_ = std::make_shared<Constant>(lr);
+}
+
 float Optimizer::current_lr() const {
   float lr = schedule_->at(iterations_) * lr_scale_;
   if (decay_ > 0.f)

@@ -9,6 +9,7 @@
 #include "nn/loss.hpp"
 #include "nn/metrics.hpp"
 #include "optim/optimizer.hpp"
+#include "train/callbacks/callback_registry.hpp"
 #include "train/fit_config.hpp"
 #include "train/hook_registry.hpp"
 
@@ -66,6 +67,9 @@ const std::map<std::string, RegistryKind>& registries() {
       {"hooks",
        {"hook", describe_hooks,
         [](const std::string& name, const json& options) { make_hook(name, options); }}},
+      {"callbacks",
+       {"callback", describe_callbacks,
+        [](const std::string& name, const json& options) { make_callback(name, options); }}},
       // fit's options (train/fit_config): one entry, "fit".
       {"fit",
        {"options",

@@ -64,8 +64,10 @@ json evaluate(const Context& ctx, Session& s, const FitRequest& r, const Input* 
   return run_evaluator(s.trainer, *input, {r.config.model_dir, r.config.eval_steps, 0.5}, progress);
 }
 
-// Whether a run resumed at `at` has nothing left to train.
+// Whether a run resumed at `at` has nothing left to train (a callback such
+// as EarlyStopping ended it, or its steps or epochs are done).
 bool training_done(const TrainingState& at, const FitConfig& c, int64_t batches_per_epoch) {
+  if (at.callbacks.is_object() && at.callbacks.value("stopped", false)) return true;
   const int64_t epoch = at.batch >= batches_per_epoch ? at.epoch + 1 : at.epoch;
   return (c.max_steps >= 0 && at.global_step >= c.max_steps) || epoch >= c.epochs;
 }

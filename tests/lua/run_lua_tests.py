@@ -188,6 +188,50 @@ def test_hooks():
         assert any(f.startswith("events.out.tfevents.") for f in files), files
 
 
+def test_callbacks():
+    with temp_dir("lua") as d:
+        out, _ = expect_success(["callbacks_test.lua", "--model-dir", d], cwd=HERE)
+        # A Lua callback: 3 epochs (it stopped after epoch 2), 12 batches, the
+        # logs by Keras' names, its halved rate used from epoch 1 on.
+        assert ("mine: epochs 0,1,2 batches 12 loss true keys accuracy,learning_rate,loss,"
+                "val_accuracy,val_loss rates 0.10000000149012,0.050000000745058 epochs_run 3") in out, out
+        assert "scheduler: 0.1,0.05,0.0333333" in out, out
+        # EarlyStopping(patience 1) stops after epoch 1 (counted from 0); one
+        # ModelCheckpoint file per epoch; the CSV's header and two rows.
+        assert "early: epochs 2" in out, out
+        files = sorted(f for f in os.listdir(d) if f.startswith("m-"))
+        assert len(files) == 2 and files[0].startswith("m-01-") and files[1].startswith("m-02-"), files
+        with open(os.path.join(d, "log.csv")) as f:
+            rows = f.read().splitlines()
+        assert rows[0] == "epoch,accuracy,learning_rate,loss,val_accuracy,val_loss", rows
+        assert len(rows) == 3 and rows[2].startswith("1,"), rows
+        assert "nan: stopped true" in out, out
+        assert re.search(r"bad: true .*ReduceLROnPlateau.*factor", out), out
+
+
+@multi_rank
+def test_callbacks_two_workers():
+    # 64 examples, 32 a worker, batch 8: 4 steps an epoch. Both workers stop
+    # after epoch 3 (EarlyStopping, patience 3), each epoch's rate halved at
+    # the ends of epochs 1, 2 and 3: the chief's decisions reached the other worker.
+    for strategy in ("AllReduce", "ParameterServer"):
+        out, _ = expect_success(["-np", "2", "callbacks_test.lua", "--case", "dist",
+                                 "--strategy", strategy], cwd=HERE)
+        lines = re.findall(r"dist (chief|worker): epochs (\d+) step (\d+) rates (\S+)", out)
+        assert len(lines) == 2, out
+        assert all(l[1:] == ("4", "16", "0.1,0.1,0.05,0.025") for l in lines), (strategy, out)
+        # 2 epochs, then a rerun for 10 in the same model_dir: epochs 3 and 4
+        # as above, from the callbacks' state in the checkpoint.
+        with temp_dir("lua") as d:
+            args = ["-np", "2", "callbacks_test.lua", "--case", "dist", "--strategy", strategy,
+                    "--model-dir", d]
+            expect_success(args + ["--epochs", "2"], cwd=HERE)
+            out, _ = expect_success(args, cwd=HERE)
+            lines = re.findall(r"dist (chief|worker): epochs (\d+) step (\d+) rates (\S+)", out)
+            assert len(lines) == 2, out
+            assert all(l[1:] == ("4", "16", "0.05,0.025") for l in lines), (strategy, out)
+
+
 def test_eval_every_steps():
     out, _ = expect_success(["hooks_test.lua", "--case", "eval"], cwd=HERE)
     # 2 epochs of 4 steps: evaluations at steps 3 and 6, and after each epoch

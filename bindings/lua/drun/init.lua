@@ -21,6 +21,7 @@ drun.Experiment = estimator.Experiment
 drun.RunConfig = estimator.RunConfig
 drun.load_model = require('drun.model').load
 drun.hooks = require 'drun.hooks'
+drun.callbacks = require 'drun.callbacks'
 local canned = require 'drun.canned'
 drun.DNNClassifier = canned.DNNClassifier
 drun.DNNRegressor = canned.DNNRegressor
