@@ -7,6 +7,7 @@ namespace drun::lua {
 namespace {
 const char* const kContextKey = "drun.context";
 const char* const kExitErrorType = "drun.exit_error";
+const char* const kUsageErrorKey = "drun.usage_error";
 
 // (t, key) -> t[key], for get_field's protected call.
 int index_table(lua_State* L) {
@@ -66,6 +67,21 @@ const char* exit_error(lua_State* L, int index, int* exit_code) {
   const char* message = lua_tostring(L, -1);  // stays alive: the table holds the string
   lua_pop(L, 2);
   return message;
+}
+
+void push_usage_error(lua_State* L, const std::string& message) {
+  lua_pushstring(L, message.c_str());
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kUsageErrorKey);
+}
+
+bool is_usage_error(lua_State* L, int index) {
+  if (index < 0 && index > LUA_REGISTRYINDEX) index = lua_gettop(L) + index + 1;
+  if (lua_type(L, index) != LUA_TSTRING) return false;
+  lua_getfield(L, LUA_REGISTRYINDEX, kUsageErrorKey);
+  const bool same = lua_rawequal(L, index, -1) != 0;
+  lua_pop(L, 1);
+  return same;
 }
 
 std::string user_location(lua_State* L) {

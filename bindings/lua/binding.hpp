@@ -39,6 +39,15 @@ void push_exit_error(lua_State* L, const char* message, int exit_code);
 // The message of such an error at `index` (its code in *exit_code), or null.
 const char* exit_error(lua_State* L, int index, int* exit_code);
 
+// A usage error (a bad option name, value or shape in a description the
+// script wrote) stays a string, so that a script's pcall can read it as any
+// error; the state remembers the last one, so that run_script recognises it
+// when it ends the script and prints it in one line, without a traceback,
+// exit 2. push_usage_error pushes `message` and remembers it.
+void push_usage_error(lua_State* L, const std::string& message);
+// Whether the error value at `index` is the usage error raised last.
+bool is_usage_error(lua_State* L, int index);
+
 // Runs f (which returns the number of Lua results); any C++ exception becomes
 // a Lua error carrying the user's location (a preempted fit: an exit error).
 // The message is built and pushed in a scope that ends before lua_error, so
@@ -49,6 +58,8 @@ int guarded(lua_State* L, F&& f) {
     return f();
   } catch (const train::Preempted& e) {
     push_exit_error(L, e.what(), e.exit_code());
+  } catch (const UsageError& e) {
+    push_usage_error(L, user_location(L) + e.what());
   } catch (const std::exception& e) {
     const std::string msg = user_location(L) + e.what();
     lua_pushstring(L, msg.c_str());

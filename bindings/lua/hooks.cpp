@@ -82,12 +82,15 @@ class LuaHook final : public train::Hook {
     lua_pushnumber(L_, v);
     lua_setfield(L_, -2, key);
   }
-  // A Lua error in a hook ends training with its message (and traceback line).
+  // A Lua error in a hook ends training with its message (and traceback line);
+  // a usage error raised in it (a bad option) stays one.
   void call(int args, int results) {
     if (lua_pcall(L_, args, results, 0) != 0) {
+      const bool usage = is_usage_error(L_, -1);
       std::string msg = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "(error object)";
       lua_pop(L_, 1);
-      throw UsageError("hook " + name_ + ": " + msg);
+      if (usage) throw UsageError("hook " + name_ + ": " + msg);
+      throw std::runtime_error("hook " + name_ + ": " + msg);
     }
   }
 

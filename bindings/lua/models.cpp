@@ -91,6 +91,19 @@ int model_load_weights(lua_State* L) {
   });
 }
 
+// core.layer_outputs(class_name, config): how many outputs the layer has (a
+// recurrent layer's return_state adds its final states), so that calling it
+// in a functional model returns that many nodes.
+int core_layer_outputs(lua_State* L) {
+  return guarded(L, [&] {
+    json config = lua_isnoneornil(L, 2) ? json::object() : to_json(L, 2, "config");
+    const std::string name = config.value("name", std::string("layer"));
+    const auto layer = nn::make_layer(arg_string(L, 1, "layer class"), config, name);
+    lua_pushinteger(L, layer->num_outputs());
+    return 1;
+  });
+}
+
 int core_load_model(lua_State* L) {
   return guarded(L, [&] {
     auto model = keras::load_model(arg_string(L, 1, "load_model path"));
@@ -109,8 +122,10 @@ const luaL_Reg model_methods[] = {{"summary", model_summary},
                                   {"save_weights", model_save_weights},
                                   {"load_weights", model_load_weights},
                                   {nullptr, nullptr}};
-const luaL_Reg model_functions[] = {
-    {"model", model_new}, {"load_model", core_load_model}, {nullptr, nullptr}};
+const luaL_Reg model_functions[] = {{"model", model_new},
+                                    {"load_model", core_load_model},
+                                    {"layer_outputs", core_layer_outputs},
+                                    {nullptr, nullptr}};
 
 }  // namespace
 

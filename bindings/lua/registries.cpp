@@ -2,9 +2,11 @@
 // make their constructors: core.registry(kind) lists a kind's entries, and
 // core.check(kind, name, options) checks a description where the script makes
 // it, so that a mistake is reported at the line that made it. The checks are
-// the runtime's own: nothing is validated twice.
+// the runtime's own: nothing is validated twice. core.did_you_mean(name, names)
+// gives the Lua modules' own messages the runtime's near-miss suggestion.
 #include "train/registries.hpp"
 
+#include "base/did_you_mean.hpp"
 #include "binding.hpp"
 #include "core.hpp"
 #include "lua_json.hpp"
@@ -80,8 +82,28 @@ int registry_check(lua_State* L) {
   });
 }
 
-const luaL_Reg registry_functions[] = {
-    {"registry", registry_list}, {"check", registry_check}, {nullptr, nullptr}};
+// core.did_you_mean(name, {names}) -> " (did you mean 'x'?)" or "".
+int registry_did_you_mean(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string name = arg_string(L, 1, "name");
+    arg_table(L, 2, "names");
+    std::vector<std::string> names;
+    const int n = static_cast<int>(lua_objlen(L, 2));
+    for (int i = 1; i <= n; ++i) {
+      lua_rawgeti(L, 2, i);
+      if (lua_type(L, -1) == LUA_TSTRING) names.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    const std::string text = did_you_mean(name, names);
+    lua_pushstring(L, text.c_str());
+    return 1;
+  });
+}
+
+const luaL_Reg registry_functions[] = {{"registry", registry_list},
+                                       {"check", registry_check},
+                                       {"did_you_mean", registry_did_you_mean},
+                                       {nullptr, nullptr}};
 
 }  // namespace
 

@@ -13,6 +13,8 @@ namespace {
 
 // A usage error (drun.util.usage_error: a bad command-line option) is a table
 // {usage = message}: the user's code is not at fault, so it gets no traceback.
+// So does a bad description the script wrote (is_usage_error): its message
+// names the script's line already.
 const char* usage_message(lua_State* L, int index) {
   if (!lua_istable(L, index)) return nullptr;
   lua_getfield(L, index, "usage");
@@ -25,7 +27,7 @@ const char* usage_message(lua_State* L, int index) {
 // debug.traceback, not luaL_traceback: PUC Lua 5.1's C API has no such call.
 int traceback(lua_State* L) {
   int code = 0;
-  if (usage_message(L, 1) || exit_error(L, 1, &code)) return 1;
+  if (usage_message(L, 1) || is_usage_error(L, 1) || exit_error(L, 1, &code)) return 1;
   if (!lua_tostring(L, 1)) {
     lua_pushliteral(L, "(error object is not a string)");
     lua_replace(L, 1);
@@ -145,7 +147,9 @@ int run_script(train::Context& ctx, const std::string& script,
   if (status != 0) {
     std::fflush(stdout);
     const std::string who = ctx.label.empty() ? "" : "[" + ctx.label + "] ";
-    if (const char* usage = usage_message(L, -1)) {
+    const char* usage = usage_message(L, -1);
+    if (!usage && is_usage_error(L, -1)) usage = lua_tostring(L, -1);
+    if (usage) {
       std::fprintf(stderr, "drun: %s%s\n", who.c_str(), usage);
       return kUsageExitCode;
     }

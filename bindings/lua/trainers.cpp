@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "binding.hpp"
+#include "callbacks.hpp"
 #include "core.hpp"
 #include "hooks.hpp"
 #include "lua_json.hpp"
@@ -29,7 +30,8 @@ int trainer_new(lua_State* L) {
 
 // trainer:fit(train_ds, train_ops, eval_ds|nil, eval_ops|nil, {epochs, steps, model_dir,
 // strategy, save_checkpoints_steps, save_checkpoints_secs, keep_checkpoint_max,
-// save_summary_steps, histogram_freq, eval_every_steps, eval_steps, timeline}, hooks|nil)
+// save_summary_steps, histogram_freq, eval_every_steps, eval_steps, timeline}, hooks|nil,
+// callbacks|nil)
 int trainer_fit(lua_State* L) {
   return guarded(L, [&] {
     auto& session = session_arg(L);
@@ -39,6 +41,8 @@ int trainer_fit(lua_State* L) {
     if (!lua_isnoneornil(L, 4)) eval_input = input_arg(L, 4, 5);
     const auto hooks = hooks_from_lua(L, 7);
     for (const auto& h : hooks) request.config.hooks.push_back(h.get());
+    const auto callbacks = callbacks_from_lua(L, 8);
+    for (const auto& c : callbacks) request.config.callbacks.push_back(c.get());
     push_json(L, train::run_fit(context(L), session, request, train_input,
                                 eval_input ? &*eval_input : nullptr));
     return 1;

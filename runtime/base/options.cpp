@@ -1,5 +1,7 @@
 #include "base/options.hpp"
 
+#include "base/did_you_mean.hpp"
+
 namespace drun {
 
 Options::Options(json values, std::string owner)
@@ -12,9 +14,12 @@ Options::Options(json values, std::string owner, const Schema& schema)
   schema_ = &schema;
   for (auto it = values_.begin(); it != values_.end(); ++it) {
     const OptionSpec* spec = schema.find(it.key());
-    if (!spec)
-      throw UsageError(owner_ + ": unknown option '" + it.key() +
-                       "'; valid options: " + schema.names());
+    if (!spec) {
+      std::vector<std::string> names;
+      for (const OptionSpec& o : schema.options) names.push_back(o.name);
+      throw UsageError(owner_ + ": unknown option '" + it.key() + "'" +
+                       did_you_mean(it.key(), names) + "; valid options: " + schema.names());
+    }
     if (!fits(spec->type, it.value()))
       throw UsageError(owner_ + ": option '" + it.key() + "' has the wrong type (" +
                        it.value().dump() + "; expected " + option_type_name(spec->type) + ")");
@@ -55,7 +60,10 @@ void Options::finish() const {
     if (known_.count(it.key())) continue;
     std::string valid;
     for (const auto& k : known_) valid += (valid.empty() ? "" : ", ") + k;
-    throw UsageError(owner_ + ": unknown option '" + it.key() + "'; valid options: " + valid);
+    throw UsageError(
+        owner_ + ": unknown option '" + it.key() + "'" +
+        did_you_mean(it.key(), std::vector<std::string>(known_.begin(), known_.end())) +
+        "; valid options: " + valid);
   }
 }
 

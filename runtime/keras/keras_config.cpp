@@ -54,19 +54,21 @@ bool integer_dtype(const json& dtype) {
   return s.starts_with("int") || s.starts_with("uint");
 }
 
-// A Keras 3 functional node's reference to the output of layer `name`.
-json keras_tensor(const std::string& name, const Shape& shape) {
+// A Keras 3 functional node's reference to output `k` of layer `name`.
+json keras_tensor(const std::string& name, int k, const Shape& shape) {
   json batch_shape = json::array({nullptr});
   for (int i = 0; i < shape.rank(); ++i) batch_shape.push_back(shape[i]);
   return {
       {"class_name", "__keras_tensor__"},
-      {"config", {{"shape", batch_shape}, {"dtype", "float32"}, {"keras_history", {name, 0, 0}}}}};
+      {"config", {{"shape", batch_shape}, {"dtype", "float32"}, {"keras_history", {name, 0, k}}}}};
 }
 
 bool is_chain(const nn::Model& model) {
   const auto& nodes = model.nodes();
   for (size_t i = 0; i < nodes.size(); ++i)
-    if (nodes[i].inbound != std::vector<int>{static_cast<int>(i) - 1}) return false;
+    if (nodes[i].inbound != std::vector<int>{static_cast<int>(i) - 1} ||
+        nodes[i].inbound_output[0] != 0 || nodes[i].layer->num_outputs() != 1)
+      return false;
   return model.output_node() == static_cast<int>(nodes.size()) - 1;
 }
 
@@ -179,33 +181,55 @@ json drun_config(const nn::LayerInfo& info, const std::string& layer, json confi
   return out;
 }
 
-// The layer names a Keras node refers to, in order: Keras 2 lists
+// A tensor a Keras node refers to: output `tensor` of layer `name` (a layer
+// with several outputs: a recurrent layer's return_state).
+struct Ref {
+  std::string name;
+  int tensor = 0;
+};
+
+// Where the reference gives one, the tensor's index (the third element of
+// [name, node, tensor, ...]).
+int tensor_index(const json& ref) {
+  if (ref.size() < 3) return 0;
+  if (!ref[2].is_number_integer() || ref[2].get<int>() < 0)
+    throw UsageError("tensor reference " + ref.dump() + " has no valid tensor index");
+  return ref[2].get<int>();
+}
+
+// The tensors a Keras node refers to, in order: Keras 2 lists
 // [name, node, tensor, kwargs]; Keras 3 keras_tensor objects with keras_history.
 // Keras nests these a few levels deep; a file nesting deeper is refused
 // rather than followed down the stack.
-void inbound_names(const json& node, std::vector<std::string>& names, int depth = 0) {
+void inbound_refs(const json& node, std::vector<Ref>& refs, int depth = 0) {
   if (depth > 32) throw UsageError("inbound_nodes are nested too deeply");
   if (node.is_object()) {
     if (node.contains("keras_history")) {
       const json& history = node["keras_history"];
       if (!history.is_array() || history.empty() || !history[0].is_string())
         throw UsageError("keras_history " + history.dump() + " does not start with a layer name");
-      names.push_back(history[0].get<std::string>());
+      refs.push_back({history[0].get<std::string>(), tensor_index(history)});
       return;
     }
-    for (const auto& [k, v] : node.items()) inbound_names(v, names, depth + 1);
+    for (const auto& [k, v] : node.items()) inbound_refs(v, refs, depth + 1);
   } else if (node.is_array()) {
     if (node.size() >= 3 && node[0].is_string() && node[1].is_number()) {
-      names.push_back(node[0].get<std::string>());
+      refs.push_back({node[0].get<std::string>(), tensor_index(node)});
       return;
     }
-    for (const auto& v : node) inbound_names(v, names, depth + 1);
+    for (const auto& v : node) inbound_refs(v, refs, depth + 1);
   }
 }
 
-// Inputs Keras lets a call name (attention's query, value and key), in the
-// order of its parameters.
-constexpr const char* kInputKeywords[] = {"query", "value", "key"};
+void inbound_names(const json& node, std::vector<std::string>& names) {
+  std::vector<Ref> refs;
+  inbound_refs(node, refs);
+  for (auto& r : refs) names.push_back(std::move(r.name));
+}
+
+// Inputs Keras lets a call name (attention's query, value and key; a
+// recurrent layer's initial states), in the order of its parameters.
+constexpr const char* kInputKeywords[] = {"query", "value", "key", "initial_state"};
 bool is_input_keyword(const std::string& k) {
   return std::ranges::find(kInputKeywords, k) != std::end(kInputKeywords);
 }
@@ -214,18 +238,18 @@ bool is_input_keyword(const std::string& k) {
 // node's positional arguments, then inputs given by keyword (where the
 // object's own order, alphabetical, would put key before value); a Keras 2
 // node's references.
-void node_inputs(const json& inbound_nodes, std::vector<std::string>& names) {
-  if (!inbound_nodes.is_array()) return inbound_names(inbound_nodes, names);
+void node_inputs(const json& inbound_nodes, std::vector<Ref>& refs) {
+  if (!inbound_nodes.is_array()) return inbound_refs(inbound_nodes, refs);
   for (const auto& node : inbound_nodes) {
     if (!node.is_object() || !node.contains("args")) {
-      inbound_names(node, names);
+      inbound_refs(node, refs);
       continue;
     }
-    inbound_names(node["args"], names);
+    inbound_refs(node["args"], refs);
     const json kwargs = node.value("kwargs", json::object());
     if (kwargs.is_object())
       for (const char* k : kInputKeywords)
-        if (kwargs.contains(k)) inbound_names(kwargs[k], names);
+        if (kwargs.contains(k)) inbound_refs(kwargs[k], refs);
   }
 }
 
@@ -306,18 +330,31 @@ json model_config(const nn::Model& model) {
     const auto source = [&](int i) {
       return i < 0 ? input_name : nodes[static_cast<size_t>(i)].layer->name();
     };
+    const auto tensor = [&](size_t s) {
+      const int i = n.inbound[s], k = n.inbound_output[s];
+      return keras_tensor(
+          source(i), k,
+          i < 0 ? model.input_shape() : nodes[static_cast<size_t>(i)].layer->output_shape(k));
+    };
     json node;
-    if (n.layer->keras_inputs_as_arguments()) {
+    const char* keyword = n.layer->keras_inputs_keyword();
+    if (keyword && n.inbound.size() > 1) {
+      // The first input as the argument, the others as the keyword's list
+      // (LSTM(...)(x, initial_state=[h, c])): Keras 3's form.
+      json rest = json::array(), kwargs = n.layer->keras_call_kwargs();
+      for (size_t s = 1; s < n.inbound.size(); ++s) rest.push_back(tensor(s));
+      kwargs[keyword] = rest;
+      node = {{"args", json::array({tensor(0)})}, {"kwargs", kwargs}};
+    } else if (n.layer->keras_inputs_as_arguments()) {
       // Keras 3's form: its legacy one passes the inputs as one list.
       json args = json::array();
-      for (int i : n.inbound)
-        args.push_back(
-            keras_tensor(source(i), i < 0 ? model.input_shape()
-                                          : nodes[static_cast<size_t>(i)].layer->output_shape()));
+      for (size_t s = 0; s < n.inbound.size(); ++s) args.push_back(tensor(s));
       node = {{"args", args}, {"kwargs", n.layer->keras_call_kwargs()}};
     } else {
       node = json::array();
-      for (int i : n.inbound) node.push_back({source(i), 0, 0, n.layer->keras_call_kwargs()});
+      for (size_t s = 0; s < n.inbound.size(); ++s)
+        node.push_back(
+            {source(n.inbound[s]), 0, n.inbound_output[s], n.layer->keras_call_kwargs()});
     }
     layers.push_back({{"class_name", n.layer->kind()},
                       {"config", n.layer->config()},
@@ -402,18 +439,21 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
       entry["config"].erase("batch_input_shape");
       entry["config"].erase("batch_shape");
       if (cls != "Sequential") {
-        std::vector<std::string> names;
+        std::vector<Ref> refs;
         try {
-          node_inputs(l.value("inbound_nodes", json::array()), names);
+          node_inputs(l.value("inbound_nodes", json::array()), refs);
         } catch (const UsageError& e) {
           throw UsageError(who + ": " + e.what());
         }
         json inbound = json::array();
-        for (const auto& n : names) {
-          const auto it = index.find(n);
+        for (const auto& r : refs) {
+          const auto it = index.find(r.name);
           if (it == index.end())
-            throw UsageError(who + ": takes input from unknown layer '" + n + "'");
-          inbound.push_back(it->second);
+            throw UsageError(who + ": takes input from unknown layer '" + r.name + "'");
+          if (r.tensor == 0)
+            inbound.push_back(it->second);
+          else
+            inbound.push_back({it->second, r.tensor});  // nn::Model checks it exists
         }
         entry["inbound"] = inbound;
         // Call arguments that are options of drun's layer (use_causal_mask)
@@ -444,18 +484,22 @@ json spec_from_model_config(const json& model_config, const std::string& file) {
   }
   if (spec["layers"].empty()) throw UsageError(file + ": the model has no layers");
   if (cls != "Sequential") {
-    std::vector<std::string> outs;
+    std::vector<Ref> outs;
     try {
-      inbound_names(config.value("output_layers", json::array()), outs);
+      inbound_refs(config.value("output_layers", json::array()), outs);
     } catch (const UsageError& e) {
       throw UsageError(file + ": output_layers: " + e.what());
     }
     if (outs.size() != 1)
       throw UsageError(file + ": models with " + std::to_string(outs.size()) +
                        " outputs are not supported (one output)");
-    const auto it = index.find(outs[0]);
+    const auto it = index.find(outs[0].name);
     if (it == index.end() || it->second < 0)
-      throw UsageError(file + ": unknown output layer '" + outs[0] + "'");
+      throw UsageError(file + ": unknown output layer '" + outs[0].name + "'");
+    if (outs[0].tensor != 0)
+      throw UsageError(file + ": the model's output is output " + std::to_string(outs[0].tensor) +
+                       " of layer '" + outs[0].name +
+                       "'; drun's model outputs a layer's first output only");
     spec["output"] = it->second;
   }
   return spec;

@@ -119,6 +119,23 @@ std::vector<RankInfo> place(const ClusterSpec& cluster, const PlacementOptions& 
   return ranks;
 }
 
+std::vector<std::string> oversubscribed(const ClusterSpec& cluster,
+                                        const std::vector<RankInfo>& ranks) {
+  std::vector<int> on_node(cluster.nodes.size(), 0);
+  for (const RankInfo& r : ranks)
+    if (r.node >= 0 && r.node < static_cast<int>(on_node.size())) ++on_node[r.node];
+  std::vector<std::string> lines;
+  if (cluster.source == "local") return lines;  // this machine's "slots" are its cores
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+    const Node& n = cluster.nodes[i];
+    if (n.slots > 0 && on_node[i] > n.slots)
+      lines.push_back("placement puts " + std::to_string(on_node[i]) + " ranks on " + n.host +
+                      ", which has " + std::to_string(n.slots) + " slot" +
+                      (n.slots == 1 ? "" : "s") + " (give fewer -np or --ps, or more slots)");
+  }
+  return lines;
+}
+
 json tf_config(const std::vector<RankInfo>& ranks, int rank) {
   if (rank < 0 || rank >= static_cast<int>(ranks.size()))
     throw std::out_of_range(fmt::format("tf_config: rank {} of {}", rank, ranks.size()));

@@ -52,6 +52,14 @@ struct RankInfo {
 // workers than GPUs share them round-robin.
 std::vector<RankInfo> place(const ClusterSpec& cluster, const PlacementOptions& opt);
 
+// One warning line for each node where `ranks` put more ranks than the
+// slots the scheduler or hostfile granted it (a node of unknown slots has
+// none): Open MPI refuses or oversubscribes such a job, so the user hears it
+// before it starts. This machine alone ("local") has its cores for slots,
+// which -np may exceed on purpose: no warning there.
+std::vector<std::string> oversubscribed(const ClusterSpec& cluster,
+                                        const std::vector<RankInfo>& ranks);
+
 // TensorFlow's TF_CONFIG for one rank:
 //   {"cluster": {"chief": ["host:port"], "worker": [...], "ps": [...]},
 //    "task": {"type": "worker", "index": 0}}

@@ -1,6 +1,7 @@
 // Activation (and its named forms ReLU, Softmax, LeakyReLU): y = act(x)
 // elementwise, or over the last axis for softmax. The activations and their
 // names are those of kernels/activation_list.hpp.
+#include "base/did_you_mean.hpp"
 #include "nn/layers.hpp"
 
 namespace drun::nn {
@@ -11,8 +12,9 @@ using kernels::ActivationFn;
 Activation parse_activation(const std::string& name, const std::string& owner) {
   if (name.empty()) return Activation::linear;
   if (const auto a = kernels::activation_from_name(name)) return *a;
-  throw UsageError(owner + ": unknown activation '" + name +
-                   "'; valid: " + kernels::activation_names());
+  throw UsageError(owner + ": unknown activation '" + name + "'" +
+                   did_you_mean_in_list(name, kernels::activation_names()) +
+                   "; valid: " + kernels::activation_names());
 }
 
 namespace {

@@ -6,7 +6,9 @@
 // axis, summed, averaged or multiplied. The copies' weights are the
 // wrapper's, the forward copy's then the backward's, under Keras' names
 // (bidirectional/forward_lstm/lstm_cell/kernel), so that files, checkpoints,
-// optimizers and strategies see them as any layer's.
+// optimizers and strategies see them as any layer's. With return_state the
+// outputs are Keras': [output, the forward copy's states..., the backward
+// copy's states...]; initial states, after the sequence, go in that order too.
 #include <iterator>
 #include <optional>
 
@@ -22,8 +24,8 @@ enum class Merge { concat, sum, mul, ave };
 constexpr const char* kMergeNames[] = {"concat", "sum", "mul", "ave"};
 
 std::string none_refused(const std::string& who) {
-  return who + ": merge_mode None (two outputs) is not supported: a layer of a drun model has " +
-         "one output; use 'concat', 'sum', 'mul' or 'ave'";
+  return who + ": merge_mode None (two outputs) is not supported; use 'concat', 'sum', 'mul' " +
+         "or 'ave'";
 }
 
 Merge parse_merge(const std::string& mode, const std::string& who) {
@@ -74,11 +76,37 @@ class Bidirectional final : public Layer {
           who + ": the forward layer has return_sequences = " + fc["return_sequences"].dump() +
           ", the backward one " + bc["return_sequences"].dump() + "; they must agree");
     sequences_ = fc["return_sequences"].get<bool>();
+    if (fc["return_state"] != bc["return_state"])
+      throw UsageError(who + ": the forward layer has return_state = " + fc["return_state"].dump() +
+                       ", the backward one " + bc["return_state"].dump() + "; they must agree");
+    states_ = static_cast<size_t>(dynamic_cast<Recurrent&>(*forward_).num_states());
+    if (states_ != static_cast<size_t>(dynamic_cast<Recurrent&>(*backward_).num_states()))
+      throw UsageError(who + ": the forward layer is a " + forward_->kind() +
+                       ", the backward one a " + backward_->kind() + "; their states must agree");
   }
   const char* kind() const override { return "Bidirectional"; }
+  int num_inputs() const override { return 0; }  // the sequence, then any initial states
+  int num_outputs() const override { return 1 + 2 * (forward_->num_outputs() - 1); }
+  const char* keras_inputs_keyword() const override { return "initial_state"; }
+  void set_extra_output_grads(std::span<const Tensor* const> grads) override {
+    forward_->set_extra_output_grads(grads.subspan(0, grads.size() / 2));
+    backward_->set_extra_output_grads(grads.subspan(grads.size() / 2));
+  }
 
   Shape build(std::span<const Shape> in, Rng& rng) override {
-    const Shape f = forward_->build(in, rng), b = backward_->build(in, rng);
+    if (in.size() != 1 && in.size() != 1 + 2 * states_)
+      throw UsageError(who() + ": takes the sequence and " + std::to_string(2 * states_) +
+                       " initial states (the forward layer's, then the backward one's), got " +
+                       std::to_string(in.size() - 1));
+    std::vector<Shape> in_f{in[0]}, in_b{in[0]};
+    if (in.size() > 1) {
+      in_f.insert(in_f.end(), in.begin() + 1, in.begin() + 1 + static_cast<ptrdiff_t>(states_));
+      in_b.insert(in_b.end(), in.begin() + 1 + static_cast<ptrdiff_t>(states_), in.end());
+    }
+    dx_.resize(in.size());
+    in_f_.resize(in_f.size());
+    in_b_.resize(in_b.size());
+    const Shape f = forward_->build(in_f, rng), b = backward_->build(in_b, rng);
     units_f_ = f[f.rank() - 1];
     units_b_ = b[b.rank() - 1];
     if (merge_ != Merge::concat && units_f_ != units_b_)
@@ -110,8 +138,9 @@ class Bidirectional final : public Layer {
   }
 
   void forward(std::span<const Tensor* const> in, bool training) override {
-    forward_->forward(in, training);
-    backward_->forward(in, training);
+    split(in);
+    forward_->forward(in_f_, training);
+    backward_->forward(in_b_, training);
     const Tensor &yf = forward_->output(), &yb = backward_->output();
     batch_ = in[0]->dim(0);
     steps_ = sequences_ ? in[0]->dim(1) : 1;
@@ -170,12 +199,22 @@ class Bidirectional final : public Layer {
         dyf = &dyf_;
         break;
     }
-    const bool need[1] = {need_dx[0]};
-    forward_->backward(in, *dyf, need);
-    backward_->backward(in, dyb_, need);
+    split(in);
+    // Whether each copy owes its input's gradient: the sequence's, then its states'.
+    bool need_f[3] = {need_dx[0], false, false}, need_b[3] = {need_dx[0], false, false};
+    for (size_t k = 1; k < in_f_.size(); ++k) {
+      need_f[k] = need_dx[k];
+      need_b[k] = need_dx[states_ + k];
+    }
+    forward_->backward(in_f_, *dyf, std::span<const bool>(need_f, in_f_.size()));
+    backward_->backward(in_b_, dyb_, std::span<const bool>(need_b, in_b_.size()));
     if (need_dx[0]) {
       ensure(dx_[0], in[0]->shape());
       kernels::add(ex_, forward_->input_grad(), backward_->input_grad(), dx_[0]);
+    }
+    for (size_t k = 1; k < in_f_.size(); ++k) {  // views of the copies' own
+      dx_[k] = forward_->input_grad(static_cast<int>(k));
+      dx_[states_ + k] = backward_->input_grad(static_cast<int>(k));
     }
   }
 
@@ -229,6 +268,27 @@ class Bidirectional final : public Layer {
 
   const char* merge_name() const { return kMergeNames[static_cast<size_t>(merge_)]; }
 
+  const Tensor& extra_output(int k) const override {
+    const auto n = static_cast<int>(states_);
+    return k <= n ? forward_->output(k) : backward_->output(k - n);
+  }
+  Shape extra_output_shape(int k) const override {
+    const auto n = static_cast<int>(states_);
+    return k <= n ? forward_->output_shape(k) : backward_->output_shape(k - n);
+  }
+
+  // The copies' inputs: the sequence, then each one's initial states.
+  void split(std::span<const Tensor* const> in) {
+    if (in.size() != dx_.size())
+      throw UsageError(who() + ": was built with " + std::to_string(dx_.size() - 1) +
+                       " initial states, given " + std::to_string(in.size() - 1));
+    in_f_[0] = in_b_[0] = in[0];
+    for (size_t k = 1; k < in_f_.size(); ++k) {
+      in_f_[k] = in[k];
+      in_b_[k] = in[states_ + k];
+    }
+  }
+
   // The backward copy's (B, T, u) sequence read last step first, and a
   // (B, T, u) tensor in order: the sides of a copy that turns it in time.
   Side back(int64_t u) const { return side(steps_, u, 0, sequences_); }
@@ -246,6 +306,8 @@ class Bidirectional final : public Layer {
   Merge merge_ = Merge::concat;
   std::unique_ptr<Layer> forward_, backward_;
   bool sequences_ = false;
+  size_t states_ = 1;                       // the wrapped cell's: h (LSTM: h, c)
+  std::vector<const Tensor*> in_f_, in_b_;  // the copies' inputs (split)
   int64_t units_f_ = 0, units_b_ = 0;
   int64_t batch_ = 0, steps_ = 0;  // of the last forward; 1 step where only the last state
   Tensor yb_forth_;                // mul: the backward copy's output in time order

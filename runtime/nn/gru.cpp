@@ -18,10 +18,9 @@ class Gru final : public Recurrent {
   const char* kind() const override { return "GRU"; }
 
   void forward(std::span<const Tensor* const> in, bool) override {
-    const Tensor& x = *in[0];
     const Tensor* b = bias();
     const Tensor b_in = b && reset_after_ ? b->rows(0, 1) : Tensor();
-    begin_forward(x, reset_after_ && b ? &b_in : b);
+    begin_forward(in, reset_after_ && b ? &b_in : b);
     ensure(gates_acts_, Shape{steps_, batch_, 4 * units_});
     if (!reset_after_) {
       ensure(rhs_, Shape{steps_, batch_, units_});
@@ -66,7 +65,7 @@ class Gru final : public Recurrent {
                         0.0f, drh_);
         kernels::gru_reset_backward(ex_, t_x(s), gates, h_prev, drh_, dh_, dzx_, dzr);
       }
-      if (s == 0) continue;  // h_0 is the constant zero state
+      if (s == 0 && !initial_state()) continue;  // h_0 is the constant zero state
       kernels::matmul(ex_, false, true, batch_, units_, width(), 1.0f, dzr, recurrent_kernel(),
                       1.0f, dh_);
     }

@@ -30,6 +30,14 @@ Param& Layer::add_param(const std::string& short_name, const Shape& shape, bool 
   return params_.back();
 }
 
+const Tensor& Layer::extra_output(int k) const {
+  throw UsageError(who() + ": has one output, not " + std::to_string(k + 1));
+}
+
+Shape Layer::extra_output_shape(int k) const {
+  throw UsageError(who() + ": has one output, not " + std::to_string(k + 1));
+}
+
 void Layer::expect_rank(const Shape& in, int rank, const char* what) const {
   if (in.rank() != rank)
     throw UsageError(who() + ": expects " + what + " (rank " + std::to_string(rank + 1) +

@@ -57,6 +57,15 @@ class Layer {
 
   const Tensor& output() const { return out_; }
   const Tensor& input_grad(int i = 0) const { return dx_[static_cast<size_t>(i)]; }
+  // Layers with several outputs (a recurrent layer's return_state: its
+  // output, then its final states, as Keras returns them). Output 0 is
+  // output() and its gradient backward()'s dy; the others answer here, and
+  // their gradients come before each backward (null where none arrives), so
+  // that a layer of one output pays nothing for them.
+  virtual int num_outputs() const { return 1; }
+  const Tensor& output(int k) const { return k == 0 ? out_ : extra_output(k); }
+  Shape output_shape(int k) const { return k == 0 ? output_shape_ : extra_output_shape(k); }
+  virtual void set_extra_output_grads(std::span<const Tensor* const>) {}
   std::vector<Param>& params() { return params_; }
   const Shape& output_shape() const { return output_shape_; }
   // Keras' layer config (the keys Keras 3 accepts), for summaries and export.
@@ -67,6 +76,9 @@ class Layer {
   // options (use_causal_mask).
   virtual bool keras_inputs_as_arguments() const { return false; }
   virtual json keras_call_kwargs() const { return json::object(); }
+  // The keyword under which Keras' call takes the inputs after the first as
+  // one list (a recurrent layer's initial_state), or null.
+  virtual const char* keras_inputs_keyword() const { return nullptr; }
   // Where the layer runs; its variables move to that device. A wrapper
   // (Bidirectional) moves the layers it holds.
   virtual void set_exec(const Exec& ex);
@@ -126,6 +138,9 @@ class Layer {
     int64_t h, w, c;
   };
   Spatial expect_spatial(const Shape& in, bool one_d) const;
+  // Output k >= 1 of a layer with several (num_outputs) and its per-example shape.
+  virtual const Tensor& extra_output(int k) const;
+  virtual Shape extra_output_shape(int k) const;
   // Two or more inputs of one shape (Add, Multiply).
   void expect_same_shapes(std::span<const Shape> in) const;
   // Sizes a buffer of this layer on the device it runs on.

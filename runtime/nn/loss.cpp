@@ -1,5 +1,7 @@
 #include "nn/loss.hpp"
 
+#include "base/did_you_mean.hpp"
+
 namespace drun::nn {
 
 namespace {
@@ -101,7 +103,9 @@ Loss::Loss(const json& spec) {
   }
   info_ = find_entry(loss_registry(), given);
   if (!info_ || (!spec.is_string() && !is_class_name(given)))
-    throw UsageError("unknown loss '" + given + "'; valid: " + registry_names(loss_registry()));
+    throw UsageError("unknown loss '" + given + "'" +
+                     did_you_mean_in_list(given, registry_names(loss_registry())) +
+                     "; valid: " + registry_names(loss_registry()));
   class_name_ = info_->about.name();
   Options o(config, class_name_, info_->about.schema);
   from_logits_ = o.get<bool>("from_logits");

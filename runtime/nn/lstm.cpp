@@ -23,14 +23,17 @@ class Lstm final : public Recurrent {
     unit_forget_bias_ = o.get<bool>("unit_forget_bias");
   }
   const char* kind() const override { return "LSTM"; }
+  int num_states() const override { return 2; }
 
   void forward(std::span<const Tensor* const> in, bool) override {
-    const Tensor& x = *in[0];
-    begin_forward(x, bias());
+    begin_forward(in, bias());
     ensure(cs_, Shape{steps_ + 1, batch_, units_});
     ensure(gates_acts_, Shape{steps_, batch_, width()});
-    Tensor c0 = cs_.rows(0, 1);
-    kernels::fill(ex_, 0.0f, c0);
+    Tensor c0 = at(cs_, 0);
+    if (initial_state())
+      kernels::cast(ex_, *in[2], c0);  // a copy; begin_forward checked its shape
+    else
+      kernels::fill(ex_, 0.0f, c0);
     for (int64_t s = 0; s < steps_; ++s) {
       const Tensor h_prev = at(hs_, s);
       Tensor gates = at(gates_acts_, s), c = at(cs_, s + 1), h = at(hs_, s + 1);
@@ -38,14 +41,17 @@ class Lstm final : public Recurrent {
                       0.0f, hr_);
       kernels::lstm_step_forward(ex_, t_x(s), s, xp_, hr_, at(cs_, s), gates, c, h, seq());
     }
-    end_forward();
+    end_forward(&cs_);
   }
 
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool> need_dx) override {
     begin_backward(dy);
     ensure(dc_, Shape{batch_, units_});
-    kernels::fill(ex_, 0.0f, dc_);
+    if (const Tensor* dc_last = dstate(1))
+      kernels::cast(ex_, *dc_last, dc_);
+    else
+      kernels::fill(ex_, 0.0f, dc_);
     // R^T once, so that every step's d(h_{t-1}) = dz R^T reads its operand
     // by rows: the CPU's GEMM for few rows streams B in place, and a
     // transposed B it can only read by dot products (1.6x slower at 32 x
@@ -57,13 +63,14 @@ class Lstm final : public Recurrent {
       Tensor dz = at(dz_, s);
       kernels::lstm_step_backward(ex_, t_x(s), s, dseq(dy), at(gates_acts_, s), at(cs_, s + 1),
                                   at(cs_, s), dh_, dc_, dz, dzx_);
-      if (s > 0)  // h_0 is the constant zero state
+      if (s > 0 || initial_state())  // else h_0 is the constant zero state
         kernels::matmul(ex_, false, false, batch_, units_, width(), 1.0f, dz, recurrent_t_, 0.0f,
                         dh_);
     }
     kernels::matmul(ex_, true, false, units_, width(), steps_ * batch_, 1.0f, hs_, dz_, 0.0f,
                     recurrent_kernel_grad());
     end_backward(*in[0], need_dx[0], bias_grad());
+    if (initial_state()) dx_[2] = dc_;  // the first step left d(c_0) there
   }
 
   json config() const override {

@@ -68,22 +68,40 @@ Model::Model(const json& spec_in, uint64_t seed) : spec_(spec_in) {
     }
     Node node;
     node.layer = make_layer(cls, config, lname);
+    const std::string who = node.layer->kind() + std::string(" '") + lname + "'";
     if (entry.contains("inbound")) {
-      for (const auto& v : entry["inbound"]) node.inbound.push_back(v.get<int>());
+      for (const auto& v : entry["inbound"]) {
+        const bool pair = v.is_array() && v.size() == 2;
+        if (!(pair && v[0].is_number_integer() && v[1].is_number_integer()) &&
+            !v.is_number_integer())
+          throw UsageError(who + ": inbound entry " + v.dump() +
+                           " is neither a layer index nor [layer index, output index]");
+        node.inbound.push_back(pair ? v[0].get<int>() : v.get<int>());
+        node.inbound_output.push_back(pair ? v[1].get<int>() : 0);
+      }
     } else {
       node.inbound.push_back(static_cast<int>(i) - 1);
+      node.inbound_output.push_back(0);
     }
     std::vector<Shape> in_shapes;
-    for (int id : node.inbound) {
+    for (size_t s = 0; s < node.inbound.size(); ++s) {
+      const int id = node.inbound[s], k = node.inbound_output[s];
       if (id < -1 || id >= static_cast<int>(i))
-        throw UsageError(node.layer->kind() + std::string(" '") + lname + "': inbound node " +
-                         std::to_string(id) + " is not an earlier layer");
-      in_shapes.push_back(id < 0 ? input_shape_ : shapes[static_cast<size_t>(id)]);
+        throw UsageError(who + ": inbound node " + std::to_string(id) + " is not an earlier layer");
+      const int outputs = id < 0 ? 1 : nodes_[static_cast<size_t>(id)].layer->num_outputs();
+      if (k < 0 || k >= outputs)
+        throw UsageError(fmt::format(
+            "{}: takes output {} of {}, which has {} output(s)", who, k,
+            id < 0 ? std::string("the model input")
+                   : fmt::format("layer '{}'", nodes_[static_cast<size_t>(id)].layer->name()),
+            outputs));
+      in_shapes.push_back(id < 0   ? input_shape_
+                          : k == 0 ? shapes[static_cast<size_t>(id)]
+                                   : nodes_[static_cast<size_t>(id)].layer->output_shape(k));
     }
     const int want = node.layer->num_inputs();
     if (want > 0 && static_cast<int>(node.inbound.size()) != want)
-      throw UsageError(std::string(node.layer->kind()) + " '" + lname + "': takes " +
-                       std::to_string(want) + " input(s), got " +
+      throw UsageError(who + ": takes " + std::to_string(want) + " input(s), got " +
                        std::to_string(node.inbound.size()));
     shapes.push_back(node.layer->build(in_shapes, rng));
     nodes_.push_back(std::move(node));
@@ -94,17 +112,32 @@ Model::Model(const json& spec_in, uint64_t seed) : spec_(spec_in) {
                      " does not exist");
 
   consumers_.resize(nodes_.size());
+  other_consumers_.resize(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    other_consumers_[i].resize(static_cast<size_t>(nodes_[i].layer->num_outputs() - 1));
+  const auto takes_ids = [&](const std::pair<int, int>& c) {
+    return nodes_[static_cast<size_t>(c.first)].layer->takes_ids();
+  };
   for (size_t i = 0; i <= static_cast<size_t>(output_); ++i)
-    for (size_t s = 0; s < nodes_[i].inbound.size(); ++s)
-      if (nodes_[i].inbound[s] >= 0)
-        consumers_[static_cast<size_t>(nodes_[i].inbound[s])].push_back(
-            {static_cast<int>(i), static_cast<int>(s)});
+    for (size_t s = 0; s < nodes_[i].inbound.size(); ++s) {
+      const int id = nodes_[i].inbound[s], k = nodes_[i].inbound_output[s];
+      const std::pair<int, int> c{static_cast<int>(i), static_cast<int>(s)};
+      if (id < 0) continue;
+      if (k == 0)
+        consumers_[static_cast<size_t>(id)].push_back(c);
+      else if (!takes_ids(c))
+        other_consumers_[static_cast<size_t>(id)][static_cast<size_t>(k - 1)].push_back(c);
+    }
   grad_consumers_ = consumers_;
-  for (auto& cons : grad_consumers_)
-    std::erase_if(cons, [&](const std::pair<int, int>& c) {
-      return nodes_[static_cast<size_t>(c.first)].layer->takes_ids();
-    });
+  for (auto& cons : grad_consumers_) std::erase_if(cons, takes_ids);
   grad_sum_.resize(nodes_.size());
+  other_grad_sum_.resize(nodes_.size());
+  other_grads_.resize(nodes_.size());
+  zero_grad_.resize(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    other_grad_sum_[i].resize(other_consumers_[i].size());
+    other_grads_[i].resize(other_consumers_[i].size());
+  }
   size_t max_in = 1;
   for (const auto& n : nodes_) max_in = std::max(max_in, n.inbound.size());
   in_scratch_.resize(max_in);
@@ -123,7 +156,9 @@ void Model::fuse_relus() {
   tail_node_.assign(nodes_.size(), -1);
   for (size_t j = 0; j <= static_cast<size_t>(output_); ++j) {
     const Node& n = nodes_[j];
-    if (!n.layer->is_plain_relu() || n.inbound.size() != 1 || n.inbound[0] < 0) continue;
+    if (!n.layer->is_plain_relu() || n.inbound.size() != 1 || n.inbound[0] < 0 ||
+        nodes_[static_cast<size_t>(n.inbound[0])].layer->num_outputs() != 1)
+      continue;
     const int i = n.inbound[0];
     if (i == output_ || consumers_[static_cast<size_t>(i)].size() != 1) continue;
     if (!nodes_[static_cast<size_t>(i)].layer->absorb_relu()) continue;
@@ -141,7 +176,9 @@ void Model::fuse_max_pools() {
   for (size_t j = 0; j <= static_cast<size_t>(output_); ++j) {
     const Node& n = nodes_[j];
     const auto window = n.layer->max_pool_window();
-    if (!window || n.inbound.size() != 1 || n.inbound[0] < 0) continue;
+    if (!window || n.inbound.size() != 1 || n.inbound[0] < 0 ||
+        nodes_[static_cast<size_t>(n.inbound[0])].layer->num_outputs() != 1)
+      continue;
     const int i = n.inbound[0];
     const Node& in = nodes_[static_cast<size_t>(i)];
     if (i == output_ || absorbed_by_[static_cast<size_t>(i)] >= 0 ||
@@ -162,6 +199,7 @@ void Model::share_moments() {
     const Node& n = nodes_[j];
     if (!n.layer->takes_input_moments() || n.inbound.size() != 1 || n.inbound[0] < 0) continue;
     const auto i = static_cast<size_t>(n.inbound[0]);
+    if (nodes_[i].layer->num_outputs() != 1) continue;
     if (absorbed_by_[i] >= 0) continue;  // its output is another layer's
     if (const Tensor* m = nodes_[i].layer->give_output_moments()) n.layer->take_input_moments(m);
   }
@@ -214,6 +252,12 @@ const Tensor& Model::node_output(int id, const Tensor& x) const {
   return nodes_[static_cast<size_t>(by >= 0 ? by : id)].layer->output();
 }
 
+const Tensor& Model::node_output(const Node& n, size_t slot, const Tensor& x) const {
+  const int k = n.inbound_output[slot];
+  if (k == 0) return node_output(n.inbound[slot], x);
+  return nodes_[static_cast<size_t>(n.inbound[slot])].layer->output(k);
+}
+
 const Tensor& Model::forward(const Tensor& x, bool training) {
   if (x.shape().drop_batch() != input_shape_)
     throw UsageError("model '" + name_ + "': input batch has shape " + x.shape().str() +
@@ -222,7 +266,7 @@ const Tensor& Model::forward(const Tensor& x, bool training) {
   for (size_t i = 0; i <= static_cast<size_t>(output_); ++i) {
     if (absorbed_by_[i] >= 0) continue;
     Node& n = nodes_[i];
-    for (size_t s = 0; s < n.inbound.size(); ++s) in_scratch_[s] = &node_output(n.inbound[s], x);
+    for (size_t s = 0; s < n.inbound.size(); ++s) in_scratch_[s] = &node_output(n, s, x);
     timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain,
                         timeline_ ? forward_names_[i] : nullptr, "forward");
     n.layer->forward(std::span(in_scratch_.data(), n.inbound.size()), training);
@@ -263,6 +307,34 @@ const Tensor* Model::arriving_grad(int i, const Tensor& dy, const Tensor* relu_y
   return &sum;
 }
 
+const Tensor* Model::summed_grad(const std::vector<std::pair<int, int>>& cons, Tensor& sum) {
+  if (cons.empty()) return nullptr;
+  auto part = [&](size_t k) -> const Tensor& {
+    return nodes_[static_cast<size_t>(cons[k].first)].layer->input_grad(cons[k].second);
+  };
+  if (cons.size() == 1) return &part(0);
+  sum.ensure(part(0).shape(), DType::f32, ex_.device);
+  kernels::add(ex_, part(0), part(1), sum);
+  for (size_t k = 2; k < cons.size(); ++k) kernels::axpy(ex_, 1.0f, part(k), sum);
+  return &sum;
+}
+
+const Tensor* Model::other_outputs_grads(int i, const Tensor* g) {
+  const auto u = static_cast<size_t>(i);
+  bool any = false;
+  for (size_t k = 0; k < other_consumers_[u].size(); ++k) {
+    other_grads_[u][k] = summed_grad(other_consumers_[u][k], other_grad_sum_[u][k]);
+    any = any || other_grads_[u][k];
+  }
+  nodes_[u].layer->set_extra_output_grads(other_grads_[u]);
+  if (g || !any) return g;
+  // An encoder whose sequence goes nowhere, only its final states.
+  const Tensor& y = nodes_[u].layer->output();
+  zero_grad_[u].ensure(y.shape(), DType::f32, ex_.device);
+  kernels::fill(ex_, 0.0f, zero_grad_[u]);
+  return &zero_grad_[u];
+}
+
 void Model::backward(const Tensor& dy) {
   const Tensor& x = *input_;
   for (int i = output_; i >= 0; --i) {
@@ -272,9 +344,10 @@ void Model::backward(const Tensor& dy) {
     const Tensor* g = arriving_grad(tail >= 0 ? tail : i, dy,
                                     tail >= 0 ? n.layer->relu_output_masked_by_model() : nullptr,
                                     timeline_ ? gradient_names_[static_cast<size_t>(i)] : nullptr);
+    if (n.layer->num_outputs() > 1) g = other_outputs_grads(i, g);
     if (!g) continue;
     for (size_t s = 0; s < n.inbound.size(); ++s) {
-      in_scratch_[s] = &node_output(n.inbound[s], x);
+      in_scratch_[s] = &node_output(n, s, x);
       need_scratch_[s] = n.inbound[s] >= 0 && !n.layer->takes_ids();
     }
     {
@@ -314,7 +387,8 @@ int64_t Model::param_count(bool trainable_only) const {
 std::string Model::summary() const {
   const bool graph = [&] {
     for (size_t i = 0; i < nodes_.size(); ++i)
-      if (nodes_[i].inbound.size() != 1 || nodes_[i].inbound[0] != static_cast<int>(i) - 1)
+      if (nodes_[i].inbound.size() != 1 || nodes_[i].inbound[0] != static_cast<int>(i) - 1 ||
+          nodes_[i].inbound_output[0] != 0)
         return true;
     return false;
   }();
@@ -324,9 +398,13 @@ std::string Model::summary() const {
     const Layer& l = *node.layer;
     std::string links;
     if (graph)
-      for (int id : node.inbound)
-        links += (links.empty() ? "" : ", ") +
-                 (id < 0 ? std::string("input") : nodes_[static_cast<size_t>(id)].layer->name());
+      for (size_t k = 0; k < node.inbound.size(); ++k) {
+        const int id = node.inbound[k], out = node.inbound_output[k];
+        links += fmt::format(
+            "{}{}{}", links.empty() ? "" : ", ",
+            id < 0 ? std::string("input") : nodes_[static_cast<size_t>(id)].layer->name(),
+            out > 0 ? fmt::format("[{}]", out) : "");
+      }
     rows.push_back({l.name() + " (" + l.kind() + ")", l.output_shape().with_batch(0).str(true),
                     with_commas(l.param_count()), links});
   }

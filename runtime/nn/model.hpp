@@ -5,7 +5,9 @@
 //    "layers": [{"class_name": "Conv2D", "config": {...}, "inbound": [-1]}, ...],
 //    "output": 4}
 // "inbound" lists earlier layer indices (-1 is the model input); when absent a
-// layer takes the previous one. "output" defaults to the last layer.
+// layer takes the previous one. An entry [i, k] takes output k of layer i, a
+// layer with several outputs (nn/layer.hpp's num_outputs: a recurrent
+// layer's final states); i alone is [i, 0]. "output" defaults to the last layer.
 #pragma once
 #include <functional>
 #include <memory>
@@ -54,7 +56,8 @@ class Model {
 
   struct Node {
     std::unique_ptr<Layer> layer;
-    std::vector<int> inbound;  // -1: the model input
+    std::vector<int> inbound;         // -1: the model input
+    std::vector<int> inbound_output;  // per inbound: which output of that layer (0: its first)
   };
   const std::vector<Node>& nodes() const { return nodes_; }
   int output_node() const { return output_; }
@@ -63,6 +66,14 @@ class Model {
 
  private:
   const Tensor& node_output(int id, const Tensor& x) const;
+  const Tensor& node_output(const Node& n, size_t slot, const Tensor& x) const;
+  // The sum of the gradients consumers give (node, input slot), in `sum`
+  // where it takes one; null where there are none.
+  const Tensor* summed_grad(const std::vector<std::pair<int, int>>& cons, Tensor& sum);
+  // Before node i's backward where its layer has several outputs: hands it
+  // the gradients at its outputs past the first, and returns the one at its
+  // first, zeros where only the others get one (null: none arrives at all).
+  const Tensor* other_outputs_grads(int i, const Tensor* g);
   // The gradient arriving at node i's output (null when it reaches nothing);
   // where that takes a pass (a sum over consumers, a ReLU mask), a timeline
   // span named span_name.
@@ -90,6 +101,13 @@ class Model {
   // (Layer::takes_ids): the ones a gradient arrives from.
   std::vector<std::vector<std::pair<int, int>>> grad_consumers_;
   std::vector<Tensor> grad_sum_;
+  // Per node with several outputs, per output past the first: the consumers
+  // that a gradient arrives from, and the buffers that sum it and hold the
+  // first output's zero gradient where none arrives there.
+  std::vector<std::vector<std::vector<std::pair<int, int>>>> other_consumers_;
+  std::vector<std::vector<Tensor>> other_grad_sum_;
+  std::vector<std::vector<const Tensor*>> other_grads_;
+  std::vector<Tensor> zero_grad_;
   // Per node: the node whose output stands for its own (a ReLU or max pooling
   // absorbed by its input's layer), else -1; and the last node a layer
   // absorbed, whose output its own stands for, else -1.

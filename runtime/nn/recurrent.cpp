@@ -30,10 +30,7 @@ Recurrent::Recurrent(Options& o, const char* cls, const std::string& name, int g
   return_sequences_ = o.get<bool>("return_sequences");
   go_backwards_ = o.get<bool>("go_backwards");
   unroll_ = o.get<bool>("unroll");  // the loop runs step by step either way
-  if (o.get<bool>("return_state"))
-    throw UsageError(who +
-                     ": return_state = true is not supported: a layer of a drun model has one "
-                     "output, so the final states cannot be returned beside the sequence");
+  return_state_ = o.get<bool>("return_state");
   if (o.get<bool>("stateful"))
     throw UsageError(who +
                      ": stateful = true is not supported; each batch starts from zero states");
@@ -57,6 +54,18 @@ Shape Recurrent::build(std::span<const Shape> in, Rng& rng) {
                      in[0].with_batch(0).str(true));
   steps_ = in[0][0];
   in_ = in[0][1];
+  const auto states = static_cast<size_t>(num_states());
+  if (in.size() != 1 && in.size() != 1 + states)
+    throw UsageError(who() + ": takes the sequence and " + std::to_string(states) +
+                     " initial state(s), got " + std::to_string(in.size() - 1) + " state(s)");
+  for (size_t k = 1; k < in.size(); ++k)
+    if (in[k] != Shape{units_})
+      throw UsageError(who() + ": initial state " + std::to_string(k - 1) + " has shape " +
+                       in[k].with_batch(0).str(true) + ", not (None, " + std::to_string(units_) +
+                       ")");
+  initial_state_ = in.size() > 1;
+  dx_.resize(in.size());
+  state_out_.resize(return_state_ ? states : 0);
   const std::string cell = cell_name() + "/";
   Param& w = add_param(cell + "kernel", Shape{in_, width()});
   initialize(w.value, kernel_init_, in_, width(), rng, who());
@@ -70,7 +79,11 @@ Shape Recurrent::build(std::span<const Shape> in, Rng& rng) {
   return output_shape_ = return_sequences_ ? Shape{steps_, units_} : Shape{units_};
 }
 
-void Recurrent::begin_forward(const Tensor& x, const Tensor* b) {
+void Recurrent::begin_forward(std::span<const Tensor* const> in, const Tensor* b) {
+  const Tensor& x = *in[0];
+  if (in.size() != dx_.size())
+    throw UsageError(who() + ": was built with " + std::to_string(dx_.size() - 1) +
+                     " initial state(s), given " + std::to_string(in.size() - 1));
   if (x.rank() != 3 || x.dim(2) != in_)
     throw UsageError(who() + ": expects input (batch, time, " + std::to_string(in_) + "), got " +
                      x.shape().str());
@@ -82,24 +95,40 @@ void Recurrent::begin_forward(const Tensor& x, const Tensor* b) {
   ensure(hr_, Shape{batch_, width()});
   kernels::matmul(ex_, false, false, batch_ * steps_, width(), in_, 1.0f, x, kernel(), 0.0f, xp_);
   if (b) kernels::bias_add(ex_, xp_, *b);
-  Tensor h0 = hs_.rows(0, 1);
-  kernels::fill(ex_, 0.0f, h0);
+  Tensor h0 = at(hs_, 0);
+  for (size_t k = 1; k < in.size(); ++k)
+    if (in[k]->shape() != h0.shape())
+      throw UsageError(who() + ": initial state " + std::to_string(k - 1) + " has shape " +
+                       in[k]->shape().str() + ", not " + h0.shape().str());
+  if (initial_state_) {
+    kernels::cast(ex_, *in[1], h0);  // a copy
+  } else {
+    kernels::fill(ex_, 0.0f, h0);
+  }
   if (return_sequences_) ensure(out_, Shape{batch_, steps_, units_});
 }
 
-void Recurrent::end_forward() {
+void Recurrent::end_forward(const Tensor* cell) {
   // The last state is the output as it stands: a view, no copy.
   if (!return_sequences_) out_ = at(hs_, steps_);
+  if (!return_state_) return;
+  state_out_[0] = at(hs_, steps_);
+  if (cell) state_out_[1] = at(*cell, steps_);
 }
 
 void Recurrent::begin_backward(const Tensor& dy) {
   ensure(dh_, Shape{batch_, units_});
   ensure(dzx_, Shape{batch_, steps_, width()});
   ensure(dz_, Shape{steps_, batch_, width()});
-  if (return_sequences_)
-    kernels::fill(ex_, 0.0f, dh_);
-  else
+  const Tensor* dh_last = dstate(0);
+  if (!return_sequences_) {
     kernels::cast(ex_, dy, dh_);  // a copy: the steps update dh in place
+    if (dh_last) kernels::axpy(ex_, 1.0f, *dh_last, dh_);
+  } else if (dh_last) {
+    kernels::cast(ex_, *dh_last, dh_);
+  } else {
+    kernels::fill(ex_, 0.0f, dh_);
+  }
 }
 
 void Recurrent::end_backward(const Tensor& x, bool need_dx, Tensor* dbias) {
@@ -110,6 +139,7 @@ void Recurrent::end_backward(const Tensor& x, bool need_dx, Tensor* dbias) {
     ensure(dx_[0], x.shape());
     kernels::matmul(ex_, false, true, rows, in_, width(), 1.0f, dzx_, kernel(), 0.0f, dx_[0]);
   }
+  if (initial_state_) dx_[1] = dh_;  // a view: dh_ is not written again before the next backward
 }
 
 json Recurrent::config() const {
@@ -119,7 +149,7 @@ json Recurrent::config() const {
   if (has_recurrent_activation_) c["recurrent_activation"] = "sigmoid";
   c["use_bias"] = use_bias_;
   c["return_sequences"] = return_sequences_;
-  c["return_state"] = false;
+  c["return_state"] = return_state_;
   c["go_backwards"] = go_backwards_;
   c["stateful"] = false;
   c["unroll"] = unroll_;
@@ -147,7 +177,8 @@ Schema recurrent_schema(bool gated, std::initializer_list<Schema::Entry> more) {
              {"bias_initializer", OptionType::string, "zeros", "the bias' initial values"},
              {"return_sequences", OptionType::boolean, false,
               "return every step's output (batch, time, units), not only the last"},
-             {"return_state", OptionType::boolean, false, "only false: one output per layer"},
+             {"return_state", OptionType::boolean, false,
+              "also return the final states: output, h (LSTM: output, h, c)"},
              {"go_backwards", OptionType::boolean, false,
               "run the sequence backwards (returning it in that order)"},
              {"stateful", OptionType::boolean, false, "only false: each batch starts at zero"},

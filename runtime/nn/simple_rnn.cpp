@@ -20,7 +20,7 @@ class SimpleRnn final : public Recurrent {
   const char* kind() const override { return "SimpleRNN"; }
 
   void forward(std::span<const Tensor* const> in, bool) override {
-    begin_forward(*in[0], bias());
+    begin_forward(in, bias());
     for (int64_t s = 0; s < steps_; ++s) {
       Tensor h = at(hs_, s + 1);
       kernels::matmul(ex_, false, false, batch_, units_, units_, 1.0f, at(hs_, s),
@@ -37,7 +37,7 @@ class SimpleRnn final : public Recurrent {
       Tensor dz = at(dz_, s);
       kernels::simple_rnn_step_backward(ex_, act_, t_x(s), s, dseq(dy), at(hs_, s + 1), dh_, dz,
                                         dzx_);
-      if (s > 0)  // h_0 is the constant zero state
+      if (s > 0 || initial_state())  // else h_0 is the constant zero state
         kernels::matmul(ex_, false, true, batch_, units_, units_, 1.0f, dz, recurrent_kernel(),
                         0.0f, dh_);
     }

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "base/did_you_mean.hpp"
+
 namespace drun::optim {
 
 namespace {
@@ -91,6 +93,10 @@ void Optimizer::finish(Options& o) const {
   if (!(weight_decay_ >= 0.f))
     throw UsageError(o.owner() + ": weight_decay must not be negative, got " +
                      std::to_string(weight_decay_));
+}
+
+void Optimizer::set_learning_rate(float lr) {
+  schedule_ = std::make_shared<Constant>(lr);
 }
 
 float Optimizer::current_lr() const {
@@ -407,8 +413,9 @@ std::unique_ptr<Optimizer> make_optimizer(const json& spec) {
   }
   const OptimizerInfo* info = find_entry(optimizer_registry(), class_name);
   if (!info || (!spec.is_string() && !is_class_name(class_name)))
-    throw UsageError("unknown optimizer class '" + class_name +
-                     "'; valid classes: " + class_names());
+    throw UsageError("unknown optimizer class '" + class_name + "'" +
+                     did_you_mean_in_list(class_name, registry_names(optimizer_registry())) +
+                     "; valid classes: " + class_names());
   return info->make(config);
 }
 

@@ -127,6 +127,9 @@ class Optimizer {
   // Multiplies every learning rate the schedule gives, e.g. by the number of
   // workers for the linear scaling rule (Goyal et al. 2017). Default 1.
   void set_lr_scale(float scale) { lr_scale_ = scale; }
+  // Replaces the schedule by a constant rate, as Keras' `optimizer.learning_rate
+  // = lr` (what callbacks such as ReduceLROnPlateau do).
+  void set_learning_rate(float lr);
   // How many threads the updates of variables in host memory may use (the
   // trainer's --threads). Default 1.
   void set_cpu_threads(int threads) { cpu_threads_ = threads < 1 ? 1 : threads; }

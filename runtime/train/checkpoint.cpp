@@ -43,6 +43,7 @@ void Checkpoints::save(nn::Model& model, optim::Optimizer& optimizer, const Trai
   for (const auto& [name, t] : optimizer.state()) tensors.emplace_back("optimizer/" + name, *t);
   for (const auto& [name, t] : optimizer.accumulators())
     tensors.emplace_back("optimizer/" + name, *t);
+  for (const auto& [name, t] : state.callback_tensors) tensors.emplace_back("callbacks/" + name, t);
   json rngs = json::object();
   for (const auto& node : model.nodes())
     if (Rng* r = node.layer->rng()) rngs[node.layer->name()] = r->state();
@@ -52,6 +53,7 @@ void Checkpoints::save(nn::Model& model, optim::Optimizer& optimizer, const Trai
                      {"optimizer_iterations", optimizer.iterations()},
                      {"optimizer_built", optimizer.built()},
                      {"rngs", rngs}};
+  if (!state.callbacks.is_null()) attributes["callbacks"] = state.callbacks;
   if (const optim::DynamicLossScale* s = optimizer.dynamic_loss_scale()) {
     attributes["loss_scale"] = s->scale();
     attributes["loss_scale_counter"] = s->counter();
@@ -97,11 +99,12 @@ TrainingState apply(const io::TensorFile& file, const std::string& path, nn::Mod
     const auto found = file.tensors.find(name);
     if (found == file.tensors.end())
       throw UsageError("checkpoint " + path + " lacks '" + name +
-                       "': it is not a checkpoint of this model (move it away or use another "
-                       "model_dir)");
+                       "': it is not a checkpoint of this model (move it away or give "
+                       "--model-dir DIR for a new run)");
     if (found->second.numel() != into.numel())
       throw UsageError("checkpoint " + path + ": '" + name + "' has shape " +
-                       found->second.shape().str() + ", the model's is " + into.shape().str());
+                       found->second.shape().str() + ", the model's is " + into.shape().str() +
+                       ": a run of another model (give --model-dir DIR for a new run)");
     into.copy_from(found->second.reshaped(into.shape()));
   };
   const auto params = model.params();
@@ -127,8 +130,14 @@ TrainingState apply(const io::TensorFile& file, const std::string& path, nn::Mod
   for (const auto& node : model.nodes())
     if (Rng* r = node.layer->rng(); r && rngs.contains(node.layer->name()))
       r->set_state(rngs[node.layer->name()].get<std::string>());
-  return TrainingState{a["global_step"].get<int64_t>(), a.value("epoch", int64_t{0}),
-                       a.value("batch", int64_t{0})};
+  TrainingState state{a["global_step"].get<int64_t>(), a.value("epoch", int64_t{0}),
+                      a.value("batch", int64_t{0})};
+  if (a.contains("callbacks")) state.callbacks = a["callbacks"];
+  const std::string prefix = "callbacks/";
+  for (const auto& [name, t] : file.tensors)
+    if (name.rfind(prefix, 0) == 0)
+      state.callback_tensors.emplace_back(name.substr(prefix.size()), t);
+  return state;
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Checkpoints: model_dir/ckpt-<step>.h5 holds the model's variables
 // ("model/<variable>"), the optimizer's slots ("optimizer/<variable>/<slot>")
 // and, in the root attribute, what is not a tensor: global step, epoch and
-// batch within it (the data pipeline's position), optimizer iterations and the
-// layers' random generators. A file is written atomically (temporary file,
+// batch within it (the data pipeline's position), optimizer iterations, the
+// layers' random generators and the callbacks' state (its tensors as
+// "callbacks/<index>/<name>"). A file is written atomically (temporary file,
 // fsync, rename) before the index `checkpoint` (TensorFlow's text format)
 // names it, so a crash leaves either the old or the new checkpoint, never half
 // of one. Parameter-server strategies add ckpt-<step>.ps-<i>.h5 shards, which
@@ -23,6 +24,10 @@ struct TrainingState {
   int64_t global_step = 0;
   int64_t epoch = 0;  // the epoch the next step belongs to
   int64_t batch = 0;  // index within that epoch of the next batch
+  // The fit's callbacks' state (train/callbacks/callback_runner), null
+  // without callbacks, and its tensors (EarlyStopping's best weights).
+  json callbacks;
+  std::vector<std::pair<std::string, Tensor>> callback_tensors;
 };
 
 class Checkpoints {

@@ -25,7 +25,8 @@ using Clock = std::chrono::steady_clock;
 CheckpointSaver::CheckpointSaver(const FitConfig& config)
     : every_steps_(config.save_checkpoints_steps),
       every_secs_(config.save_checkpoints_secs),
-      checkpoints_(config.model_dir, config.keep_checkpoint_max) {}
+      checkpoints_(config.model_dir, config.keep_checkpoint_max),
+      after_callbacks_(!config.callbacks.empty()) {}
 
 void CheckpointSaver::begin(Trainer& trainer) {
   trainer_ = &trainer;
@@ -38,12 +39,29 @@ bool CheckpointSaver::after_step(const StepResult& step) {
       (every_steps_ > 0 && step.global_step % every_steps_ == 0) ||
       (every_secs_ > 0 &&
        std::chrono::duration<double>(Clock::now() - last_save_).count() >= every_secs_);
-  if (due) save({step.global_step, step.epoch, step.batch});
+  if (!due) return false;
+  if (after_callbacks_ && step.ends_epoch)
+    pending_ = TrainingState{step.global_step, step.epoch, step.batch};
+  else
+    save({step.global_step, step.epoch, step.batch});
   return false;
 }
 
+void CheckpointSaver::end_epoch(EpochEnd& epoch) {
+  (void)epoch;
+  if (pending_) save(*pending_);
+  pending_.reset();
+  // The last step's checkpoint came before the last epoch's callbacks (the
+  // servers had to take part): written again with their state, so that a
+  // longer rerun continues from it. The servers' shards stay as they were.
+  if (final_) trainer_->save_checkpoint(checkpoints_, *final_, false);
+  final_.reset();
+}
+
 void CheckpointSaver::last_step(const TrainingState& at, bool preempted) {
-  if (preempted || every_steps_ > 0 || every_secs_ > 0) save(at);
+  if (!preempted && every_steps_ <= 0 && every_secs_ <= 0) return;
+  save(at);
+  if (after_callbacks_ && !preempted && at.batch == 0) final_ = at;
 }
 
 void CheckpointSaver::save(const TrainingState& at) {

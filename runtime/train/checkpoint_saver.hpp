@@ -2,7 +2,10 @@
 // CheckpointSaverHook): every save_checkpoints_steps steps and/or
 // save_checkpoints_secs seconds, after the last step when either is set, and
 // on preemption whatever they are. At most one checkpoint per global step.
-// Fit adds it on the chief when there is a model_dir.
+// Fit adds it on the chief when there is a model_dir, after every other hook.
+// With callbacks, a checkpoint due at an epoch's last step waits for the
+// epoch's end, so that it holds the callbacks' decisions on that epoch; the
+// last step's is written again then.
 #pragma once
 #include <chrono>
 #include <optional>
@@ -20,6 +23,7 @@ class CheckpointSaver final : public Hook {
   void begin(Trainer& trainer) override;
   bool after_step(const StepResult& step) override;
   void last_step(const TrainingState& at, bool preempted) override;
+  void end_epoch(EpochEnd& epoch) override;
 
  private:
   void save(const TrainingState& at);
@@ -30,6 +34,9 @@ class CheckpointSaver final : public Hook {
   Trainer* trainer_ = nullptr;
   int64_t saved_step_ = 0;  // the step of the newest checkpoint (or of the start)
   std::chrono::steady_clock::time_point last_save_;
+  bool after_callbacks_;                  // fit has callbacks
+  std::optional<TrainingState> pending_;  // due at the epoch's last step
+  std::optional<TrainingState> final_;    // the last step's, to write again with the callbacks'
 };
 
 }  // namespace drun::train

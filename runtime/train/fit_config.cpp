@@ -16,7 +16,9 @@ const Schema& fit_input_schema() {
        "a data set evaluated after each epoch (and every eval_every_steps)"},
       {"batch_size", OptionType::integer, nullptr,
        "the batch of inputs without a batch() (Keras' 32)"},
-      {"hooks", OptionType::any, nullptr, "a list of hooks (drun.hooks or tables of your own)"}};
+      {"hooks", OptionType::any, nullptr, "a list of hooks (drun.hooks or tables of your own)"},
+      {"callbacks", OptionType::any, nullptr,
+       "a list of callbacks (drun.callbacks, as keras.callbacks, or tables of your own)"}};
   return s;
 }
 

@@ -11,6 +11,8 @@
 
 namespace drun::train {
 
+class Callback;
+
 // The epochs of a fit bounded by its steps alone.
 inline constexpr int64_t kUnboundedEpochs = INT64_MAX;
 
@@ -39,6 +41,8 @@ struct FitConfig {
   std::string timeline;
   // The user's hooks; fit adds its own for checkpoints, summaries and evaluation.
   std::vector<Hook*> hooks;
+  // Keras' callbacks (train/callbacks), run on every worker after fit's hooks.
+  std::vector<Callback*> callbacks;
 };
 
 // fit's options, the one list of them (with FitConfig's defaults):

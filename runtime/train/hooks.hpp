@@ -4,8 +4,9 @@
 // SummarySaver (train/summary_saver) and Validator (train/validator). NanGuard
 // and GlobalStepWaiter are the C++ hooks a script can ask for; Lua hooks are
 // adapted in the bindings. A hook asks to stop by returning true from
-// after_step; the loop stops at that step boundary (and, with several workers,
-// every worker stops at the same step).
+// after_step, or by setting EpochEnd::stop at an epoch's end; the loop stops at
+// that step boundary (and, with several workers, every worker stops at the
+// same step).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -27,6 +28,7 @@ struct StepResult {
   int64_t batch = 0;  // batches of the epoch done, this one included
   double learning_rate = 0.0;
   int64_t batch_size = 0;
+  bool ends_epoch = false;  // the epoch's last batch
   // This step's batch mean loss, and the running averages of the epoch so far
   // by name ("loss", "accuracy", ...). On a GPU each read waits for the step
   // to finish (train/running_values), so a hook reads them only when it uses them.
@@ -40,6 +42,7 @@ struct EpochEnd {
   int64_t epoch = 0;
   int64_t batches = 0;  // batches of the epoch done (by this fit or the one it resumes)
   MetricValues shown;   // values hooks add to the epoch's progress line (val_*)
+  bool stop = false;    // a hook ends the fit here (callbacks: EarlyStopping...)
 };
 
 class Hook {
@@ -48,6 +51,8 @@ class Hook {
   virtual std::string name() const = 0;
   // Before the first step.
   virtual void begin(Trainer& trainer) { (void)trainer; }
+  // Before an epoch's first step (of this fit: a resumed epoch too).
+  virtual void begin_epoch(int64_t epoch) { (void)epoch; }
   virtual void before_step(int64_t global_step) { (void)global_step; }
   // Returns true to stop training after this step.
   virtual bool after_step(const StepResult& step) {

@@ -9,6 +9,7 @@
 #include "nn/loss.hpp"
 #include "nn/metrics.hpp"
 #include "optim/optimizer.hpp"
+#include "train/callbacks/callback_registry.hpp"
 #include "train/fit_config.hpp"
 #include "train/hook_registry.hpp"
 
@@ -19,8 +20,13 @@ const std::map<std::string, RegistryKind>& registries() {
       {"layers",
        {"layer", [] { return describe_all(nn::layer_registry()); },
         [](const std::string& name, const json& options) {
+          // Made, not only matched to the schema: the constructor's checks of
+          // values (an activation's name, a rate) are reported where the
+          // script wrote the layer too.
           const auto& info = entry_named(nn::layer_registry(), name, "layer class");
-          Options(options, "nn." + name, info.about.schema);
+          Options o(options, "nn." + name, info.about.schema);
+          info.make(o, nn::keras_base_name(name));
+          o.finish();
         }}},
       {"readers",
        {"data reader", data::describe_readers,
@@ -61,6 +67,9 @@ const std::map<std::string, RegistryKind>& registries() {
       {"hooks",
        {"hook", describe_hooks,
         [](const std::string& name, const json& options) { make_hook(name, options); }}},
+      {"callbacks",
+       {"callback", describe_callbacks,
+        [](const std::string& name, const json& options) { make_callback(name, options); }}},
       // fit's options (train/fit_config): one entry, "fit".
       {"fit",
        {"options",

@@ -9,6 +9,7 @@
 #include "train/evaluator.hpp"
 #include "train/fit_timeline.hpp"
 #include "train/preemption.hpp"
+#include "train/run_setup.hpp"
 
 namespace drun::train {
 
@@ -63,22 +64,34 @@ json evaluate(const Context& ctx, Session& s, const FitRequest& r, const Input* 
   return run_evaluator(s.trainer, *input, {r.config.model_dir, r.config.eval_steps, 0.5}, progress);
 }
 
-// Whether a run resumed at `at` has nothing left to train.
+// Whether a run resumed at `at` has nothing left to train (a callback such
+// as EarlyStopping ended it, or its steps or epochs are done).
 bool training_done(const TrainingState& at, const FitConfig& c, int64_t batches_per_epoch) {
+  if (at.callbacks.is_object() && at.callbacks.value("stopped", false)) return true;
   const int64_t epoch = at.batch >= batches_per_epoch ? at.epoch + 1 : at.epoch;
   return (c.max_steps >= 0 && at.global_step >= c.max_steps) || epoch >= c.epochs;
 }
 
 // A checkpoint in model_dir: continue from it, telling the chief's user
-// (one line: resuming, or nothing left to do). Starting afresh over another
-// run's summary.json says so too, so that it is never replaced silently.
+// (one line: resuming, or nothing left to do). A run of another setup is
+// refused, as is a trace of a run with nothing left to trace. Starting afresh
+// over another run's summary.json says so too, so that it is never replaced
+// silently; the chief records the setup of a run it starts.
 std::optional<TrainingState> resume(Trainer& trainer, const FitConfig& c, int64_t batches_per_epoch,
-                                    bool chief) {
+                                    const RunSetup& setup, bool tracing, bool chief) {
   const std::string& dir = c.model_dir;
   const auto resumed = trainer.restore(dir, [&](const std::string& warning) {
     if (chief) std::fprintf(stderr, "drun: warning: %s\n", warning.c_str());
   });
-  if (!chief || dir.empty()) return resumed;
+  if (dir.empty()) return resumed;
+  if (resumed) check_setup(dir, setup);
+  const bool done = resumed && training_done(*resumed, c, batches_per_epoch);
+  if (done && tracing)
+    throw UsageError("--timeline: model_dir " + dir + " is already at step " +
+                     std::to_string(resumed->global_step) +
+                     " (training done), so there is nothing to trace; give more --epochs to "
+                     "continue it, or --model-dir DIR for a new run");
+  if (!chief) return resumed;
   if (!resumed) {
     if (std::filesystem::exists(dir + "/summary.json"))
       std::fprintf(stderr,
@@ -86,11 +99,13 @@ std::optional<TrainingState> resume(Trainer& trainer, const FitConfig& c, int64_
                    "checkpoint to resume from; this run replaces it (another model_dir keeps "
                    "both)\n",
                    dir.c_str());
+    record_setup(dir, setup);
     return resumed;
   }
-  if (training_done(*resumed, c, batches_per_epoch))
+  if (done)
     std::fprintf(stderr,
-                 "drun: model_dir %s is already at step %lld (training done); nothing to do\n",
+                 "drun: model_dir %s is already at step %lld (training done); nothing to do "
+                 "(more --epochs continue it, --model-dir DIR starts a new run)\n",
                  dir.c_str(), static_cast<long long>(resumed->global_step));
   else
     std::fprintf(stderr, "drun: resuming from %s/ckpt-%lld.h5 (epoch %lld, batch %lld)\n",
@@ -142,7 +157,9 @@ json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, co
   auto train_input = make_pipeline(train, workers, ctx.worker_rank());
   // On every rank, before the strategy hands the chief's variables to the others.
   const bool chief = ctx.role == "chief";
-  const auto resumed = resume(s.trainer, r.config, train_input->batches_per_epoch(), chief);
+  const RunSetup setup{workers, r.strategy.name, train_input->spec().batch_size};
+  const auto resumed =
+      resume(s.trainer, r.config, train_input->batches_per_epoch(), setup, tl != nullptr, chief);
   if (fresh) {
     s.strategy = std::move(fresh);
     if (resumed) s.strategy->resume_from(resumed->global_step);

@@ -12,6 +12,9 @@
 
 namespace drun::train {
 
+// Keras' training_config of a model file: loss, metrics and the optimizer's config.
+json training_config(const CompileOptions& compiled, const optim::Optimizer& optimizer);
+
 struct Session {
   Session(std::shared_ptr<nn::Model> model, const CompileOptions& compiled,
           const kernels::Exec& exec);

@@ -6,6 +6,7 @@
 
 #include "distributed/activity.hpp"
 #include "io/atomic_file.hpp"
+#include "train/callbacks/callback_runner.hpp"
 #include "train/checkpoint_saver.hpp"
 #include "train/preemption.hpp"
 #include "train/summary_saver.hpp"
@@ -49,19 +50,25 @@ class StepClock {
 };
 
 // Fit's own hooks, run after the user's: on the chief, checkpoints and
-// summaries where there is a model_dir, evaluation where there is an input.
-std::vector<std::unique_ptr<Hook>> own_hooks(const FitConfig& c, data::Pipeline* eval, bool chief,
-                                             Progress& progress, FitResult& result) {
-  std::vector<std::unique_ptr<Hook>> hooks;
-  if (!chief) return hooks;
-  const bool summaries = !c.model_dir.empty() && c.save_summary_steps > 0;
+// summaries where there is a model_dir, evaluation where there is an input;
+// on every worker, the callbacks (after the evaluation, whose values they
+// read, and before the checkpoints, which hold their state).
+std::vector<Hook*> own_hooks(const FitConfig& c, data::Pipeline* eval, bool chief,
+                             Progress& progress, FitResult& result, Hook* callbacks,
+                             std::vector<std::unique_ptr<Hook>>& owned) {
+  std::vector<Hook*> hooks;
+  const auto own = [&](std::unique_ptr<Hook> h) {
+    hooks.push_back(h.get());
+    owned.push_back(std::move(h));
+  };
   // First: it checks keep_checkpoint_max before any file is made.
-  auto checkpoints = c.model_dir.empty() ? nullptr : std::make_unique<CheckpointSaver>(c);
-  if (!c.model_dir.empty() && (summaries || c.histogram_freq > 0))
-    hooks.push_back(
-        std::make_unique<SummarySaver>(c.model_dir, c.save_summary_steps, c.histogram_freq));
-  if (checkpoints) hooks.push_back(std::move(checkpoints));
-  if (eval) hooks.push_back(std::make_unique<Validator>(c, *eval, progress, result, summaries));
+  auto checkpoints = c.model_dir.empty() || !chief ? nullptr : std::make_unique<CheckpointSaver>(c);
+  const bool summaries = !c.model_dir.empty() && c.save_summary_steps > 0;
+  if (chief && !c.model_dir.empty() && (summaries || c.histogram_freq > 0))
+    own(std::make_unique<SummarySaver>(c.model_dir, c.save_summary_steps, c.histogram_freq));
+  if (chief && eval) own(std::make_unique<Validator>(c, *eval, progress, result, summaries));
+  if (callbacks) hooks.push_back(callbacks);
+  if (checkpoints) own(std::move(checkpoints));
   return hooks;
 }
 }  // namespace
@@ -290,20 +297,27 @@ bool Trainer::preemption_agreed() {
   return asked > 0;
 }
 
-void Trainer::save_checkpoint(Checkpoints& checkpoints, const TrainingState& state) {
+void Trainer::save_checkpoint(Checkpoints& checkpoints, const TrainingState& state, bool servers) {
   timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain, "checkpoint", "checkpoint",
                       "step", state.global_step);
-  if (strategy_) strategy_->checkpoint(checkpoints.model_dir(), state.global_step);
-  checkpoints.save(model_, *optimizer_, state);
+  if (strategy_ && servers) strategy_->checkpoint(checkpoints.model_dir(), state.global_step);
+  if (!callbacks_) return checkpoints.save(model_, *optimizer_, state);
+  TrainingState with = state;
+  CallbackState cs = callbacks_->state();
+  with.callbacks = std::move(cs.state);
+  with.callback_tensors = std::move(cs.tensors);
+  checkpoints.save(model_, *optimizer_, with);
 }
 
-const StepResult& Trainer::step_result(int64_t epoch, int64_t batch, int64_t batch_size) {
+const StepResult& Trainer::step_result(int64_t epoch, int64_t batch, int64_t batch_size,
+                                       bool ends_epoch) {
   StepResult& r = step_result_;
   r.global_step = global_step_;
   r.epoch = epoch;
   r.batch = batch;
   r.learning_rate = optimizer_->current_lr();
   r.batch_size = batch_size;
+  r.ends_epoch = ends_epoch;
   r.values = &values_;
   return r;
 }
@@ -313,14 +327,30 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   const auto start = Clock::now();
   FitResult result;
   const bool chief = !strategy_ || strategy_->is_chief();
-  const auto own = own_hooks(config, eval, chief, progress, result);
+  std::unique_ptr<CallbackRunner> callbacks;
+  if (!config.callbacks.empty()) {
+    callbacks = std::make_unique<CallbackRunner>(config.callbacks, result, eval != nullptr);
+    if (resume_ && !resume_->callbacks.is_null())
+      callbacks->restore({resume_->callbacks, resume_->callback_tensors});
+  }
+  callbacks_ = callbacks.get();
+  // Not past this fit, however it ends (a hook may throw).
+  const struct Forget {
+    CallbackRunner*& runner;
+    ~Forget() { runner = nullptr; }
+  } forget{callbacks_};
+  std::vector<std::unique_ptr<Hook>> own;
   scaling_ = ScalingMeter();
   std::vector<Hook*> hooks(config.hooks);
-  for (const auto& h : own) hooks.push_back(h.get());
+  for (Hook* h : own_hooks(config, eval, chief, progress, result, callbacks.get(), own))
+    hooks.push_back(h);
   install_preemption_handlers();
   for (Hook* h : hooks) h->begin(*this);
 
   const bool resumed = resume_.has_value();
+  // A run its callbacks stopped is done: a rerun trains no further.
+  const bool stopped_before =
+      resumed && resume_->callbacks.is_object() && resume_->callbacks.value("stopped", false);
   TrainingState from = resume_.value_or(TrainingState{global_step_, 0, 0});
   if (from.batch >= train.batches_per_epoch()) from = {from.global_step, from.epoch + 1, 0};
   resume_.reset();
@@ -332,12 +362,13 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   bool finished = false;  // strategy_->finish has run
   double train_seconds = 0.0;
   int64_t train_images = 0;
-  bool stop = config.max_steps >= 0 && global_step_ >= config.max_steps;
+  bool stop = stopped_before || (config.max_steps >= 0 && global_step_ >= config.max_steps);
   result.already_done = resumed && (stop || from.epoch >= config.epochs);
   for (int64_t epoch = from.epoch; epoch < config.epochs && !stop; ++epoch) {
     values_.reset();
     train.seek(epoch, epoch == from.epoch ? from.batch : 0);
     progress.begin_epoch(epoch, train.batches_per_epoch(), global_step_);
+    for (Hook* h : hooks) h->begin_epoch(epoch);
     const auto epoch_start = Clock::now();
     int64_t epoch_images = 0;
     // The wait for each batch is the timeline's "input".
@@ -364,7 +395,8 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
                         static_cast<double>(epoch_images) / seconds_since(epoch_start));
       bool hook_stop = false;
       if (!hooks.empty()) {
-        const StepResult& r = step_result(epoch, step, batch.size);
+        const StepResult& r =
+            step_result(epoch, step, batch.size, step >= train.batches_per_epoch());
         for (Hook* h : hooks) hook_stop = h->after_step(r) || hook_stop;
       }
       if (preemption_agreed()) {
@@ -393,8 +425,16 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       if (strategy_) strategy_->finish(params_, config.model_dir);
       finished = true;
     }
-    end_epoch({epoch, train.position(), {}}, hooks, result, progress,
-              static_cast<double>(epoch_images) / epoch_seconds, finished);
+    const bool stopped = end_epoch({epoch, train.position(), {}}, hooks, result, progress,
+                                   static_cast<double>(epoch_images) / epoch_seconds, finished);
+    if (stopped && !finished) {
+      // A callback ended the fit at this epoch's end (EarlyStopping): the
+      // last step's hooks and the strategy's end, as after a last epoch.
+      result.stopped_by_hook = stop = true;
+      for (Hook* h : hooks) h->last_step({global_step_, epoch + 1, 0}, false);
+      if (strategy_) strategy_->finish(params_, config.model_dir);
+      finished = true;
+    }
   }
   for (Hook* h : hooks) h->complete();
   // No epoch ran (resumed at or past the end): the strategy still ends, so
@@ -415,7 +455,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   return result;
 }
 
-void Trainer::end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult& result,
+bool Trainer::end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult& result,
                         Progress& progress, double images_per_sec, bool last) {
   sum_over_workers();
   if (strategy_) {
@@ -434,6 +474,7 @@ void Trainer::end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult
   for (Hook* h : hooks) h->end_epoch(end);
   progress.end_epoch(result.train.loss, result.train.metrics, images_per_sec, end.shown, last);
   result.epochs = end.epoch + 1;
+  return end.stop;
 }
 
 void Trainer::finish_fit(const FitConfig& config, const std::vector<Hook*>& hooks,

@@ -32,6 +32,8 @@
 
 namespace drun::train {
 
+class CallbackRunner;
+
 class Trainer {
  public:
   Trainer(nn::Model& model, const CompileOptions& compiled, const kernels::Exec& exec);
@@ -59,8 +61,9 @@ class Trainer {
   // Model outputs for every example of the input, rows in input order.
   Tensor predict(data::Pipeline& input);
 
-  // Writes a checkpoint (the strategy's servers first) of the state `state`.
-  void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state);
+  // Writes a checkpoint (the strategy's servers first, unless not `servers`:
+  // their shards of that step are written already) of the state `state`.
+  void save_checkpoint(Checkpoints& checkpoints, const TrainingState& state, bool servers = true);
 
   // Steps, input waits, layers, updates, evaluations and checkpoints are
   // recorded there from now on (null: nowhere); the caller keeps it alive.
@@ -82,10 +85,10 @@ class Trainer {
   // kAgreeEvery steps, so all stop at the same step.
   bool preemption_agreed();
   // What hooks see after a step, filled in place (no allocation once warm).
-  const StepResult& step_result(int64_t epoch, int64_t batch, int64_t batch_size);
+  const StepResult& step_result(int64_t epoch, int64_t batch, int64_t batch_size, bool ends_epoch);
   // After an epoch: metrics summed over workers into `result`, the hooks'
-  // end_epoch, the epoch's progress line.
-  void end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult& result,
+  // end_epoch, the epoch's progress line. Returns whether a hook ends the fit there.
+  bool end_epoch(EpochEnd end, const std::vector<Hook*>& hooks, FitResult& result,
                  Progress& progress, double images_per_sec, bool last);
   // The end of fit: the result's totals, the hooks' end, summary.json.
   void finish_fit(const FitConfig& config, const std::vector<Hook*>& hooks, FitResult& result,
@@ -128,7 +131,8 @@ class Trainer {
   RunningValues values_, eval_values_;  // the epoch's, an evaluation's
   int64_t global_step_ = 0;
   std::optional<TrainingState> resume_;
-  StepResult step_result_;  // what hooks see after each step
+  StepResult step_result_;               // what hooks see after each step
+  CallbackRunner* callbacks_ = nullptr;  // fit's, while it runs: its state goes into checkpoints
   // On a GPU, from the first step: the steps' CUDA graphs (or why there are none).
   std::unique_ptr<StepGraphs> graphs_;
   bool graphs_said_ = false;  // fit printed why they are off

@@ -10,7 +10,8 @@ Validator::Validator(const FitConfig& config, data::Pipeline& eval, Progress& pr
       max_steps_(config.eval_steps),
       eval_(eval),
       progress_(progress),
-      result_(result) {
+      result_(result),
+      foreground_(!config.callbacks.empty()) {
   if (summaries) events_ = std::make_unique<io::EventWriter>(config.model_dir + "/eval");
 }
 
@@ -39,7 +40,8 @@ MetricValues Validator::evaluate(int64_t epoch) {
   MetricValues values;
   evaluated_step_ = trainer_->global_step();
   auto* strategy = trainer_->strategy();
-  if (strategy && strategy->workers() > 1) {
+  // Callbacks read this epoch's values at its end: then the others wait.
+  if (strategy && strategy->workers() > 1 && !foreground_) {
     // The other workers go on training while the chief's copy is evaluated.
     if (auto done = background_.finish()) report_background(*done);
     eval_step_ = trainer_->global_step();

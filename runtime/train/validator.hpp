@@ -2,7 +2,8 @@
 // validation_data): every eval_every_steps global steps and after each epoch
 // (not twice at one step), on at most eval_steps batches. With several
 // workers it evaluates a snapshot of the weights in the background
-// (BackgroundEval) so the others need not wait; alone, at once. Results go
+// (BackgroundEval) so the others need not wait, unless fit has callbacks,
+// which read each epoch's evaluation at its end; alone, at once. Results go
 // to fit's result, the progress output and, with summaries on,
 // model_dir/eval's TensorBoard events. Fit adds it on the chief when there
 // is an eval input.
@@ -43,6 +44,7 @@ class Validator final : public Hook {
   data::Pipeline& eval_;
   Progress& progress_;
   FitResult& result_;
+  bool foreground_;  // evaluate at once with several workers too (callbacks wait for it)
   std::unique_ptr<io::EventWriter> events_;
   Trainer* trainer_ = nullptr;
   BackgroundEval background_;

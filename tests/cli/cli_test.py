@@ -180,7 +180,8 @@ def case_defaults():
         assert rc == 0, show(rc, out, err)
         done = [l for l in err.splitlines() if "already at step" in l]
         assert done == ["drun: model_dir %s is already at step 100 (training done); "
-                        "nothing to do" % d], err
+                        "nothing to do (more --epochs continue it, --model-dir DIR starts a "
+                        "new run)" % d], err
         assert re.search(r"last evaluation: val_accuracy \d\.\d{4}", err), err
         assert "resuming" not in err and re.search(r"test accuracy \d\.\d{4}", out), out
 

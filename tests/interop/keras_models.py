@@ -215,6 +215,26 @@ def bidirectional():
                            for w, v in zip(layer.get_weights(), layer.weights)])
     return model, rng.normal(0, 1, (BATCH, 7, 5)).astype("float32")
 
+def seq2seq():
+    """An encoder-decoder: an LSTM encoder's final h and c (return_state)
+    start a decoder LSTM (initial_state); a Bidirectional GRU's final states
+    (forward, backward) join its output, a SimpleRNN started from one of them
+    and the encoder's c in a Concatenate before a Dense. The encoder's
+    sequence goes nowhere. Keras' own initial kernels, the biases non-zero."""
+    inputs = keras.Input((6, 4))
+    _, h, c = layers.LSTM(5, return_state=True)(inputs)
+    seq = layers.LSTM(5, return_sequences=True)(inputs, initial_state=[h, c])
+    out, fh, bh = layers.Bidirectional(layers.GRU(3, return_state=True))(seq)
+    _, s = layers.SimpleRNN(3, return_state=True)(seq, initial_state=[fh])
+    outputs = layers.Dense(4)(layers.Concatenate()([out, fh, bh, s, c]))
+    model = keras.Model(inputs, outputs, name="seq2seq")
+    rng = np.random.RandomState(6)
+    for layer in model.layers:
+        layer.set_weights([w if w.ndim == 2 and "bias" not in v.path else
+                           (w + rng.normal(0, 0.2, w.shape)).astype("float32")
+                           for w, v in zip(layer.get_weights(), layer.weights)])
+    return model, rng.normal(0, 1, (BATCH, 6, 4)).astype("float32")
+
 def mobilenet():
     """A MobileNet-like block: a 3x3 DepthwiseConv2D by Keras' positional
     shorthand (stride 2, 'same', depth multiplier 2, no bias),
@@ -255,7 +275,8 @@ def main():
                         ("attention", attention), ("recurrent", recurrent),
                         ("decoder", decoder),
                         ("mobilenet", mobilenet),
-                        ("bidirectional", bidirectional)):
+                        ("bidirectional", bidirectional),
+                        ("seq2seq", seq2seq)):
         model, x = build()
         model.save(os.path.join(out, name + ".h5"))
         y = model.predict(x, batch_size=BATCH, verbose=0).astype("float32")

@@ -24,6 +24,9 @@ M.needs = {
   CosineDecay = {initial_learning_rate = 0.1, decay_steps = 10},
   LinearWarmup = {warmup_steps = 10, after_warmup_lr_sched = 0.1},
   Dropout = {rate = 0.5},
+  ModelCheckpoint = {filepath = 'm.h5'},
+  CSVLogger = {filename = 'log.csv'},
+  LearningRateScheduler = {schedule = function(_, lr) return lr end},
 }
 
 -- drun.data's readers (all its functions), sorted. Each checks its keys

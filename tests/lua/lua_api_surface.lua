@@ -178,6 +178,11 @@ for _, name in ipairs(constructors(drun.hooks)) do
     drun.hooks[name](with_bad())
   end))
 end
+for _, name in ipairs(constructors(drun.callbacks)) do
+  emit_options('drun.callbacks.' .. name, options('drun.callbacks.' .. name, function()
+    drun.callbacks[name](with_bad(needs[name]))
+  end))
+end
 
 -- Data sets and their methods (the options are checked before any file is read).
 for _, name in ipairs(api.readers(data)) do

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "base/did_you_mean.hpp"
 #include "kernels/platform.hpp"
 #include "runner.hpp"
 
@@ -220,6 +221,23 @@ void pass_on(std::vector<std::string>& out, const std::string& name, const T& va
   if (value != fallback) out.insert(out.end(), {name, text_of(value)});
 }
 
+// " (did you mean --threads?)" for the first of drun's arguments that is no
+// option of drun's but nearly one (CLI11 suggests nothing), else "".
+std::string near_miss(const std::vector<std::string>& args) {
+  std::vector<std::string> known = {"--help", "--version"};
+  for (const auto& o : options())
+    for (const auto& n : names_of(o))
+      if (n.rfind("--", 0) == 0) known.push_back(n);
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string name = args[i].substr(0, args[i].find('='));
+    if (name.rfind("--", 0) != 0 || name == "--") continue;
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    const std::string best = closest_name(name, known);
+    if (!best.empty()) return " (did you mean " + best + "?)";
+  }
+  return "";
+}
+
 }  // namespace
 
 int script_position(int argc, char** argv) {
@@ -252,7 +270,7 @@ std::optional<int> parse(int argc, char** argv, Request& req) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, as for a script's own options: what was wrong, and where to look.
-    std::cerr << "drun: " << e.what() << " (drun --help lists the options)\n";
+    std::cerr << "drun: " << e.what() << near_miss(own) << " (drun --help lists the options)\n";
     return lua::kUsageExitCode;
   }
   if (!std::filesystem::exists(req.script)) {

@@ -21,6 +21,7 @@
 #include "runner.hpp"
 #include "supervise.hpp"
 #include "train/job.hpp"
+#include "train/run_setup.hpp"
 
 namespace drun::launch {
 
@@ -120,7 +121,8 @@ bool needs_launch(const Request& r, const launch::ClusterSpec& cluster) {
 }
 
 int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context ctx) {
-  if (plan(ctx, r, r.dry_run) != 0) return 1;
+  // The script's own exit code: 2 after a usage error, as in one process.
+  if (const int rc = plan(ctx, r, r.dry_run); rc != 0) return rc;
   // The script's strategy, as its fit in plan mode parsed it (none reached: the default).
   const auto spec = ctx.planned_fit ? ctx.planned_fit->strategy : distributed::StrategySpec{};
   launch::PlacementOptions opt;
@@ -132,6 +134,8 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   // --threads or DRUN_THREADS, as each rank would read them (train::thread_count).
   opt.threads_per_rank = train::requested_threads(r.threads, std::getenv("DRUN_THREADS"));
   const auto ranks = launch::place(cluster, opt);
+  for (const auto& line : launch::oversubscribed(cluster, ranks))
+    std::cerr << "drun: warning: " << line << "\n";
   launch::StarterSurroundings at;
   at.in_slurm_job = std::getenv("SLURM_JOB_ID") != nullptr;
   at.srun_found = on_path("srun");
@@ -163,9 +167,11 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
     throw UsageError("strategy " + spec.name +
                      " uses no parameter servers; drop --ps-per-node and --ps");
 
+  const std::string model_dir = ctx.planned_fit ? ctx.planned_fit->model_dir : "";
+  if (!model_dir.empty() && std::filesystem::exists(model_dir + "/checkpoint"))
+    train::check_setup(model_dir, {static_cast<int>(ranks.size()) - ps, spec.name, 0});
   // The stall inspector's heartbeats: under the model_dir, which every node
   // sees (else a temporary directory, which only this node's ranks share).
-  const std::string model_dir = ctx.planned_fit ? ctx.planned_fit->model_dir : "";
   const std::string stall_dir =
       (model_dir.empty() ? std::filesystem::temp_directory_path().string() : model_dir) +
       "/.drun-stall/" + hostname_of_launcher() + "-" + std::to_string(getpid());

@@ -191,6 +191,9 @@ int main(int argc, char** argv) {
   if (const auto done = drun::cli::parse(argc, argv, req)) return *done;
   try {
     if (const auto job = launch_if_needed(req)) return *job;
+  } catch (const drun::UsageError& e) {  // a request the job cannot honour, before it starts
+    std::cerr << "drun: " << e.what() << "\n";
+    return drun::lua::kUsageExitCode;
   } catch (const std::exception& e) {
     std::cerr << "drun: " << e.what() << "\n";
     return 1;

@@ -5,6 +5,7 @@
 -- type (a boolean default makes a flag: `--name` or `--name=false`). `--help`
 -- prints the options with their descriptions and exits. A bad option is a
 -- usage error: one line, exit code 2.
+local core = require 'drun.core'
 local util = require 'drun.util'
 
 -- {name = value or {value, description}} -> {name = value}, {name = description}
@@ -78,7 +79,8 @@ return function(spec, argv)
     local key = name:gsub('%-', '_')
     local default = defaults[key]
     if default == nil then
-      bad('unknown option --' .. name .. '; valid options: ' .. table.concat(valid, ', ') .. ' (and --help)')
+      bad('unknown option --' .. name .. core.did_you_mean('--' .. name, valid) .. '; valid options: ' ..
+          table.concat(valid, ', ') .. ' (and --help)')
     end
     if type(default) == 'boolean' then
       if value == nil then

@@ -127,4 +127,4 @@ for _, entry in ipairs(core.registry('readers')) do
   for _, name in ipairs(entry.names) do data[name] = reader(entry) end
 end
 
-return data
+return util.strict(data, 'drun.data')

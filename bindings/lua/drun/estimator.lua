@@ -55,10 +55,11 @@ function M.Estimator(opts)
   return self
 end
 
--- estimator:train{input = ds, epochs = 1 | steps = N, hooks = {...}, eval_input = ds, strategy = ...}
+-- estimator:train{input = ds, epochs = 1 | steps = N, hooks = {...}, callbacks = {...},
+--                 eval_input = ds, strategy = ...}
 function Estimator:train(opts)
   util.check_keys('Estimator:train', opts, {'input', 'epochs', 'steps', 'eval_input', 'model_dir', 'hooks', 'strategy',
-                                           'eval_every_steps', 'eval_steps'})
+                                           'eval_every_steps', 'eval_steps', 'callbacks'})
   local c = self.config
   local fit = {x = opts.input, epochs = opts.epochs, steps = opts.steps, strategy = opts.strategy,
                validation_data = opts.eval_input, model_dir = opts.model_dir or c.model_dir,
@@ -67,7 +68,8 @@ function Estimator:train(opts)
                keep_checkpoint_max = c.keep_checkpoint_max,
                save_summary_steps = c.save_summary_steps, histogram_freq = c.histogram_freq,
                timeline = c.timeline,
-               eval_every_steps = opts.eval_every_steps, eval_steps = opts.eval_steps}
+               eval_every_steps = opts.eval_every_steps, eval_steps = opts.eval_steps,
+               callbacks = opts.callbacks}
   fit.hooks = hooks.split(opts.hooks, fit)
   return self.model:fit(fit)
 end
@@ -88,7 +90,7 @@ Experiment.__index = Experiment
 function M.Experiment(opts)
   util.check_keys('Experiment', opts, {'estimator', 'strategy', 'train_input', 'eval_input', 'epochs',
                                        'train_steps', 'model_dir', 'hooks', 'delay_workers_by_global_step',
-                                       'eval_every_steps', 'eval_every_epochs', 'eval_steps'})
+                                       'eval_every_steps', 'eval_every_epochs', 'eval_steps', 'callbacks'})
   if opts.eval_every_epochs ~= nil and opts.eval_every_epochs ~= 1 then
     util.fail('Experiment: eval_every_epochs must be 1 (evaluation follows every epoch); use eval_every_steps for more')
   end
@@ -112,7 +114,7 @@ function Experiment:run()
   return self.estimator:train{input = self.train_input, eval_input = self.eval_input, strategy = self.strategy,
                               epochs = self.epochs, steps = self.train_steps, model_dir = self.model_dir,
                               hooks = list, eval_every_steps = self.eval_every_steps,
-                              eval_steps = self.eval_steps}
+                              eval_steps = self.eval_steps, callbacks = self.callbacks}
 end
 Experiment.train_and_evaluate = Experiment.run
 

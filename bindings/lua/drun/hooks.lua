@@ -144,7 +144,7 @@ end
 
 -- Every hook of the registry has its constructor here.
 for name in pairs(registry) do
-  if not hooks[name] then error('drun.hooks: no constructor for the registry\'s ' .. name) end
+  if not rawget(hooks, name) then error('drun.hooks: no constructor for the registry\'s ' .. name) end
 end
 
-return hooks
+return util.strict(hooks, 'drun.hooks')

@@ -2,6 +2,7 @@
 -- (nn, data, optim, losses, metrics, Estimator, Experiment, args) into one table; the
 -- work is done in C++ through drun.core.
 local core = require 'drun.core'
+local util = require 'drun.util'
 
 local drun = {
   core = core,
@@ -21,6 +22,7 @@ drun.Experiment = estimator.Experiment
 drun.RunConfig = estimator.RunConfig
 drun.load_model = require('drun.model').load
 drun.hooks = require 'drun.hooks'
+drun.callbacks = require 'drun.callbacks'
 local canned = require 'drun.canned'
 drun.DNNClassifier = canned.DNNClassifier
 drun.DNNRegressor = canned.DNNRegressor
@@ -41,4 +43,4 @@ function drun.is_chief() return core.context().role == 'chief' end
 
 function drun.context() return core.context() end
 
-return drun
+return util.strict(drun, 'drun')

@@ -14,4 +14,4 @@ for _, entry in ipairs(core.registry('losses')) do
     if name:match('^%u') then losses[name] = make end
   end
 end
-return losses
+return util.strict(losses, 'drun.losses')

@@ -56,7 +56,8 @@ local function input_of(ds, batch_size, what)
 end
 
 -- model:fit{x = train, epochs = 3, validation_data = test, steps = N, model_dir = 'runs/x',
---           batch_size = 64, strategy = ..., hooks = {...}, save_checkpoints_steps = N,
+--           batch_size = 64, strategy = ..., hooks = {...}, callbacks = {...},
+--           save_checkpoints_steps = N,
 --           save_checkpoints_secs = S, keep_checkpoint_max = 5, save_summary_steps = N,
 --           histogram_freq = N, eval_every_steps = N, eval_steps = N, timeline = 'trace.json'}
 -- epochs defaults to 1, or with steps given to none: the steps alone bound the run.
@@ -74,10 +75,15 @@ function Model:fit(opts)
   end
   local train = input_of(options.x, options.batch_size, 'fit x')
   local eval = options.validation_data and input_of(options.validation_data, options.batch_size, 'fit validation_data')
-  local hook_list = options.hooks
+  local hook_list, callback_list = options.hooks, options.callbacks
   if hook_list ~= nil and type(hook_list) ~= 'table' then util.fail('fit: hooks must be a list of hooks') end
+  if callback_list ~= nil and type(callback_list) ~= 'table' then
+    util.fail('fit: callbacks must be a list of callbacks')
+  end
   options.x, options.validation_data, options.batch_size, options.hooks = nil, nil, nil, nil
-  return t:fit(train._core, train._ops, eval and eval._core, eval and eval._ops, options, hook_list)
+  options.callbacks = nil
+  return t:fit(train._core, train._ops, eval and eval._core, eval and eval._ops, options, hook_list,
+               callback_list)
 end
 
 -- Keras HDF5 (model.save('m.h5') in Keras): architecture, weights and, once

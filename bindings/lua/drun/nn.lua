@@ -5,6 +5,8 @@ local core = require 'drun.core'
 local util = require 'drun.util'
 local Model = require 'drun.model'
 
+local unpack = unpack or table.unpack
+
 local nn = {}
 
 local Layer = {}
@@ -99,8 +101,10 @@ local function layer_options(class_name, ...)
   return options
 end
 
+-- Each layer's options are checked where the script writes the layer, so that
+-- a mistake names that line, not the Sequential's or compile's.
 local function layer_class(class_name)
-  local describe = util.described('nn.', class_name)
+  local describe = util.described('nn.', class_name, 'layers')
   return function(...)
     if select('#', ...) == 0 then return setmetatable(describe(nil), Layer) end
     return setmetatable(describe(layer_options(class_name, ...)), Layer)
@@ -119,28 +123,57 @@ function nn.Input(opts)
   util.check_keys('nn.Input', opts, {'shape', 'name'})
   if type(opts.shape) ~= 'table' then util.fail('nn.Input needs shape = {height, width, channels} or {features}') end
   local graph = {input_shape = opts.shape, layers = {}}
-  return setmetatable({graph = graph, id = -1}, Node)
+  return setmetatable({graph = graph, id = -1, output = 0}, Node)
 end
 
 -- layer(node), layer{node_a, node_b} or layer(node_a, node_b) (attention's
--- query, value): adds the layer to the graph.
+-- query, value): adds the layer to the graph. A recurrent layer takes initial
+-- states as Keras' call does: layer(node, {initial_state = {h, c}}) or
+-- layer{node, initial_state = {h, c}}. The call returns one node per output
+-- of the layer, as Keras returns its list: local seq, h, c = nn.LSTM{units =
+-- 8, return_state = true}(x).
 function Layer:__call(inputs, ...)
   if self._used then util.fail(self.class_name .. ': a layer object can be called only once') end
-  if select('#', ...) > 0 then inputs = {inputs, ...} end
+  local args = {...}
+  local n = select('#', ...)
+  local kwargs = {}
+  if n > 0 and type(args[n]) == 'table' and getmetatable(args[n]) ~= Node then
+    kwargs = args[n]
+    n = n - 1
+  end
+  if n > 0 then inputs = {inputs, unpack(args, 1, n)} end
   if getmetatable(inputs) == Node then inputs = {inputs} end
   if type(inputs) ~= 'table' or #inputs == 0 then
     util.fail(self.class_name .. ': call it on a node from nn.Input or another layer')
   end
-  local graph = inputs[1].graph
+  for k in pairs(kwargs) do
+    if k ~= 'initial_state' then
+      util.fail(self.class_name .. ": unknown call argument '" .. tostring(k) .. "'; valid: initial_state")
+    end
+  end
+  local nodes = {}
+  for i, node in ipairs(inputs) do nodes[i] = node end
+  local initial = kwargs.initial_state or inputs.initial_state
+  if initial ~= nil then
+    if getmetatable(initial) == Node then initial = {initial} end
+    if type(initial) ~= 'table' or #initial == 0 then
+      util.fail(self.class_name .. ': initial_state is a list of nodes, e.g. {h, c}')
+    end
+    for _, node in ipairs(initial) do nodes[#nodes + 1] = node end
+  end
+  local graph = nodes[1].graph
   local inbound = {}
-  for i, node in ipairs(inputs) do
+  for i, node in ipairs(nodes) do
     if getmetatable(node) ~= Node then util.fail(self.class_name .. ': input ' .. i .. ' is not a node') end
     if node.graph ~= graph then util.fail(self.class_name .. ': inputs come from different graphs') end
-    inbound[i] = node.id
+    inbound[i] = node.output == 0 and node.id or {node.id, node.output}
   end
+  local outputs = core.layer_outputs(self.class_name, self.config)
   self._used = true
   table.insert(graph.layers, {class_name = self.class_name, config = self.config, inbound = inbound})
-  return setmetatable({graph = graph, id = #graph.layers - 1}, Node)
+  local out = {}
+  for k = 1, outputs do out[k] = setmetatable({graph = graph, id = #graph.layers - 1, output = k - 1}, Node) end
+  return unpack(out)
 end
 
 local function layer_list(layers, what)
@@ -172,9 +205,13 @@ function nn.Model(opts)
   end
   local graph = opts.inputs.graph
   if opts.outputs.graph ~= graph then util.fail('nn.Model: outputs do not come from these inputs') end
+  if opts.outputs.output ~= 0 then
+    util.fail('nn.Model: outputs is output ' .. opts.outputs.output .. ' of its layer (a final state); ' ..
+              "a model's output is a layer's first output")
+  end
   local spec = {name = opts.name or 'model', input_shape = graph.input_shape,
                 layers = graph.layers, output = opts.outputs.id}
   return Model.new(spec, opts.seed)
 end
 
-return nn
+return util.strict(nn, 'drun.nn')

@@ -21,4 +21,5 @@ end
 constructors('optimizers', 'optim.', optim)
 constructors('schedules', 'optim.schedules.', optim.schedules)
 
-return optim
+util.strict(optim.schedules, 'drun.optim.schedules')
+return util.strict(optim, 'drun.optim')

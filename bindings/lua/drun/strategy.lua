@@ -36,24 +36,30 @@ for _, entry in ipairs(core.registry('strategies')) do
   end
 end
 
+-- "unknown strategy NAME (did you mean ...?); available: ..." for a name by_name lacks.
+local function unknown(name)
+  local names = {}
+  for k in pairs(strategy.by_name) do names[#names + 1] = k end
+  table.sort(names)
+  return 'unknown strategy ' .. tostring(name) .. core.did_you_mean(tostring(name), names) ..
+         '; available: ' .. table.concat(names, ', ')
+end
+
 -- The strategy called `name` (snake_case) with `opts`; an error lists the names.
 function strategy.named(name, opts)
   local make = strategy.by_name[name]
-  if not make then
-    local names = {}
-    for k in pairs(strategy.by_name) do names[#names + 1] = k end
-    table.sort(names)
-    util.fail('unknown strategy ' .. tostring(name) .. '; available: ' .. table.concat(names, ', '))
-  end
+  if not make then util.fail(unknown(name)) end
   return make(opts)
 end
 
 -- What a script's --strategy NAME and --scale-lr ask for: `named` with
--- scale_lr set only for the averaging presets.
+-- scale_lr set only for the averaging presets. A name it lacks is the command
+-- line's mistake: a usage error that names the flag, not the script's line.
 function strategy.from_args(name, scale_lr, opts)
+  if not strategy.by_name[name] then util.usage_error('--strategy: ' .. unknown(name)) end
   opts = util.copy(opts or {})
   if averaging[name] then opts.scale_lr = scale_lr end
   return strategy.named(name, opts)
 end
 
-return strategy
+return util.strict(strategy, 'drun.strategy')

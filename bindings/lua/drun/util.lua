@@ -12,6 +12,20 @@ function util.usage_error(message)
   error({usage = message}, 0)
 end
 
+-- Makes a name that module table `t` lacks a usage error that names it and a
+-- near miss ("drun.nn has no 'Dens' (did you mean 'Dense'?)"), at the
+-- script's line, instead of a nil that fails later as "attempt to call a nil
+-- value" with a traceback. rawget(t, name) still asks whether it is there.
+function util.strict(t, what)
+  return setmetatable(t, {__index = function(_, k)
+    local names = {}
+    for n in pairs(t) do
+      if type(n) == 'string' then names[#names + 1] = n end
+    end
+    util.fail(what .. " has no '" .. tostring(k) .. "'" .. core.did_you_mean(tostring(k), names))
+  end})
+end
+
 function util.copy(t)
   local c = {}
   for k, v in pairs(t or {}) do c[k] = v end
@@ -26,7 +40,8 @@ function util.check_keys(what, opts, valid)
   for k in pairs(opts) do
     if not allowed[k] then
       table.sort(valid)
-      util.fail(what .. ": unknown option '" .. tostring(k) .. "'; valid options: " .. table.concat(valid, ', '))
+      util.fail(what .. ": unknown option '" .. tostring(k) .. "'" .. core.did_you_mean(tostring(k), valid) ..
+                "; valid options: " .. table.concat(valid, ', '))
     end
   end
 end

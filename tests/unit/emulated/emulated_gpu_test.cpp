@@ -22,6 +22,7 @@
 #include "data/pipeline.hpp"
 #include "nn/model.hpp"
 #include "seed_cnn.hpp"
+#include "train/callbacks/callback_registry.hpp"
 #include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
 
@@ -350,6 +351,21 @@ TEST(EmulatedGpu, BidirectionalTrainsAsOnTheCpuBitForBit) {
   expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 6, 3}, 7), 3);
 }
 
+// Recurrent states on the device: an encoder's final h and c (views of its
+// state buffers) start a decoder, a Bidirectional GRU's states reach the
+// loss, and the encoder's unused sequence gets the model's zero gradient.
+TEST(EmulatedGpu, ReturnStateAndInitialStateTrainAsOnTheCpuBitForBit) {
+  const json spec = json::parse(R"({"name": "seq2seq", "input_shape": [6, 3], "layers": [
+    {"class_name": "LSTM", "config": {"units": 4, "return_state": true}, "inbound": [-1]},
+    {"class_name": "LSTM", "config": {"units": 4, "return_sequences": true},
+     "inbound": [-1, [0, 1], [0, 2]]},
+    {"class_name": "Bidirectional", "config": {"layer": {"class_name": "GRU",
+     "config": {"units": 3, "return_state": true}}}},
+    {"class_name": "Concatenate", "config": {}, "inbound": [2, [2, 2], [0, 2]]},
+    {"class_name": "Dense", "config": {"units": 10}}]})");
+  expect_trains_as_on_the_cpu(spec, 6, uniform_examples(Shape{24, 6, 3}, 7), 3);
+}
+
 // A GPU worker's optimizer (built, or restored, on the GPU) later given host
 // copies of the variables by a host strategy keeps its state: two Adam steps
 // split across the devices equal two on the CPU.
@@ -648,6 +664,62 @@ TEST_P(EmulatedFit, ResidualModelFitsEvaluatesAndCheckpointsAsOnTheCpu) {
     for (int64_t k = 0; k < r[i]->value.numel(); ++k)
       ASSERT_EQ(r[i]->value.f32()[k], c[i]->value.f32()[k]) << r[i]->name << " element " << k;
   std::filesystem::remove_all(dir);
+}
+
+// Keeps each epoch's weights, as a callback sees them (host copies).
+class WeightsAtEpochEnd final : public Callback {
+ public:
+  std::string name() const override { return "WeightsAtEpochEnd"; }
+  void epoch_end(int64_t, const Logs&, CallbackControl& c) override { seen.push_back(c.weights()); }
+  std::vector<std::vector<Tensor>> seen;
+};
+
+// Callbacks on the emulated GPU decide as on the CPU: ReduceLROnPlateau's
+// rates reach the device's steps, EarlyStopping stops after the same
+// epoch and restores the best epoch's device weights, all to the bit.
+TEST(EmulatedGpu, CallbacksDecideAsOnTheCpuBitForBit) {
+  const auto ds = random_images(48, 12, 3, 13);
+  data::PipelineSpec spec;
+  spec.batch_size = 16;
+  Progress quiet(false, true);
+  const auto ctx = kernels::make_cuda_context(0);
+  const char* sgd = R"({"class_name": "SGD", "config": {"learning_rate": 0.05}})";
+  std::unique_ptr<nn::Model> models[2];
+  WeightsAtEpochEnd seen[2];
+  FitResult results[2];
+  for (int run = 0; run < 2; ++run) {  // 0: the emulated GPU, 1: the CPU
+    models[run] = std::make_unique<nn::Model>(residual_spec(), 9);
+    const kernels::Exec ex =
+        run == 0 ? kernels::Exec{Device::cuda, 1, ctx.get()} : kernels::Exec{Device::cpu, 1};
+    Trainer trainer(*models[run], compiled(sgd), ex);
+    data::Pipeline train(ds, spec), eval(ds, spec);
+    auto early = make_callback(
+        "EarlyStopping", {{"patience", 2}, {"min_delta", 1000.0}, {"restore_best_weights", true}});
+    auto plateau = make_callback("ReduceLROnPlateau",
+                                 {{"patience", 1}, {"factor", 0.5}, {"min_delta", 1000.0}});
+    FitConfig config;
+    config.epochs = 10;
+    config.callbacks = {&seen[run], plateau.get(), early.get()};
+    results[run] = trainer.fit(train, &eval, config, quiet);
+    EXPECT_EQ(trainer.optimizer().current_lr(), 0.0125f);
+  }
+  EXPECT_EQ(results[0].epochs, 3);
+  EXPECT_EQ(results[1].epochs, 3);
+  ASSERT_EQ(seen[0].seen.size(), 3u);
+  ASSERT_EQ(seen[1].seen.size(), 3u);
+  for (size_t e = 0; e < 3; ++e)
+    for (size_t i = 0; i < seen[0].seen[e].size(); ++i)
+      for (int64_t k = 0; k < seen[0].seen[e][i].numel(); ++k)
+        ASSERT_EQ(seen[0].seen[e][i].f32()[k], seen[1].seen[e][i].f32()[k])
+            << "epoch " << e << " variable " << i << " element " << k;
+  // Restored: epoch 0's weights, on the device.
+  expect_same_variables(*models[0], *models[1]);
+  const auto params = models[0]->params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor v = params[i]->value.to(Device::cpu);
+    for (int64_t k = 0; k < v.numel(); ++k)
+      ASSERT_EQ(v.f32()[k], seen[0].seen[0][i].f32()[k]) << params[i]->name << " element " << k;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

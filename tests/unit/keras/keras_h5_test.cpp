@@ -268,8 +268,8 @@ TEST_F(KerasH5, LeakyReLUSlopeFromKeras2And3) {
 }
 
 // A Keras 2 GRU (reset_after false, its `implementation` and `time_major`
-// keys) and a Keras 3 LSTM read as drun's layers; time_major true and
-// return_state true are refused, naming the layer.
+// keys) and a Keras 3 LSTM read as drun's layers; time_major true is
+// refused, naming the layer.
 TEST_F(KerasH5, RecurrentLayersFromKeras2And3) {
   const auto keras_model = [](const json& layer) {
     return json{{"class_name", "Sequential"},
@@ -303,15 +303,71 @@ TEST_F(KerasH5, RecurrentLayersFromKeras2And3) {
         spec_from_model_config(keras_model({{"class_name", "GRU"}, {"config", major}}), "f.h5");
       },
       {"f.h5", "'gru'", "time_major = true is not supported"});
-  json state = lstm3;
-  state["return_state"] = true;
-  expect_usage_error(
-      [&] {
-        nn::Model(spec_from_model_config(keras_model({{"class_name", "LSTM"}, {"config", state}}),
-                                         "f.h5"),
-                  1);
-      },
-      {"LSTM 'lstm'", "return_state = true is not supported"});
+}
+
+// Keras 3's encoder-decoder, as its to_json writes it: the encoder's states
+// are its outputs 1 and 2 (keras_history's third element), given to the
+// decoder's call as initial_state and to a Concatenate. drun reads them as
+// [layer, output] inputs and writes them back the same way; a model whose
+// output is a state is refused.
+TEST_F(KerasH5, ReturnStateAndInitialStateBothWays) {
+  const auto tensor = [](const char* layer, int k, int units) {
+    return json{{"class_name", "__keras_tensor__"},
+                {"config", {{"shape", {nullptr, units}}, {"keras_history", {layer, 0, k}}}}};
+  };
+  const json x = {
+      {"class_name", "__keras_tensor__"},
+      {"config", {{"shape", {nullptr, 5, 3}}, {"keras_history", {"input_layer", 0, 0}}}}};
+  const auto layer = [](const char* cls, const char* name, json config, json node) {
+    config["name"] = name;
+    return json{{"class_name", cls},
+                {"name", name},
+                {"config", config},
+                {"inbound_nodes", json::array({node})}};
+  };
+  json layers = json::array();
+  layers.push_back({{"class_name", "InputLayer"},
+                    {"name", "input_layer"},
+                    {"config", {{"batch_shape", {nullptr, 5, 3}}, {"name", "input_layer"}}},
+                    {"inbound_nodes", json::array()}});
+  layers.push_back(layer("LSTM", "enc", {{"units", 4}, {"return_state", true}},
+                         {{"args", {x}}, {"kwargs", {{"training", false}, {"mask", nullptr}}}}));
+  layers.push_back(
+      layer("LSTM", "dec", {{"units", 4}, {"return_sequences", true}},
+            {{"args", {x}},
+             {"kwargs", {{"initial_state", {tensor("enc", 1, 4), tensor("enc", 2, 4)}}}}}));
+  layers.push_back(layer("Flatten", "f", json::object(),
+                         {{"args", {tensor("dec", 0, 20)}}, {"kwargs", json::object()}}));
+  layers.push_back(
+      layer("Concatenate", "cat", json::object(),
+            {{"args", {{tensor("f", 0, 20), tensor("enc", 1, 4)}}}, {"kwargs", json::object()}}));
+  json keras = {{"class_name", "Functional"},
+                {"config",
+                 {{"name", "seq2seq"},
+                  {"layers", layers},
+                  {"input_layers", {{"input_layer", 0, 0}}},
+                  {"output_layers", {{"cat", 0, 0}}}}}};
+  const json spec = spec_from_model_config(keras, "f.h5");
+  EXPECT_EQ(spec["layers"][1]["inbound"], json::parse("[-1, [0, 1], [0, 2]]"));
+  EXPECT_EQ(spec["layers"][3]["inbound"], json::parse("[2, [0, 1]]"));
+  nn::Model model(spec, 1);
+  EXPECT_EQ(model.output_shape(), Shape{24});
+  save_model(model, path("s.h5"), nullptr);
+  auto loaded = load_model(path("s.h5"));
+  EXPECT_EQ(loaded->nodes()[1].inbound_output, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(loaded->nodes()[3].inbound_output, (std::vector<int>{0, 1}));
+  const json back = model_config(model)["config"]["layers"][2]["inbound_nodes"][0];
+  EXPECT_EQ(back["kwargs"]["initial_state"][1]["config"]["keras_history"],
+            json::parse(R"(["enc", 0, 2])"));
+  Rng rng(3);
+  Tensor in(Shape{2, 5, 3});
+  for (float& v : in.span_f32()) v = rng.uniform(-1.0f, 1.0f);
+  const Tensor y = model.forward(in, false).clone();
+  const Tensor& y2 = loaded->forward(in, false);
+  for (int64_t i = 0; i < y.numel(); ++i) EXPECT_EQ(y.f32()[i], y2.f32()[i]) << i;
+  keras["config"]["output_layers"] = {{"enc", 0, 2}};
+  expect_usage_error([&] { spec_from_model_config(keras, "f.h5"); },
+                     {"f.h5", "output 2 of layer 'enc'"});
 }
 
 // Bidirectional: drun's file loads back with the same weights (the copies',

@@ -259,5 +259,24 @@ TEST(DryRun, LsfSummitLikeAllReduce) {
   EXPECT_EQ(placement_table(place(discover_cluster(env, {}), {})), placement_table(ranks));
 }
 
+// The case: slots=2 on each of 2 nodes, -np 4 with parameter
+// servers: 6 ranks on 4 slots, one warning a node.
+TEST(Placement, WarnsOfMoreRanksThanSlots) {
+  ClusterSpec c = nodes(2, 0, 2);
+  PlacementOptions o;
+  o.needs_ps = true;
+  o.total_workers = 4;
+  const Strings lines = oversubscribed(c, place(c, o));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("3 ranks on n0, which has 2 slots"), std::string::npos) << lines[0];
+  o.needs_ps = false;
+  EXPECT_TRUE(oversubscribed(c, place(c, o)).empty());
+  c.nodes[0].slots = 0;  // unknown: nothing to compare with
+  o.needs_ps = true;
+  EXPECT_EQ(oversubscribed(c, place(c, o)).size(), 1u);
+  c.source = "local";
+  EXPECT_TRUE(oversubscribed(c, place(c, o)).empty());
+}
+
 }  // namespace
 }  // namespace drun::launch

@@ -615,6 +615,88 @@ TEST(LayerGradient, Bidirectional) {
                Shape{4, 3}});
 }
 
+// return_state and initial states over (B, T, F) = (2, 4, 3): the objective
+// reads every output (the sequence or last state, then the final states), so
+// the gradients arriving at the states must reach the recurrence; and the
+// initial states `states` (none: zeros) are probed, whose gradients the
+// steps carry back to the first. The layer has `outputs` outputs.
+void check_states(const std::string& cls, const json& config, int outputs,
+                  const std::vector<Shape>& states) {
+  SCOPED_TRACE(cls + " " + config.dump());
+  Rng rng(17);
+  auto layer = make_layer(cls, config, "probe");
+  std::vector<Shape> in_shapes{Shape{4, 3}};
+  in_shapes.insert(in_shapes.end(), states.begin(), states.end());
+  layer->build(in_shapes, rng);
+  for (auto& p : layer->params())
+    if (p.name.ends_with("bias"))
+      for (float& v : p.value.span_f32()) v = rng.uniform(-0.1f, 0.1f);
+  std::vector<Tensor> xs;
+  std::vector<const Tensor*> in;
+  for (const Shape& s : in_shapes) xs.push_back(random_tensor(s.with_batch(2), rng, -1.0f, 1.0f));
+  for (const Tensor& x : xs) in.push_back(&x);
+  std::vector<Probe> probes;
+  for (size_t i = 0; i < xs.size(); ++i)
+    probes.push_back(
+        {"input " + std::to_string(i), &xs[i], &layer->input_grad(static_cast<int>(i))});
+  for (auto& p : layer->params())
+    if (p.trainable) probes.push_back({p.name, &p.value, &p.grad});
+  ASSERT_EQ(layer->num_outputs(), outputs);
+  // Every output flattened one after another, and the gradient split back.
+  int64_t total = 0;
+  for (int k = 0; k < outputs; ++k) total += layer->output_shape(k).with_batch(2).numel();
+  Tensor all(Shape{total});
+  std::vector<Tensor> dys;
+  std::vector<const Tensor*> extra;
+  auto fwd = [&]() -> const Tensor& {
+    layer->forward(in, true);
+    float* o = all.f32();
+    for (int k = 0; k < outputs; ++k)
+      for (const float v : layer->output(k).span_f32()) *o++ = v;
+    return all;
+  };
+  auto bwd = [&](const Tensor& dy) {
+    dys.clear();
+    extra.clear();
+    const float* d = dy.f32();
+    for (int k = 0; k < outputs; ++k) {
+      dys.emplace_back(layer->output(k).shape());
+      for (float& v : dys.back().span_f32()) v = *d++;
+    }
+    for (int k = 1; k < outputs; ++k) extra.push_back(&dys[static_cast<size_t>(k)]);
+    layer->set_extra_output_grads(extra);
+    const bool need[5] = {true, true, true, true, true};
+    layer->backward(in, dys[0], std::span(need, in.size()));
+  };
+  testing::GradCheckOptions opt;
+  opt.max_points = 16;
+  check_gradients(fwd, bwd, probes, opt);
+}
+
+TEST(LayerGradient, ReturnStateAndInitialState) {
+  for (const char* cls : {"LSTM", "GRU", "SimpleRNN"})
+    for (const bool sequences : {false, true})
+      for (const bool initial : {false, true}) {
+        const json c = {{"units", 5},
+                        {"return_state", true},
+                        {"return_sequences", sequences},
+                        {"go_backwards", initial && !sequences}};
+        const int states = std::string(cls) == "LSTM" ? 2 : 1;
+        check_states(cls, c, 1 + states,
+                     initial ? std::vector<Shape>(static_cast<size_t>(states), Shape{5})
+                             : std::vector<Shape>{});
+      }
+  check_states("GRU", {{"units", 5}, {"reset_after", false}, {"return_state", true}}, 2,
+               {Shape{5}});
+  // Bidirectional: [output, forward h, c, backward h, c], and initial states in that order.
+  const json lstm = {
+      {"class_name", "LSTM"},
+      {"config", {{"units", 3}, {"return_sequences", true}, {"return_state", true}}}};
+  check_states("Bidirectional", {{"layer", lstm}}, 5, {});
+  check_states("Bidirectional", {{"layer", lstm}, {"merge_mode", "sum"}}, 5,
+               std::vector<Shape>(4, Shape{3}));
+}
+
 // Last in this file, so that GoogleTest's order has run every case above: a
 // layer added to nn/layer_list.hpp without a backward check fails here.
 TEST(LayerGradient, EveryRegisteredLayerHasACase) {

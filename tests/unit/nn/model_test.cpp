@@ -169,6 +169,41 @@ TEST(Model, SelfAttentionTakesOneNodeTwice) {
   EXPECT_EQ(m.output_shape(), Shape{3});
 }
 
+// An encoder-decoder: the encoder's sequence goes nowhere (its gradient is
+// zeros), its final states start the decoder and also reach the loss through
+// a Concatenate, so the gradient at h sums two consumers'.
+TEST(Model, ReturnStateStartsTheDecoderAndReachesTheLoss) {
+  auto spec = json::parse(R"({"name": "seq2seq", "input_shape": [4, 3], "layers": [
+    {"class_name": "LSTM", "config": {"units": 4, "return_state": true}, "inbound": [-1]},
+    {"class_name": "LSTM", "config": {"units": 4, "return_sequences": true},
+     "inbound": [-1, [0, 1], [0, 2]]},
+    {"class_name": "Flatten", "config": {}},
+    {"class_name": "Concatenate", "config": {}, "inbound": [2, [0, 1]]},
+    {"class_name": "Dense", "config": {"units": 3}}]})");
+  Model m(spec, 5);
+  EXPECT_EQ(m.nodes()[0].layer->num_outputs(), 3);
+  EXPECT_EQ(m.output_shape(), Shape{3});
+  EXPECT_NE(m.summary().find("lstm[1]"), std::string::npos);
+  Rng rng(9);
+  Tensor x = testing::random_tensor(Shape{2, 4, 3}, rng);
+  std::vector<testing::Probe> probes;
+  for (auto* p : m.trainable_params()) probes.push_back({p->name, &p->value, &p->grad});
+  testing::GradCheckOptions opt;
+  opt.max_points = 12;
+  testing::check_gradients([&]() -> const Tensor& { return m.forward(x, true); },
+                           [&](const Tensor& dy) { m.backward(dy); }, probes, opt);
+  // An output the layer does not have is named with its layer.
+  spec["layers"][1]["inbound"] = json::parse("[-1, [0, 1], [0, 3]]");
+  try {
+    Model bad(spec, 5);
+    ADD_FAILURE() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "LSTM 'lstm_1': takes output 3 of layer 'lstm', which has 3 output(s)");
+  }
+  spec["layers"][1]["inbound"] = json::parse("[-1, [0, 1]]");
+  EXPECT_THROW(Model(spec, 5), UsageError);  // an LSTM's initial states are h and c
+}
+
 // A batch norm right after a convolution takes its statistics from the
 // convolution's per-image moments (Model::share_moments); with a linear
 // Activation layer between them it reads its input instead. Both give the

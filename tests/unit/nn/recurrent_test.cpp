@@ -105,7 +105,6 @@ TEST(Recurrent, RefusesWhatItCannotDo) {
     if (!config.contains("units")) config["units"] = 3;
     expect_usage_error([&] { make_layer(cls, config, "rnn"); }, {cls + " 'rnn'", part});
   };
-  refused("LSTM", {{"return_state", true}}, "return_state = true is not supported");
   refused("GRU", {{"stateful", true}}, "stateful = true is not supported");
   refused("SimpleRNN", {{"dropout", 0.2}}, "dropout = 0.2");
   refused("LSTM", {{"recurrent_dropout", 0.5}}, "recurrent_dropout = 0.5");
@@ -119,6 +118,38 @@ TEST(Recurrent, RefusesWhatItCannotDo) {
   const Shape flat[1] = {Shape{7}};
   expect_usage_error([&] { lstm->build(flat, rng); },
                      {"LSTM 'rnn'", "expects sequences (batch, time, features)"});
+  // Initial states: an LSTM's are h and c, each (units).
+  const Shape one_state[2] = {Shape{5, 2}, Shape{3}};
+  expect_usage_error([&] { lstm->build(one_state, rng); },
+                     {"LSTM 'rnn'", "takes the sequence and 2 initial state(s), got 1 state(s)"});
+  const Shape wide[3] = {Shape{5, 2}, Shape{3}, Shape{4}};
+  expect_usage_error([&] { lstm->build(wide, rng); },
+                     {"LSTM 'rnn'", "initial state 1 has shape (None, 4), not (None, 3)"});
+}
+
+// return_state's outputs are Keras': [output, h] (LSTM: [output, h, c]),
+// h the last step's state; initial states start the recurrence there.
+TEST(Recurrent, ReturnStateGivesTheFinalStatesFromTheInitialOnes) {
+  Rng rng(6);
+  auto lstm =
+      make_layer("LSTM", {{"units", 3}, {"return_sequences", true}, {"return_state", true}}, "rnn");
+  const Shape in[3] = {Shape{4, 2}, Shape{3}, Shape{3}};
+  lstm->build(in, rng);
+  ASSERT_EQ(lstm->num_outputs(), 3);
+  EXPECT_EQ(lstm->output_shape(2), Shape{3});
+  const Tensor x = random_tensor(Shape{2, 4, 2}, rng), c0 = random_tensor(Shape{2, 3}, rng);
+  Tensor h0 = random_tensor(Shape{2, 3}, rng);
+  const Tensor* inputs[3] = {&x, &h0, &c0};
+  lstm->forward(inputs, false);
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t j = 0; j < 3; ++j)  // h_T is the sequence's last step
+      EXPECT_EQ(lstm->output(1).f32()[b * 3 + j], lstm->output().f32()[(b * 4 + 3) * 3 + j]);
+  const Tensor h_T = lstm->output(1).clone();
+  h0.fill(0.0f);
+  lstm->forward(inputs, false);
+  EXPECT_NE(lstm->output(1).f32()[0], h_T.f32()[0]);
+  expect_usage_error([&] { lstm->forward(std::span(inputs, 1), false); },
+                     {"LSTM 'rnn'", "was built with 2 initial state(s), given 0"});
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ TEST(FitSchema, IsTheInputOptionsAndTheRunOptionsWithFitConfigsDefaults) {
   testing::expect_schema_documented(fit_schema());
   EXPECT_EQ(fit_schema().options.size(),
             fit_input_schema().options.size() + fit_run_schema().options.size());
-  for (const char* input : {"x", "validation_data", "batch_size", "hooks"}) {
+  for (const char* input : {"x", "validation_data", "batch_size", "hooks", "callbacks"}) {
     EXPECT_NE(fit_input_schema().find(input), nullptr) << input;
     EXPECT_EQ(fit_run_schema().find(input), nullptr) << input;
   }
@@ -39,7 +39,7 @@ TEST(FitSchema, IsTheInputOptionsAndTheRunOptionsWithFitConfigsDefaults) {
       [] {
         Options({{"epoch", 1}}, "fit", fit_schema());
       },
-      {"fit: unknown option 'epoch'", "batch_size, epochs"});
+      {"fit: unknown option 'epoch'", "batch_size, callbacks, epochs"});
 }
 
 TEST(CompileSchema, ListsWhatParseCompileOptionsReads) {

@@ -60,8 +60,9 @@ TEST(Registries, HelpListsEveryNameAndDescribesOne) {
 
 TEST(Registries, OptimizersSchedulesLossesMetricsHooksAndFitAreServed) {
   const std::pair<const char*, const char*> bad[] = {
-      {"optimizers", "SGD"},   {"schedules", "CosineDecay"}, {"losses", "MeanSquaredError"},
-      {"metrics", "accuracy"}, {"hooks", "LoggingHook"},     {"fit", "fit"}};
+      {"optimizers", "SGD"},         {"schedules", "CosineDecay"}, {"losses", "MeanSquaredError"},
+      {"metrics", "accuracy"},       {"hooks", "LoggingHook"},     {"fit", "fit"},
+      {"callbacks", "EarlyStopping"}};
   for (const auto& entry : bad) {
     // Not a structured binding: clang before 16 cannot capture one in a lambda.
     const char* kind = entry.first;
