@@ -1,4 +1,5 @@
-// A temporary file with the given text that removes itself.
+// A temporary file with the given text, and a temporary directory's path,
+// each removed with the object.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -22,6 +23,29 @@ class TempFile {
   ~TempFile() { std::filesystem::remove(path_); }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A path under the temporary directory, not created (a fit makes its
+// model_dir), removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ =
+        (std::filesystem::temp_directory_path() /
+         ("drun_dir_" + std::string(info->name()) + "_" + std::to_string(std::random_device{}())))
+            .string();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
 
  private:

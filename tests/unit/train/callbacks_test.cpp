@@ -13,6 +13,7 @@
 #include <random>
 
 #include "data/arrays.hpp"
+#include "temp_file.hpp"
 #include "train/callbacks/callback_registry.hpp"
 #include "train/callbacks/model_checkpoint.hpp"
 #include "train/trainer.hpp"
@@ -124,21 +125,7 @@ TEST(Callbacks, BadOptionsNameTheCallback) {
   EXPECT_THROW(field(), UsageError);
 }
 
-// A fresh directory that removes itself.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = (fs::temp_directory_path() / ("drun_cb_" + std::string(info->name()) + "_" +
-                                          std::to_string(std::random_device{}())))
-                .string();
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 // 8 examples in batches of 2: 4 steps an epoch; SGD at 0.05 on mse.
 struct Fixture {

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "data/arrays.hpp"
+#include "temp_file.hpp"
 #include "train/trainer.hpp"
 
 namespace drun::train {
@@ -17,21 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory that removes itself.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = (fs::temp_directory_path() / ("drun_fit_" + std::string(info->name()) + "_" +
-                                          std::to_string(std::random_device{}())))
-                .string();
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 // 8 examples in batches of 2: 4 steps an epoch.
 struct Fixture {
