@@ -14,6 +14,7 @@
 
 #include "data/arrays.hpp"
 #include "temp_file.hpp"
+#include "toy_fit.hpp"
 #include "train/callbacks/callback_registry.hpp"
 #include "train/callbacks/model_checkpoint.hpp"
 #include "train/trainer.hpp"
@@ -127,34 +128,9 @@ TEST(Callbacks, BadOptionsNameTheCallback) {
 
 using testing::TempDir;
 
-// 8 examples in batches of 2: 4 steps an epoch; SGD at 0.05 on mse.
-struct Fixture {
-  nn::Model model{json::parse(R"({"name": "sequential", "layers": [
-    {"class_name": "Dense", "config": {"units": 2, "input_shape": [3]}}]})"),
-                  1};
-  Trainer trainer{model,
-                  [] {
-                    CompileOptions c;
-                    c.loss = "mse";
-                    c.optimizer = {{"class_name", "SGD"}, {"config", {{"learning_rate", 0.05}}}};
-                    return c;
-                  }(),
-                  kernels::Exec{Device::cpu, 1}};
-  std::shared_ptr<const data::Dataset> ds = std::make_shared<const data::Dataset>(
-      data::dataset_from_arrays(json::parse("[[1,2,3],[4,5,6],[7,8,9],[1,0,1],[0,1,0],[2,2,2],"
-                                            "[3,1,2],[0,0,1]]"),
-                                json::parse("[[1,0],[0,1],[1,0],[0,1],[1,0],[0,1],[1,0],[0,1]]")));
-  data::Pipeline train{ds, [] {
-                         data::PipelineSpec s;
-                         s.batch_size = 2;
-                         return s;
-                       }()};
-  data::Pipeline eval{ds, [] {
-                        data::PipelineSpec s;
-                        s.batch_size = 4;
-                        return s;
-                      }()};
-  Progress progress{false, true};
+// SGD at 0.05 on the toy fit (toy_fit.hpp).
+struct Fixture : testing::ToyFit {
+  Fixture() : ToyFit({{"class_name", "SGD"}, {"config", {{"learning_rate", 0.05}}}}) {}
 };
 
 // Keeps each epoch's weights and learning rate.

@@ -11,6 +11,7 @@
 
 #include "data/arrays.hpp"
 #include "temp_file.hpp"
+#include "toy_fit.hpp"
 #include "train/trainer.hpp"
 
 namespace drun::train {
@@ -20,34 +21,7 @@ namespace fs = std::filesystem;
 
 using testing::TempDir;
 
-// 8 examples in batches of 2: 4 steps an epoch.
-struct Fixture {
-  nn::Model model{json::parse(R"({"name": "sequential", "layers": [
-    {"class_name": "Dense", "config": {"units": 2, "input_shape": [3]}}]})"),
-                  1};
-  Trainer trainer{model,
-                  [] {
-                    CompileOptions c;
-                    c.loss = "mse";
-                    return c;
-                  }(),
-                  kernels::Exec{Device::cpu, 1}};
-  std::shared_ptr<const data::Dataset> ds = std::make_shared<const data::Dataset>(
-      data::dataset_from_arrays(json::parse("[[1,2,3],[4,5,6],[7,8,9],[1,0,1],[0,1,0],[2,2,2],"
-                                            "[3,1,2],[0,0,1]]"),
-                                json::parse("[[1,0],[0,1],[1,0],[0,1],[1,0],[0,1],[1,0],[0,1]]")));
-  data::Pipeline train{ds, [] {
-                         data::PipelineSpec s;
-                         s.batch_size = 2;
-                         return s;
-                       }()};
-  data::Pipeline eval{ds, [] {
-                        data::PipelineSpec s;
-                        s.batch_size = 4;
-                        return s;
-                      }()};
-  Progress progress{false, true};
-};
+using Fixture = testing::ToyFit;
 
 // Records the calls it sees; stops after global step `stop_at` (0: never).
 class Recorder final : public Hook {
