@@ -1,7 +1,12 @@
 // drun --max-restarts N: the launcher stays the parent of mpirun (or srun)
 // instead of becoming it, passes signals on, and when a rank dies restarts
 // the same command, which resumes from the newest checkpoint, up to N times.
+//
+// With --min-workers M a death or stall that names a host drops that node:
+// the job is placed again on the nodes left and restarted there while at
+// least M workers remain (launch/resize.hpp).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -9,8 +14,18 @@
 
 namespace drun::launch {
 
+// What a launch starts: the command and the ranks it places.
+struct StartedJob {
+  std::vector<std::string> cmd;
+  std::vector<RankInfo> ranks;
+};
+
 struct SuperviseOptions {
   int max_restarts = 0;
+  int min_workers = 0;  // 0: restart on the same nodes
+  // The job placed again without the node `host` (nor those lost before);
+  // no ranks when none are left. Sets DRUN_PLACEMENT for the new ranks.
+  std::function<StartedJob(const std::string& host)> without;
   std::string model_dir;        // the script's (plan mode); where the newest checkpoint is
   std::vector<RankInfo> ranks;  // to name a dead rank's role
   std::string stall_dir;        // DRUN_STALL_DIR: each run gets its own below it
