@@ -50,8 +50,8 @@ void Pipeline::plan_epoch(int64_t offset) {
   offset_ = offset;
   const int64_t left = taken_ - offset;
   const int64_t count = spec_.shard_count, index = spec_.shard_index;
-  shard_size_ = spec_.shard_even ? left / count
-                                 : (left > index ? (left - index + count - 1) / count : 0);
+  shard_size_ =
+      spec_.shard_even ? left / count : (left > index ? (left - index + count - 1) / count : 0);
   stream_ = shard_size_ * spec_.repeat;
   const int64_t bs = spec_.batch_size;
   const int64_t all = spec_.drop_remainder ? stream_ / bs : (stream_ + bs - 1) / bs;
@@ -137,8 +137,7 @@ void Pipeline::build_order(int64_t epoch) {
       for (int64_t i = 0; i < taken_; ++i) perm_[static_cast<size_t>(i)] = i;
     }
     for (int64_t j = 0; j < shard_size_; ++j) {
-      const int64_t position =
-          perm_[static_cast<size_t>(offset_ + spec_.shard_index + j * count)];
+      const int64_t position = perm_[static_cast<size_t>(offset_ + spec_.shard_index + j * count)];
       order_.push_back(selected_[static_cast<size_t>(position)]);
     }
   }

@@ -83,7 +83,7 @@ class Pipeline {
   int64_t examples_ = 0;
   int64_t epoch_ = -1;
   int64_t position_ = 0;
-  int64_t offset_ = 0;  // seek_from's
+  int64_t offset_ = 0;                    // seek_from's
   std::vector<int64_t> order_;            // the epoch's stream of example indices (in memory)
   std::unique_ptr<StreamLayout> layout_;  // streamed: the blocks and the kept examples
   // Streamed: makes the epoch's stream in make_batch, on the one thread that

@@ -19,7 +19,7 @@ namespace drun::launch {
 struct RankDeath {
   int rank = -1;
   std::string host;
-  std::string how;  // "signal 9 (Killed)", "Killed", "Segmentation fault", "node failure"...
+  std::string how;         // "signal 9 (Killed)", "Killed", "Segmentation fault", "node failure"...
   bool node_lost = false;  // the whole node stopped answering (rank -1)
 };
 

@@ -37,14 +37,13 @@ std::vector<Resize> parse_resizes(const std::string& text) {
     std::vector<std::string> f;
     std::stringstream fields(entry);
     for (std::string x; std::getline(fields, x, ':');) f.push_back(x);
-    const bool ok = f.size() == 4 && !f[0].empty() && count_of(f[1]) >= 0 &&
-                    count_of(f[2]) >= 1 && count_of(f[3]) >= 1 && f[2].size() < 10 &&
-                    f[3].size() < 10;
+    const bool ok = f.size() == 4 && !f[0].empty() && count_of(f[1]) >= 0 && count_of(f[2]) >= 1 &&
+                    count_of(f[3]) >= 1 && f[2].size() < 10 && f[3].size() < 10;
     if (!ok)
       throw UsageError("DRUN_RESIZED: expected NODE:STEP:WORKERS_BEFORE:WORKERS_AFTER, got '" +
                        entry + "'");
-    out.push_back({f[0], count_of(f[1]), static_cast<int>(count_of(f[2])),
-                   static_cast<int>(count_of(f[3]))});
+    out.push_back(
+        {f[0], count_of(f[1]), static_cast<int>(count_of(f[2])), static_cast<int>(count_of(f[3]))});
   }
   return out;
 }

@@ -17,8 +17,7 @@ std::unique_ptr<ExampleLog> ExampleLog::from_environment() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   std::filesystem::create_directories(dir);
-  const std::string path =
-      std::string(dir) + "/" + host + "-" + std::to_string(getpid()) + ".log";
+  const std::string path = std::string(dir) + "/" + host + "-" + std::to_string(getpid()) + ".log";
   std::FILE* out = std::fopen(path.c_str(), "a");
   if (!out)
     throw std::runtime_error("DRUN_EXAMPLE_LOG: cannot write " + path + ": " +

@@ -17,9 +17,10 @@ namespace drun::train {
 // Where a resumed worker's pipeline goes on.
 struct EpochResume {
   int64_t epoch = 0;
-  int64_t batch = 0;         // data::Pipeline::seek's batch, when not resharded
-  int64_t offset = 0;        // data::Pipeline::seek_from's position, when resharded
-  bool resharded = false;  // the checkpoint's workers or epoch offset differ from an ordinary epoch's
+  int64_t batch = 0;   // data::Pipeline::seek's batch, when not resharded
+  int64_t offset = 0;  // data::Pipeline::seek_from's position, when resharded
+  // The checkpoint's workers differ, or its epoch was itself a continued one.
+  bool resharded = false;
 };
 
 // From checkpoint state `at`, for `workers` workers of per-worker batches of

@@ -365,8 +365,7 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   const int workers = strategy_ ? strategy_->workers() : 1;
   TrainingState from = resume_.value_or(TrainingState{global_step_, 0, 0});
   // A checkpoint of more workers (drun --min-workers) goes on where they all were.
-  const EpochResume go_on =
-      epoch_resume(from, workers, train.spec().batch_size, train.pass_size());
+  const EpochResume go_on = epoch_resume(from, workers, train.spec().batch_size, train.pass_size());
   from.epoch = go_on.epoch;
   from.batch = go_on.batch;
   if (!go_on.resharded && from.batch >= train.batches_per_epoch())
@@ -411,7 +410,8 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       }
       epoch_images += batch.size;
       const int64_t step = train.position();  // batches of the epoch done
-      if (example_log) example_log->record(global_step_, epoch, train.examples_of(step - 1), workers);
+      if (example_log)
+        example_log->record(global_step_, epoch, train.examples_of(step - 1), workers);
       if (progress.due(step))
         progress.update(step, values_.mean_loss(), values_.metrics(),
                         static_cast<double>(epoch_images) / seconds_since(epoch_start));

@@ -229,25 +229,29 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
     watch.model_dir = model_dir;
     watch.ranks = ranks;
     watch.stall_dir = stall_dir;
-    if (r.min_workers > 0)
-      watch.without = [&, left = cluster, placed = ranks,
-                       options = opt](const std::string& host) mutable {
-        // -np counted the lost node's workers: the rest stay where they are.
-        if (options.total_workers > 0)
-          for (const auto& x : placed) options.total_workers -= x.host == host && x.role != "ps";
-        left = launch::without_host(left, host);
-        launch::StartedJob next;
-        if (left.nodes.empty() || options.total_workers == 0) return next;
-        try {
-          next.ranks = launch::place(left, options);
-        } catch (const UsageError&) {  // no workers left there
-          return next;
-        }
-        placed = next.ranks;
-        setenv("DRUN_PLACEMENT", launch::placement_json(next.ranks).dump().c_str(), 1);
-        next.cmd = command_for(next.ranks, left);
-        return next;
-      };
+    // The cluster without the lost nodes, and -np without their workers.
+    const auto without = [&](const std::vector<std::string>& lost) {
+      std::pair<launch::ClusterSpec, launch::PlacementOptions> left{cluster, opt};
+      for (const auto& host : lost) {
+        left.first = launch::without_host(left.first, host);
+        if (left.second.total_workers > 0)
+          for (const auto& x : ranks) left.second.total_workers -= x.host == host && x.role != "ps";
+      }
+      return left;
+    };
+    watch.placed_without = [&](const std::vector<std::string>& lost) {
+      const auto [nodes, options] = without(lost);
+      if (nodes.nodes.empty() || options.total_workers == 0) return std::vector<launch::RankInfo>{};
+      try {
+        return launch::place(nodes, options);
+      } catch (const UsageError&) {  // no workers left there
+        return std::vector<launch::RankInfo>{};
+      }
+    };
+    watch.command_for = [&](const std::vector<launch::RankInfo>& placed,
+                            const std::vector<std::string>& lost) {
+      return command_for(placed, without(lost).first);
+    };
     return launch::supervise(cmd, watch);
   }
   std::vector<char*> argv;

@@ -154,6 +154,7 @@ int supervise(const std::vector<std::string>& first, const SuperviseOptions& opt
   std::vector<std::string> cmd = first;
   std::vector<RankInfo> ranks = opt.ranks;
   std::vector<Resize> resizes;
+  std::vector<std::string> lost;  // nodes left behind, oldest first
   for (int restarts = 0;; ++restarts) {
     // A rerun's ranks must not read the heartbeats the last run's left behind.
     if (!opt.stall_dir.empty())
@@ -167,27 +168,33 @@ int supervise(const std::vector<std::string>& first, const SuperviseOptions& opt
       return out.code;
     }
     const std::string& host = out.death->host;
-    // A death that names no node of the job (or a job that would lose its
-    // last node) restarts where it ran.
-    if (opt.min_workers > 0 && opt.without && places_on(ranks, host)) {
-      StartedJob next = opt.without(host);
-      const int before = workers_in(ranks), after = workers_in(next.ranks);
-      if (after < opt.min_workers) {
+    if (opt.min_workers > 0 && opt.placed_without && places_on(ranks, host)) {
+      std::vector<std::string> lost_now = lost;
+      lost_now.push_back(host);
+      std::vector<RankInfo> next = opt.placed_without(lost_now);
+      const int before = workers_in(ranks), after = workers_in(next);
+      if (after >= opt.min_workers) {
+        lost = std::move(lost_now);
+        const int64_t step = newest_step(opt.model_dir);
+        resizes.push_back({host, step, before, after});
+        setenv("DRUN_RESIZED", resizes_text(resizes).c_str(), 1);
+        setenv("DRUN_PLACEMENT", placement_json(next).dump().c_str(), 1);
+        std::cerr << "drun: " << what << "; lost node " << host << " at step " << step
+                  << ": going on with " << after << " workers instead of " << before << " on "
+                  << hosts_of(next) << " (restart " << restarts + 1 << " of " << opt.max_restarts
+                  << ") " << resume_point(opt.model_dir) << "\n";
+        cmd = opt.command_for(next, lost);
+        ranks = std::move(next);
+        continue;
+      }
+      // A node the starter lost is gone; one whose rank died may still
+      // answer, and a restart where the job ran is worth a try.
+      if (out.death->node_lost) {
         std::cerr << "drun: " << what << "; without node " << host << " " << after
                   << " worker(s) would remain, fewer than --min-workers " << opt.min_workers
                   << ": the job ends\n";
         return out.code;
       }
-      const int64_t step = newest_step(opt.model_dir);
-      resizes.push_back({host, step, before, after});
-      setenv("DRUN_RESIZED", resizes_text(resizes).c_str(), 1);
-      std::cerr << "drun: " << what << "; lost node " << host << " at step " << step
-                << ": going on with " << after << " workers instead of " << before << " on "
-                << hosts_of(next.ranks) << " (restart " << restarts + 1 << " of "
-                << opt.max_restarts << ") " << resume_point(opt.model_dir) << "\n";
-      cmd = std::move(next.cmd);
-      ranks = std::move(next.ranks);
-      continue;
     }
     std::cerr << "drun: " << what << "; restarting the job (restart " << restarts + 1 << " of "
               << opt.max_restarts << ") " << resume_point(opt.model_dir) << "\n";
