@@ -180,9 +180,10 @@ int supervise(const std::vector<std::string>& first, const SuperviseOptions& opt
         setenv("DRUN_RESIZED", resizes_text(resizes).c_str(), 1);
         setenv("DRUN_PLACEMENT", placement_json(next).dump().c_str(), 1);
         std::cerr << "drun: " << what << "; lost node " << host << " at step " << step
-                  << ": going on with " << after << " workers instead of " << before << " on "
-                  << hosts_of(next) << " (restart " << restarts + 1 << " of " << opt.max_restarts
-                  << ") " << resume_point(opt.model_dir) << "\n";
+                  << ": going on with " << after << (after == 1 ? " worker" : " workers")
+                  << " instead of " << before << " on " << hosts_of(next) << " (restart "
+                  << restarts + 1 << " of " << opt.max_restarts << ") "
+                  << resume_point(opt.model_dir) << "\n";
         cmd = opt.command_for(next, lost);
         ranks = std::move(next);
         continue;
