@@ -324,7 +324,8 @@ class SlurmCluster:
                 except ProcessLookupError:
                     pass
             time.sleep(0.1)
-        raise RuntimeError(f"processes left in {self.nodes[node_index].name}: {procs_in_netns({inode})}")
+        left = procs_in_netns({inode})
+        raise RuntimeError(f"processes left in {self.nodes[node_index].name}: {left}")
 
     def queue(self):
         return self.run("squeue", "-h", "-o", "%i %T").stdout.strip()
