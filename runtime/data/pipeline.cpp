@@ -31,18 +31,7 @@ Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
   const bool every = data_->rows && spec_.select.empty();
   if (!every) selected_ = select_examples(spec_.select, data_->size());
   taken_ = every ? data_->size() : static_cast<int64_t>(selected_.size());
-  const int64_t count = spec_.shard_count, index = spec_.shard_index;
-  shard_size_ = spec_.shard_even ? taken_ / count
-                                 : (taken_ > index ? (taken_ - index + count - 1) / count : 0);
-  stream_ = shard_size_ * spec_.repeat;
-  const int64_t bs = spec_.batch_size;
-  const int64_t all = spec_.drop_remainder ? stream_ / bs : (stream_ + bs - 1) / bs;
-  first_batch_ = std::min(all, spec_.skip_batches);
-  batches_ = all - first_batch_;
-  if (spec_.take_batches >= 0) batches_ = std::min(batches_, spec_.take_batches);
-  // Only the stream's last batch may be short; skipped batches may include it.
-  examples_ =
-      std::min(stream_, (first_batch_ + batches_) * bs) - std::min(stream_, first_batch_ * bs);
+  plan_epoch(0);
   if (data_->source) makers_ = std::make_unique<TaskPool>(std::max(1, data_->source->threads()));
   if (data_->rows) {
     layout_ = std::make_unique<StreamLayout>(data_->rows->blocks(), std::move(selected_), every);
@@ -57,6 +46,23 @@ Pipeline::Pipeline(std::shared_ptr<const Dataset> data, PipelineSpec spec)
   if (spec_.prefetch > 0) prefetcher_ = std::make_unique<Prefetcher>(spec_.prefetch);
 }
 
+void Pipeline::plan_epoch(int64_t offset) {
+  offset_ = offset;
+  const int64_t left = taken_ - offset;
+  const int64_t count = spec_.shard_count, index = spec_.shard_index;
+  shard_size_ =
+      spec_.shard_even ? left / count : (left > index ? (left - index + count - 1) / count : 0);
+  stream_ = shard_size_ * spec_.repeat;
+  const int64_t bs = spec_.batch_size;
+  const int64_t all = spec_.drop_remainder ? stream_ / bs : (stream_ + bs - 1) / bs;
+  first_batch_ = std::min(all, spec_.skip_batches);
+  batches_ = all - first_batch_;
+  if (spec_.take_batches >= 0) batches_ = std::min(batches_, spec_.take_batches);
+  // Only the stream's last batch may be short; skipped batches may include it.
+  examples_ =
+      std::min(stream_, (first_batch_ + batches_) * bs) - std::min(stream_, first_batch_ * bs);
+}
+
 Pipeline::~Pipeline() {
   if (prefetcher_) prefetcher_->stop();
 }
@@ -67,16 +73,50 @@ void Pipeline::start_epoch(int64_t epoch) {
 
 void Pipeline::seek(int64_t epoch, int64_t batch_index) {
   if (epoch < 0) throw UsageError("data pipeline: epoch must be >= 0");
+  // The thread reads order_ and the epoch's plan: stop it before they change.
+  if (prefetcher_) prefetcher_->stop();
+  // An epoch continued from elsewhere (seek_from) ends with itself.
+  if (epoch != epoch_ && offset_ != 0) plan_epoch(0);
   if (batch_index < 0 || batch_index > batches_)
     throw UsageError("data pipeline: batch " + std::to_string(batch_index) +
                      " is outside the epoch's 0.." + std::to_string(batches_));
-  // The thread reads order_: stop it before the order changes.
-  if (prefetcher_) prefetcher_->stop();
   if (epoch != epoch_) build_order(epoch);
   epoch_ = epoch;
   position_ = batch_index;
+  start_prefetch();
+}
+
+void Pipeline::seek_from(int64_t epoch, int64_t offset) {
+  if (epoch < 0) throw UsageError("data pipeline: epoch must be >= 0");
+  if (offset < 0 || offset > taken_)
+    throw UsageError("data pipeline: position " + std::to_string(offset) +
+                     " is outside the epoch's 0.." + std::to_string(taken_));
+  // Positions of one pass's permutation: a stream of several passes, or one
+  // cut by skip and take, has no single position to go on from.
+  if (reader_ || spec_.repeat != 1 || spec_.skip_batches != 0 || spec_.take_batches >= 0)
+    throw UsageError(
+        "data pipeline: continuing an epoch at another worker count needs an input held in "
+        "memory without repeat, skip or take");
+  if (prefetcher_) prefetcher_->stop();
+  plan_epoch(offset);
+  build_order(epoch);
+  epoch_ = epoch;
+  position_ = 0;
+  start_prefetch();
+}
+
+std::vector<int64_t> Pipeline::examples_of(int64_t batch_index) const {
+  if (reader_) return {};
+  const int64_t begin = (first_batch_ + batch_index) * spec_.batch_size;
+  const int64_t end = std::min(begin + spec_.batch_size, stream_);
+  std::vector<int64_t> out;
+  for (int64_t i = begin; i < end; ++i) out.push_back(order_[static_cast<size_t>(i)]);
+  return out;
+}
+
+void Pipeline::start_prefetch() {
   if (prefetcher_)
-    prefetcher_->start(batch_index, batches_, [this, tl = timeline_](int64_t i, Batch& b) {
+    prefetcher_->start(position_, batches_, [this, tl = timeline_](int64_t i, Batch& b) {
       timeline::Span span(tl, timeline::Lane::input, timeline::kInput, "make batch", "input",
                           "batch", i);
       make_batch(i, b);
@@ -97,7 +137,7 @@ void Pipeline::build_order(int64_t epoch) {
       for (int64_t i = 0; i < taken_; ++i) perm_[static_cast<size_t>(i)] = i;
     }
     for (int64_t j = 0; j < shard_size_; ++j) {
-      const int64_t position = perm_[static_cast<size_t>(spec_.shard_index + j * count)];
+      const int64_t position = perm_[static_cast<size_t>(offset_ + spec_.shard_index + j * count)];
       order_.push_back(selected_[static_cast<size_t>(position)]);
     }
   }

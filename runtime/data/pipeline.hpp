@@ -33,6 +33,8 @@ class Pipeline {
   int64_t batches_per_epoch() const { return batches_; }
   // Examples delivered per epoch: the sum of the sizes of its batches.
   int64_t examples_per_epoch() const { return examples_; }
+  // Examples of one pass before sharding: what take, skip and split keep.
+  int64_t pass_size() const { return taken_; }
 
   // Same as seek(epoch, 0). next() before any start_epoch starts epoch 0.
   void start_epoch(int64_t epoch);
@@ -44,12 +46,28 @@ class Pipeline {
   int64_t position() const { return position_; }
   // Continues at batch `batch_index` (0..batches_per_epoch()) of `epoch`.
   void seek(int64_t epoch, int64_t batch_index);
+  // Continues `epoch` at `offset` of its permutation, as if the epoch had
+  // started there: this worker takes positions offset + shard_index,
+  // offset + shard_index + shard_count, ...; batches_per_epoch() and
+  // examples_per_epoch() count what is left, until the next epoch. What a job
+  // that lost workers resumes with, so that the examples the others had not
+  // reached are each seen once (train/reshard.hpp). Only for an input held in
+  // memory without repeat, skip or take (UsageError otherwise).
+  void seek_from(int64_t epoch, int64_t offset);
+  // Where the current epoch started in its permutation (0 but after seek_from).
+  int64_t offset() const { return offset_; }
+  // The data set's indices of the examples of batch `batch_index` of the
+  // current epoch; empty for a streamed data set.
+  std::vector<int64_t> examples_of(int64_t batch_index) const;
   // The prefetch thread records each batch it makes there (null: nowhere).
   // Takes effect at the next seek or epoch.
   void set_timeline(timeline::Timeline* timeline) { timeline_ = timeline; }
 
  private:
+  // The epoch's sizes for a stream that starts at `offset` of the permutation.
+  void plan_epoch(int64_t offset);
   void build_order(int64_t epoch);
+  void start_prefetch();
   void make_batch(int64_t index, Batch& out) const;
   // make_batch's x for a data set whose source makes the examples.
   void make_from_source(int64_t begin, int64_t size, float* bx) const;
@@ -65,6 +83,7 @@ class Pipeline {
   int64_t examples_ = 0;
   int64_t epoch_ = -1;
   int64_t position_ = 0;
+  int64_t offset_ = 0;                    // seek_from's
   std::vector<int64_t> order_;            // the epoch's stream of example indices (in memory)
   std::unique_ptr<StreamLayout> layout_;  // streamed: the blocks and the kept examples
   // Streamed: makes the epoch's stream in make_batch, on the one thread that

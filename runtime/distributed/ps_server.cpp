@@ -231,12 +231,28 @@ void ParameterServer::write_shard(int64_t step) {
 void ParameterServer::load_shard(int64_t step) {
   const std::string path = shard_path(checkpoint_dir_, step, index_);
   const auto file = io::read_tensor_file(path);
+  // A job that went on with fewer servers (drun --min-workers) placed the
+  // variables anew: one this server's file lacks is in another server's.
+  std::vector<io::TensorFile> others;
+  const auto find_elsewhere = [&](const std::string& name) -> const Tensor* {
+    if (others.empty())
+      for (int i = 0;; ++i) {
+        if (i == index_) continue;
+        const std::string other = shard_path(checkpoint_dir_, step, i);
+        if (!std::filesystem::exists(other)) break;
+        others.push_back(io::read_tensor_file(other));
+      }
+    for (const auto& f : others)
+      if (const auto found = f.tensors.find(name); found != f.tensors.end()) return &found->second;
+    return nullptr;
+  };
   const auto take = [&](const std::string& name, Tensor& into) {
     const auto found = file.tensors.find(name);
-    if (found == file.tensors.end() || found->second.numel() != into.numel())
+    const Tensor* from = found != file.tensors.end() ? &found->second : find_elsewhere(name);
+    if (!from || from->numel() != into.numel())
       throw UsageError("parameter server " + std::to_string(index_) + ": " + path + " lacks '" +
                        name + "' or holds another shape");
-    std::copy(found->second.f32(), found->second.f32() + into.numel(), into.f32());
+    std::copy(from->f32(), from->f32() + into.numel(), into.f32());
   };
   for (auto& p : shard_) take("model/" + p.name, p.value);
   version_ = file.attributes.value("version", int64_t{0});

@@ -53,6 +53,8 @@ void Checkpoints::save(nn::Model& model, optim::Optimizer& optimizer, const Trai
                      {"optimizer_iterations", optimizer.iterations()},
                      {"optimizer_built", optimizer.built()},
                      {"rngs", rngs}};
+  if (state.workers > 0) attributes["workers"] = state.workers;
+  if (state.epoch_offset != 0) attributes["epoch_offset"] = state.epoch_offset;
   if (!state.callbacks.is_null()) attributes["callbacks"] = state.callbacks;
   if (const optim::DynamicLossScale* s = optimizer.dynamic_loss_scale()) {
     attributes["loss_scale"] = s->scale();
@@ -132,6 +134,8 @@ TrainingState apply(const io::TensorFile& file, const std::string& path, nn::Mod
       r->set_state(rngs[node.layer->name()].get<std::string>());
   TrainingState state{a["global_step"].get<int64_t>(), a.value("epoch", int64_t{0}),
                       a.value("batch", int64_t{0})};
+  state.workers = a.value("workers", 0);
+  state.epoch_offset = a.value("epoch_offset", int64_t{0});
   if (a.contains("callbacks")) state.callbacks = a["callbacks"];
   const std::string prefix = "callbacks/";
   for (const auto& [name, t] : file.tensors)

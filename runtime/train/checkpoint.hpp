@@ -24,6 +24,12 @@ struct TrainingState {
   int64_t global_step = 0;
   int64_t epoch = 0;  // the epoch the next step belongs to
   int64_t batch = 0;  // index within that epoch of the next batch
+  // The workers that wrote it (0: not recorded) and where in the epoch's
+  // permutation their sharding began (0 but in an epoch continued at another
+  // worker count): with `batch` and the batch size, the examples of the epoch
+  // all workers have consumed (train/reshard.hpp).
+  int workers = 0;
+  int64_t epoch_offset = 0;
   // The fit's callbacks' state (train/callbacks/callback_runner), null
   // without callbacks, and its tensors (EarlyStopping's best weights).
   json callbacks;

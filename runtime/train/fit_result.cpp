@@ -17,6 +17,7 @@ json FitResult::to_json() const {
   if (!scaling.empty()) j["scaling"] = scaling;
   if (!loss_scale.empty()) j["loss_scale"] = loss_scale;
   if (!cuda_graphs.empty()) j["cuda_graphs"] = cuda_graphs;
+  if (!resizes.empty()) j["resizes"] = resizes;
   if (preempted) j["preempted"] = true;
   if (stopped_by_hook) j["stopped_by_hook"] = true;
   if (eval) j["eval"] = eval->to_json();

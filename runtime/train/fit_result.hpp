@@ -32,6 +32,9 @@ struct FitResult {
   // On a GPU: {"captures": graphs captured, "graph_steps": steps launched as
   // a graph, "off": why steps ran kernel by kernel, where they did}; empty on the CPU.
   json cuda_graphs = json::object();
+  // After drun --min-workers went on without a lost node: [{"lost_node",
+  // "step", "workers_before", "workers_after"}, ...] (launch/resize.hpp).
+  json resizes = json::array();
   json to_json() const;
 };
 

@@ -1,11 +1,13 @@
 #include "train/run_fit.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
 #include "distributed/strategy_factory.hpp"
+#include "launch/resize.hpp"
 #include "train/evaluator.hpp"
 #include "train/fit_timeline.hpp"
 #include "train/preemption.hpp"
@@ -77,14 +79,17 @@ bool training_done(const TrainingState& at, const FitConfig& c, int64_t batches_
 // refused, as is a trace of a run with nothing left to trace. Starting afresh
 // over another run's summary.json says so too, so that it is never replaced
 // silently; the chief records the setup of a run it starts.
+// A rerun that the launcher resized after a lost node (`resized`) is another
+// setup by design: it records its own.
 std::optional<TrainingState> resume(Trainer& trainer, const FitConfig& c, int64_t batches_per_epoch,
-                                    const RunSetup& setup, bool tracing, bool chief) {
+                                    const RunSetup& setup, bool tracing, bool chief, bool resized) {
   const std::string& dir = c.model_dir;
   const auto resumed = trainer.restore(dir, [&](const std::string& warning) {
     if (chief) std::fprintf(stderr, "drun: warning: %s\n", warning.c_str());
   });
   if (dir.empty()) return resumed;
-  if (resumed) check_setup(dir, setup);
+  if (resumed && !resized) check_setup(dir, setup);
+  if (resumed && resized && chief) record_setup(dir, setup);
   const bool done = resumed && training_done(*resumed, c, batches_per_epoch);
   if (done && tracing)
     throw UsageError("--timeline: model_dir " + dir + " is already at step " +
@@ -158,8 +163,12 @@ json train(Context& ctx, Session& s, const FitRequest& r, const Input& train, co
   // On every rank, before the strategy hands the chief's variables to the others.
   const bool chief = ctx.role == "chief";
   const RunSetup setup{workers, r.strategy.name, train_input->spec().batch_size};
-  const auto resumed =
-      resume(s.trainer, r.config, train_input->batches_per_epoch(), setup, tl != nullptr, chief);
+  // Set by drun --min-workers for a rerun on fewer nodes (launch/resize.hpp).
+  const char* resized_env = std::getenv("DRUN_RESIZED");
+  const auto resizes = launch::parse_resizes(resized_env ? resized_env : "");
+  s.trainer.set_resizes(launch::resizes_json(resizes));
+  const auto resumed = resume(s.trainer, r.config, train_input->batches_per_epoch(), setup,
+                              tl != nullptr, chief, !resizes.empty());
   if (fresh) {
     s.strategy = std::move(fresh);
     if (resumed) s.strategy->resume_from(resumed->global_step);

@@ -8,7 +8,9 @@
 #include "io/atomic_file.hpp"
 #include "train/callbacks/callback_runner.hpp"
 #include "train/checkpoint_saver.hpp"
+#include "train/example_log.hpp"
 #include "train/preemption.hpp"
+#include "train/reshard.hpp"
 #include "train/summary_saver.hpp"
 #include "train/validator.hpp"
 
@@ -301,11 +303,15 @@ void Trainer::save_checkpoint(Checkpoints& checkpoints, const TrainingState& sta
   timeline::Span span(timeline_, timeline::Lane::main, timeline::kMain, "checkpoint", "checkpoint",
                       "step", state.global_step);
   if (strategy_ && servers) strategy_->checkpoint(checkpoints.model_dir(), state.global_step);
-  if (!callbacks_) return checkpoints.save(model_, *optimizer_, state);
   TrainingState with = state;
-  CallbackState cs = callbacks_->state();
-  with.callbacks = std::move(cs.state);
-  with.callback_tensors = std::move(cs.tensors);
+  // What a rerun with fewer workers needs to go on where these stopped (train/reshard.hpp).
+  with.workers = strategy_ ? strategy_->workers() : 1;
+  with.epoch_offset = train_ && train_->epoch() == state.epoch ? train_->offset() : 0;
+  if (callbacks_) {
+    CallbackState cs = callbacks_->state();
+    with.callbacks = std::move(cs.state);
+    with.callback_tensors = std::move(cs.tensors);
+  }
   checkpoints.save(model_, *optimizer_, with);
 }
 
@@ -334,11 +340,16 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       callbacks->restore({resume_->callbacks, resume_->callback_tensors});
   }
   callbacks_ = callbacks.get();
+  train_ = &train;
   // Not past this fit, however it ends (a hook may throw).
   const struct Forget {
     CallbackRunner*& runner;
-    ~Forget() { runner = nullptr; }
-  } forget{callbacks_};
+    data::Pipeline*& input;
+    ~Forget() {
+      runner = nullptr;
+      input = nullptr;
+    }
+  } forget{callbacks_, train_};
   std::vector<std::unique_ptr<Hook>> own;
   scaling_ = ScalingMeter();
   std::vector<Hook*> hooks(config.hooks);
@@ -351,10 +362,16 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   // A run its callbacks stopped is done: a rerun trains no further.
   const bool stopped_before =
       resumed && resume_->callbacks.is_object() && resume_->callbacks.value("stopped", false);
-  TrainingState from = resume_.value_or(TrainingState{global_step_, 0, 0});
-  if (from.batch >= train.batches_per_epoch()) from = {from.global_step, from.epoch + 1, 0};
-  resume_.reset();
   const int workers = strategy_ ? strategy_->workers() : 1;
+  TrainingState from = resume_.value_or(TrainingState{global_step_, 0, 0});
+  // A checkpoint of more workers (drun --min-workers) goes on where they all were.
+  const EpochResume go_on = epoch_resume(from, workers, train.spec().batch_size, train.pass_size());
+  from.epoch = go_on.epoch;
+  from.batch = go_on.batch;
+  if (!go_on.resharded && from.batch >= train.batches_per_epoch())
+    from = {from.global_step, from.epoch + 1, 0};
+  resume_.reset();
+  const auto example_log = ExampleLog::from_environment();
   // Images have height, width and channels; anything else counts as examples.
   progress.set_plan({config.epochs_bounded ? config.epochs : 0, config.max_steps, workers,
                      model_.input_shape().rank() == 3});
@@ -366,7 +383,10 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
   result.already_done = resumed && (stop || from.epoch >= config.epochs);
   for (int64_t epoch = from.epoch; epoch < config.epochs && !stop; ++epoch) {
     values_.reset();
-    train.seek(epoch, epoch == from.epoch ? from.batch : 0);
+    if (epoch == from.epoch && go_on.resharded)
+      train.seek_from(epoch, go_on.offset);
+    else
+      train.seek(epoch, epoch == from.epoch ? from.batch : 0);
     progress.begin_epoch(epoch, train.batches_per_epoch(), global_step_);
     for (Hook* h : hooks) h->begin_epoch(epoch);
     const auto epoch_start = Clock::now();
@@ -390,6 +410,8 @@ FitResult Trainer::fit(data::Pipeline& train, data::Pipeline* eval, const FitCon
       }
       epoch_images += batch.size;
       const int64_t step = train.position();  // batches of the epoch done
+      if (example_log)
+        example_log->record(global_step_, epoch, train.examples_of(step - 1), workers);
       if (progress.due(step))
         progress.update(step, values_.mean_loss(), values_.metrics(),
                         static_cast<double>(epoch_images) / seconds_since(epoch_start));
@@ -482,6 +504,7 @@ void Trainer::finish_fit(const FitConfig& config, const std::vector<Hook*>& hook
   result.global_step = global_step_;
   result.workers = strategy_ ? strategy_->workers() : 1;
   result.device = device_name(exec_.device);
+  result.resizes = resizes_;
   if (graphs_) {
     result.cuda_graphs = {{"captures", graphs_->captures()},
                           {"graph_steps", graphs_->graph_launches()}};

@@ -70,6 +70,9 @@ class Trainer {
   void set_timeline(timeline::Timeline* timeline);
   timeline::Timeline* timeline() const { return timeline_; }
 
+  // The node losses this run went on after (FitResult::resizes), for summary.json.
+  void set_resizes(json resizes) { resizes_ = std::move(resizes); }
+
   optim::Optimizer& optimizer() { return *optimizer_; }
   nn::Model& model() { return model_; }
   const CompileOptions& compiled() const { return compiled_; }
@@ -133,6 +136,9 @@ class Trainer {
   std::optional<TrainingState> resume_;
   StepResult step_result_;               // what hooks see after each step
   CallbackRunner* callbacks_ = nullptr;  // fit's, while it runs: its state goes into checkpoints
+  json resizes_ = json::array();         // set_resizes
+  // fit's input, while it runs: its position goes into checkpoints.
+  data::Pipeline* train_ = nullptr;
   // On a GPU, from the first step: the steps' CUDA graphs (or why there are none).
   std::unique_ptr<StepGraphs> graphs_;
   bool graphs_said_ = false;  // fit printed why they are off

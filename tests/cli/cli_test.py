@@ -88,6 +88,8 @@ def case_usage_errors():
         (["--bogus", TABULAR], "--bogus"),
         (["--threads", "many", TABULAR], "--threads"),
         (["-np", "0", TABULAR], "--np"),
+        (["--min-workers", "2", TABULAR], "--min-workers 2 needs --max-restarts"),
+        (["--max-restarts", "1", "--min-workers", "0", TABULAR], "--min-workers"),
         (["no_such_script.lua"], "no_such_script.lua"),
         (["inspect"], "usage: drun inspect"),
         ([TABULAR, "--stepz", "3"], "unknown option --stepz"),

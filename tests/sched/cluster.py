@@ -310,6 +310,23 @@ class SlurmCluster:
                 pass
         return found
 
+    def take_away(self, node_index):
+        """The node is lost: its slurmd, slurmstepd and job processes, every
+        process in its namespace, killed with SIGKILL (nothing left to answer)."""
+        inode = os.stat(f"/run/netns/{self.nodes[node_index].ns}").st_ino
+        for _ in range(100):
+            pids = procs_in_netns({inode})
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        left = procs_in_netns({inode})
+        raise RuntimeError(f"processes left in {self.nodes[node_index].name}: {left}")
+
     def queue(self):
         return self.run("squeue", "-h", "-o", "%i %T").stdout.strip()
 

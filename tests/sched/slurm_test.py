@@ -17,6 +17,13 @@ tests/sched/cluster.py, submitting platforms/slurm/drun.sbatch as a user would.
                  job's bit for bit.
   requeue_async  the same with ps_async and `scancel --signal=USR1 --full`:
                  requeued, resumed, COMPLETED.
+  shrink         4 workers (2 a node), --max-restarts 1 --min-workers 2; once
+                 epoch 2's first checkpoint exists nodeb is taken away (its
+                 slurmd and ranks killed): within 60 s drun goes on with nodea's
+                 2 workers, COMPLETES, summary.json names nodeb and 4 -> 2, test
+                 accuracy within 0.01 of an uninterrupted 4-worker run's, and the
+                 interrupted epoch's examples are each trained on once
+                 (DRUN_EXAMPLE_LOG). Last: nodeb stays down.
 
 After every case the queue must be empty; after all, no daemon, namespace or
 directory of the cluster is left. Needs root and slurm-wlm + munge
@@ -45,10 +52,10 @@ def training(model_dir, steps, strategy="all_reduce", every=100):
             "--save-checkpoints-steps", str(every), "--strategy", strategy, "--model-dir", model_dir]
 
 
-def submit(c, work, name, sbatch_args, drun_args):
+def submit(c, work, name, sbatch_args, drun_args, env=None):
     out = os.path.join(work, f"{name}.out")
     r = c.run("sbatch", "--parsable", "--chdir", work, "--output", out, *sbatch_args, TEMPLATE,
-              *drun_args, env=dict(c.env, DRUN=DRUN, OMP_NUM_THREADS="1"))
+              *drun_args, env=dict(c.env, DRUN=DRUN, OMP_NUM_THREADS="1", **(env or {})))
     return r.stdout.strip().split(";")[0], out
 
 
@@ -201,6 +208,77 @@ def case_restart_srun(c, work):
                f"({j.get('JobState')} {j.get('ExitCode')})") and ok
     if not ok:
         print(log[-4000:])
+    queue_empty(c)
+
+
+def examples_kept(log_dir, resumed_from):
+    """(epoch, index) of every example the final model trained on, from the
+    DRUN_EXAMPLE_LOG lines "step epoch index workers": the 4-worker run's up
+    to the checkpoint the 2-worker rerun resumed from, and the rerun's."""
+    kept = []
+    for f in os.listdir(log_dir):
+        for line in text(os.path.join(log_dir, f)).splitlines():
+            step, epoch, index, workers = (int(x) for x in line.split())
+            if workers == 2 or step <= resumed_from:
+                kept.append((epoch, index))
+    return kept
+
+
+def case_shrink(c, work):
+    # 4 workers (2 a node), 3 epochs of 32 steps over 4096 examples, a
+    # checkpoint every 8 steps. Once step 40 (epoch 2's first checkpoint) is
+    # saved, nodeb is taken away: --min-workers 2 goes on with nodea's 2.
+    # Last of the cases: nodeb stays down.
+    def training_of(model_dir):
+        return [SCRIPT, "--train-limit", "4096", "--eval-limit", "2000", "--batch-size", "32",
+                "--epochs", "3", "--save-checkpoints-steps", "8", "--save-summary-steps", "0",
+                "--model-dir", model_dir]
+    layout = ["-N", "2", "--ntasks-per-node=2", "--no-kill"]
+    full, cut = os.path.join(work, "whole"), os.path.join(work, "shrunk")
+    job, out = submit(c, work, "whole", layout, training_of(full))
+    j = c.wait_job(job, limit=JOB_LIMIT)
+    if not check(j.get("JobState") == "COMPLETED", f"uninterrupted 4-worker job {job} COMPLETED "
+                 f"({j.get('JobState')})"):
+        print(text(out)[-3000:])
+        return
+    examples = os.path.join(work, "examples")
+    job, out = submit(c, work, "shrunk", layout,
+                      ["--max-restarts", "1", "--min-workers", "2", *training_of(cut)],
+                      env={"DRUN_EXAMPLE_LOG": examples})
+    wait_for(lambda: os.path.exists(os.path.join(cut, "ckpt-40.h5")), JOB_LIMIT, every=0.1)
+    c.take_away(1)
+    lost = time.monotonic()
+    went_on = wait_for(lambda: "resuming from" in text(out), 60, every=0.5)
+    took = time.monotonic() - lost
+    j = c.wait_job(job, limit=JOB_LIMIT)
+    log = text(out)
+    m = re.search(r"lost node nodeb at step (\d+): going on with 2 workers instead of 4 on nodea",
+                  log)
+    r = re.search(r"resuming from \S+/ckpt-(\d+)\.h5", log)
+    ok = check(went_on and m and r and m.group(1) == r.group(1),
+               f"nodeb taken away at step 40 or later: drun names it and goes on with 2 workers on "
+               f"nodea from step {m and m.group(1)} within 60 s ({took:.0f} s)")
+    s = summary_of(cut)
+    ok = check(j.get("JobState") == "COMPLETED" and s.get("workers") == 2,
+               f"job {job} COMPLETED with 2 workers ({j.get('JobState')} {j.get('ExitCode')}, "
+               f"{s.get('workers')})") and ok
+    resized = s.get("resizes") or [{}]
+    ok = check(resized[0].get("lost_node") == "nodeb" and resized[0].get("workers_before") == 4
+               and resized[0].get("workers_after") == 2 and m
+               and resized[0].get("step") == int(m.group(1)),
+               f"summary.json's resizes name nodeb, the step, 4 -> 2 ({s.get('resizes')})") and ok
+    a = summary_of(full).get("eval", {}).get("accuracy", 0)
+    b = s.get("eval", {}).get("accuracy", 0)
+    ok = check(abs(a - b) <= 0.01, f"test accuracy {b:.4f} within 0.01 of the uninterrupted "
+               f"run's {a:.4f}") and ok
+    if r:
+        kept = examples_kept(examples, int(r.group(1)))
+        epoch = [i for e, i in kept if e == 1]
+        ok = check(len(epoch) == 4096 and len(set(epoch)) == 4096,
+                   f"the interrupted epoch trained on each of its 4096 examples once "
+                   f"({len(epoch)} kept, {len(set(epoch))} distinct)") and ok
+    if not ok:
+        print(log[-5000:])
     queue_empty(c)
 
 

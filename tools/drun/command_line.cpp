@@ -84,6 +84,12 @@ const std::vector<Option>& options() {
        .help = "when a rank dies, restart the job from the newest checkpoint up to N times "
                "(default 0: the job ends)",
        .check = Check::count_from_0},
+      {.names = "--min-workers",
+       .field = &Request::min_workers,
+       .help = "with --max-restarts: when a node is lost (its ranks died or fell silent), "
+               "restart on the nodes left, re-placed and re-sharded, while at least N workers "
+               "remain (default: restart on the same nodes)",
+       .check = Check::count_from_1},
       {.names = "--stall-timeout",
        .field = &Request::stall_timeout,
        .help = "seconds a rank may wait in an exchange for a rank that has fallen silent "
@@ -271,6 +277,12 @@ std::optional<int> parse(int argc, char** argv, Request& req) {
   } catch (const CLI::ParseError& e) {
     // One line, as for a script's own options: what was wrong, and where to look.
     std::cerr << "drun: " << e.what() << near_miss(own) << " (drun --help lists the options)\n";
+    return lua::kUsageExitCode;
+  }
+  // Going on without a node is a kind of restart: it draws on their budget.
+  if (req.min_workers > 0 && req.max_restarts == 0) {
+    std::cerr << "drun: --min-workers " << req.min_workers
+              << " needs --max-restarts N (N >= 1) (drun --help lists the options)\n";
     return lua::kUsageExitCode;
   }
   if (!std::filesystem::exists(req.script)) {

@@ -17,6 +17,7 @@
 #include "command_line.hpp"
 #include "distributed/strategy_spec.hpp"
 #include "launch/jsrun_erf.hpp"
+#include "launch/resize.hpp"
 #include "launch/start_command.hpp"
 #include "runner.hpp"
 #include "supervise.hpp"
@@ -183,37 +184,74 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   // Ranks write through mpirun's pseudo-terminals: whether to draw a progress
   // bar is the launcher's terminal's question, not theirs.
   setenv("DRUN_TTY", ctx.tty ? "1" : "0", 1);
-  launch::StartOptions start;
-  start.program = program;
-  start.passed = r.mpi_args;
-  start.name_hosts = cluster.source != "local";
-  start.tasks_granted = tasks_granted(cluster);
-  if (!erf.empty()) {
-    // Beside the heartbeats, so the sweep of a later launch removes it.
-    std::filesystem::create_directories(stall_dir);
-    start.erf_path = stall_dir + "/ranks.erf";
-    std::ofstream(start.erf_path) << erf;
-  }
-  std::vector<std::string> cmd = launch::start_command(starter, ranks, start);
-  // In a batch job's log: what was started where, and how.
-  if (cluster.source != "local") {
-    std::string hosts, line;
-    for (const auto& x : ranks) hosts += (hosts.empty() ? "" : ", ") + x.host;
-    for (const auto& a : cmd) line += (line.empty() ? "" : " ") + a;
-    std::cerr << "drun: " << ranks.size() << " ranks (" << ps << " ps, " << ranks.size() - ps
-              << " workers) on " << hosts << " (" << cluster.source << "): " << line << "\n";
-  }
-  cmd.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
-  const auto passed = cli::rank_arguments(r);
-  cmd.insert(cmd.end(), passed.begin(), passed.end());
-  cmd.push_back(r.script);
-  cmd.insert(cmd.end(), r.script_args.begin(), r.script_args.end());
+  // The command that starts `placed` on `nodes`: for the first start, and
+  // again on the nodes left after one is lost (--min-workers).
+  const auto command_for = [&](const std::vector<launch::RankInfo>& placed,
+                               const launch::ClusterSpec& nodes) {
+    launch::StartOptions start;
+    start.program = program;
+    start.passed = r.mpi_args;
+    start.name_hosts = nodes.source != "local";
+    start.tasks_granted = tasks_granted(nodes);
+    if (starter == launch::Starter::jsrun) {
+      // Beside the heartbeats, so the sweep of a later launch removes it.
+      std::filesystem::create_directories(stall_dir);
+      start.erf_path = stall_dir + "/ranks.erf";
+      std::ofstream(start.erf_path) << jsrun_erf(placed, nodes, hardware_threads_per_core());
+    }
+    // mpirun passes on only the variables it is told to.
+    if (starter == launch::Starter::mpirun && std::getenv("DRUN_RESIZED"))
+      start.passed.insert(start.passed.begin(), {"-x", "DRUN_RESIZED"});
+    std::vector<std::string> cmd = launch::start_command(starter, placed, start);
+    int servers = 0;
+    for (const auto& x : placed) servers += x.role == "ps";
+    // In a batch job's log: what was started where, and how.
+    if (nodes.source != "local") {
+      std::string hosts, line;
+      for (const auto& x : placed) hosts += (hosts.empty() ? "" : ", ") + x.host;
+      for (const auto& a : cmd) line += (line.empty() ? "" : " ") + a;
+      std::cerr << "drun: " << placed.size() << " ranks (" << servers << " ps, "
+                << placed.size() - servers << " workers) on " << hosts << " (" << nodes.source
+                << "): " << line << "\n";
+    }
+    cmd.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
+    const auto passed = cli::rank_arguments(r);
+    cmd.insert(cmd.end(), passed.begin(), passed.end());
+    cmd.push_back(r.script);
+    cmd.insert(cmd.end(), r.script_args.begin(), r.script_args.end());
+    return cmd;
+  };
+  std::vector<std::string> cmd = command_for(ranks, cluster);
   if (r.max_restarts > 0) {
     launch::SuperviseOptions watch;
     watch.max_restarts = r.max_restarts;
+    watch.min_workers = r.min_workers;
     watch.model_dir = model_dir;
     watch.ranks = ranks;
     watch.stall_dir = stall_dir;
+    // The cluster without the lost nodes, and -np without their workers.
+    const auto without = [&](const std::vector<std::string>& lost) {
+      std::pair<launch::ClusterSpec, launch::PlacementOptions> left{cluster, opt};
+      for (const auto& host : lost) {
+        left.first = launch::without_host(left.first, host);
+        if (left.second.total_workers > 0)
+          for (const auto& x : ranks) left.second.total_workers -= x.host == host && x.role != "ps";
+      }
+      return left;
+    };
+    watch.placed_without = [&](const std::vector<std::string>& lost) {
+      const auto [nodes, options] = without(lost);
+      if (nodes.nodes.empty() || options.total_workers == 0) return std::vector<launch::RankInfo>{};
+      try {
+        return launch::place(nodes, options);
+      } catch (const UsageError&) {  // no workers left there
+        return std::vector<launch::RankInfo>{};
+      }
+    };
+    watch.command_for = [&](const std::vector<launch::RankInfo>& placed,
+                            const std::vector<std::string>& lost) {
+      return command_for(placed, without(lost).first);
+    };
     return launch::supervise(cmd, watch);
   }
   std::vector<char*> argv;

@@ -22,6 +22,7 @@ struct Request {
   int ps = -1;                // --ps: parameter servers in all; -1: not given
   int threads = 0;            // --threads-per-rank; 0: the node's cores shared out
   int max_restarts = 0;       // --max-restarts: restarts of the job after a rank dies
+  int min_workers = 0;        // --min-workers: go on without a lost node while this many remain
   double stall_timeout = 60;  // --stall-timeout: seconds; 0: no stall inspector
   bool dry_run = false;
   bool evaluator = false;  // --evaluator: one process beside a training job

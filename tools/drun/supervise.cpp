@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <optional>
 
 #include "launch/rank_death.hpp"
+#include "launch/resize.hpp"
 #include "train/checkpoint.hpp"
 
 namespace drun::launch {
@@ -78,7 +80,11 @@ Outcome run_once(const std::vector<std::string>& cmd) {
         line += buf[i];
         continue;
       }
-      if (!out.death) out.death = parse_rank_death(line);
+      // A lost node outweighs the deaths it causes (the starter kills the
+      // ranks left), whichever line comes first.
+      if (auto d = parse_rank_death(line);
+          d && (!out.death || (d->node_lost && !out.death->node_lost)))
+        out.death = std::move(d);
       line.clear();
     }
   }
@@ -92,6 +98,7 @@ Outcome run_once(const std::vector<std::string>& cmd) {
 }
 
 std::string describe(const RankDeath& d, const std::vector<RankInfo>& ranks) {
+  if (d.node_lost) return "node " + d.host + " stopped answering (" + d.how + ")";
   std::string who = fmt::format("rank {}", d.rank);
   if (d.rank >= 0 && d.rank < static_cast<int>(ranks.size())) {
     const RankInfo& r = ranks[static_cast<size_t>(d.rank)];
@@ -103,6 +110,36 @@ std::string describe(const RankDeath& d, const std::vector<RankInfo>& ranks) {
   return who + " died (" + d.how + ")";
 }
 
+// The newest checkpoint's step (0: none), which a rerun resumes from.
+int64_t newest_step(const std::string& model_dir) {
+  if (model_dir.empty()) return 0;
+  const auto steps = train::Checkpoints(model_dir, 1).steps();
+  return steps.empty() ? 0 : steps.back();
+}
+
+int workers_in(const std::vector<RankInfo>& ranks) {
+  int n = 0;
+  for (const auto& r : ranks) n += r.role != "ps";
+  return n;
+}
+
+bool places_on(const std::vector<RankInfo>& ranks, const std::string& host) {
+  for (const auto& r : ranks)
+    if (r.host == host) return true;
+  return false;
+}
+
+std::string hosts_of(const std::vector<RankInfo>& ranks) {
+  std::vector<std::string> seen;
+  std::string out;
+  for (const auto& r : ranks) {
+    if (std::find(seen.begin(), seen.end(), r.host) != seen.end()) continue;
+    seen.push_back(r.host);
+    out += (out.empty() ? "" : ", ") + r.host;
+  }
+  return out;
+}
+
 std::string resume_point(const std::string& model_dir) {
   if (model_dir.empty()) return "from the start (the script has no model_dir)";
   const auto steps = train::Checkpoints(model_dir, 1).steps();
@@ -112,19 +149,53 @@ std::string resume_point(const std::string& model_dir) {
 
 }  // namespace
 
-int supervise(const std::vector<std::string>& cmd, const SuperviseOptions& opt) {
+int supervise(const std::vector<std::string>& first, const SuperviseOptions& opt) {
   install_pass_on();
+  std::vector<std::string> cmd = first;
+  std::vector<RankInfo> ranks = opt.ranks;
+  std::vector<Resize> resizes;
+  std::vector<std::string> lost;  // nodes left behind, oldest first
   for (int restarts = 0;; ++restarts) {
     // A rerun's ranks must not read the heartbeats the last run's left behind.
     if (!opt.stall_dir.empty())
       setenv("DRUN_STALL_DIR", fmt::format("{}-{}", opt.stall_dir, restarts).c_str(), 1);
     const Outcome out = run_once(cmd);
     if (out.code == 0 || !out.death || signalled) return out.code;
-    const std::string what = describe(*out.death, opt.ranks);
+    const std::string what = describe(*out.death, ranks);
     if (restarts == opt.max_restarts) {
       std::cerr << "drun: " << what << "; no restarts left (--max-restarts " << opt.max_restarts
                 << ")\n";
       return out.code;
+    }
+    const std::string& host = out.death->host;
+    if (opt.min_workers > 0 && opt.placed_without && places_on(ranks, host)) {
+      std::vector<std::string> lost_now = lost;
+      lost_now.push_back(host);
+      std::vector<RankInfo> next = opt.placed_without(lost_now);
+      const int before = workers_in(ranks), after = workers_in(next);
+      if (after >= opt.min_workers) {
+        lost = std::move(lost_now);
+        const int64_t step = newest_step(opt.model_dir);
+        resizes.push_back({host, step, before, after});
+        setenv("DRUN_RESIZED", resizes_text(resizes).c_str(), 1);
+        setenv("DRUN_PLACEMENT", placement_json(next).dump().c_str(), 1);
+        std::cerr << "drun: " << what << "; lost node " << host << " at step " << step
+                  << ": going on with " << after << (after == 1 ? " worker" : " workers")
+                  << " instead of " << before << " on " << hosts_of(next) << " (restart "
+                  << restarts + 1 << " of " << opt.max_restarts << ") "
+                  << resume_point(opt.model_dir) << "\n";
+        cmd = opt.command_for(next, lost);
+        ranks = std::move(next);
+        continue;
+      }
+      // A node the starter lost is gone; one whose rank died may still
+      // answer, and a restart where the job ran is worth a try.
+      if (out.death->node_lost) {
+        std::cerr << "drun: " << what << "; without node " << host << " " << after
+                  << " worker(s) would remain, fewer than --min-workers " << opt.min_workers
+                  << ": the job ends\n";
+        return out.code;
+      }
     }
     std::cerr << "drun: " << what << "; restarting the job (restart " << restarts + 1 << " of "
               << opt.max_restarts << ") " << resume_point(opt.model_dir) << "\n";

@@ -39,6 +39,19 @@ TEST(RankDeath, TheStallInspectorNamesASilentRank) {
   EXPECT_EQ(d->how, "stalled");
 }
 
+TEST(RankDeath, TheStarterNamesALostNode) {
+  auto d = parse_rank_death("srun: error: Node failure on nodeb");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->node_lost);
+  EXPECT_EQ(d->host, "nodeb");
+  d = parse_rank_death("  Remote daemon: [[57640,0],1] on node nodeb");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->node_lost);
+  EXPECT_EQ(d->host, "nodeb");
+  EXPECT_FALSE(parse_rank_death("  HNP daemon   : [[57640,0],0] on node nodea"));
+  EXPECT_FALSE(parse_rank_death("srun: error: nodea: tasks 0-1: Killed")->node_lost);
+}
+
 TEST(RankDeath, ErrorExitsAndOtherLinesAreNoDeath) {
   EXPECT_FALSE(parse_rank_death("srun: error: nodeb: task 1: Exited with exit code 1"));
   EXPECT_FALSE(parse_rank_death("drun: [rank 1, worker 0] error: bad shape"));
