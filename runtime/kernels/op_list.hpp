@@ -392,30 +392,6 @@ DRUN_OP(void, lstm_step_backward,
          Tensor& dzx),
         (ex, t_x, t_y, dseq, gates, c, c_prev, dh, dc, dz, dzx), ex,
         check_rnn_step(op, 4, t_x, t_y, dzx, dh, dseq, {&gates, &dz}, {&c, &c_prev, &dc}))
-// The LSTM's whole time loop, so that the CPU runs it in one parallel region
-// (a thread per range of units: its columns of every gate's GEMM, then its
-// units' step, one barrier a step) where a step per op forks and joins twice.
-// Forward, s = 0 .. T-1: hr = hs[s] R, then lstm_step_forward at t_x = s
-// (go_backwards: T-1-s) and t_y = s into gates[s], cs[s+1], hs[s+1] and seq.
-// xp (B, T, 4U); recurrent R (U, 4U); hr (B, 4U), scratch; hs, cs
-// (T+1, B, U), [0] the initial states; gates (T, B, 4U).
-DRUN_OP(void, lstm_sequence_forward,
-        (const Exec& ex, bool go_backwards, const Tensor& xp, const Tensor& recurrent, Tensor& hr,
-         Tensor& hs, Tensor& cs, Tensor& gates, Tensor* seq),
-        (ex, go_backwards, xp, recurrent, hr, hs, cs, gates, seq), ex,
-        check_lstm_sequence(op, xp, recurrent, cs, gates, seq,
-                            {{&hr, "(B, 4U)"}, {&hs, "(T+1, B, U)"}}))
-// Backward, s = T-1 .. 0: lstm_step_backward into dz[s] and dzx, then
-// dh = dz[s] R^T, recurrent_t (4U, U), except at s = 0 without `dh_first`.
-// dh, dc (B, U): in, the gradients at h_T and c_T; out, at h_0 (with
-// dh_first) and c_0. dz (T, B, 4U), dzx xp's layout.
-DRUN_OP(void, lstm_sequence_backward,
-        (const Exec& ex, bool go_backwards, bool dh_first, const Tensor* dseq, const Tensor& gates,
-         const Tensor& cs, const Tensor& recurrent_t, Tensor& dh, Tensor& dc, Tensor& dz,
-         Tensor& dzx),
-        (ex, go_backwards, dh_first, dseq, gates, cs, recurrent_t, dh, dc, dz, dzx), ex,
-        check_lstm_sequence(op, dzx, recurrent_t, cs, gates, dseq,
-                            {{&dh, "(B, U)"}, {&dc, "(B, U)"}, {&dz, "(T, B, 4U)"}}))
 // GRU: hr's z and r blocks are read; hh's recurrent part comes from hrh's
 // h block (reset_after: hrh is hr, its recurrent bias added; before the
 // reset: (r h_prev) R, gru_reset_forward's rh through the step's second GEMM).

@@ -8,7 +8,6 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <utility>
 
 #include "kernels/cast.hpp"
 #include "kernels/cpu/ops_cpu.hpp"
@@ -313,35 +312,6 @@ void check_rnn_step(const char* op, int64_t g, int64_t t_x, int64_t t_y, const T
     if (w && w->numel() != b * g * u) fail("a step tensor is " + w->shape().str());
   for (const Tensor* n : narrow)
     if (n && n->numel() != b * u) fail("a state tensor is " + n->shape().str());
-}
-
-// The LSTM's sequence ops: xs (B, T, 4U), 4U^2 values of the recurrent
-// kernel, cs (T+1, B, U), gates (T, B, 4U), seq (B, T, U) where given; then
-// each of `sized` holds as many values as it says.
-void check_lstm_sequence(const char* op, const Tensor& xs, const Tensor& recurrent,
-                         const Tensor& cs, const Tensor& gates, const Tensor* seq,
-                         std::initializer_list<std::pair<const Tensor*, const char*>> sized) {
-  if (xs.rank() != 3 || xs.dim(2) % 4 != 0)
-    throw std::logic_error(std::string(op) + ": wants (B, T, 4 U), got " + xs.shape().str());
-  const int64_t b = xs.dim(0), t = xs.dim(1), u = xs.dim(2) / 4;
-  const auto want = [&](const Tensor* x, int64_t n, const char* what) {
-    if (x && x->numel() != n)
-      throw std::logic_error(std::string(op) + ": " + what + " is " + x->shape().str() +
-                             " beside " + xs.shape().str());
-  };
-  want(&recurrent, 4 * u * u, "the recurrent kernel");
-  want(&cs, (t + 1) * b * u, "the cell states (T+1, B, U)");
-  want(&gates, t * b * 4 * u, "the gates (T, B, 4U)");
-  want(seq, b * t * u, "the sequence (B, T, U)");
-  for (const auto& [x, what] : sized) {
-    const std::string w = what;
-    want(x,
-         w == "(B, U)"       ? b * u
-         : w == "(B, 4U)"    ? b * 4 * u
-         : w == "(T, B, 4U)" ? t * b * 4 * u
-                             : (t + 1) * b * u,
-         what);
-  }
 }
 
 // The gates a GRU step keeps: (B, 4U) beside its (B, U) state.

@@ -1,7 +1,6 @@
 // LSTM, Keras' cell: gates i, f, c, o in the kernel's column blocks (F, 4U),
-// (U, 4U), bias (4U); c = f c_prev + i tanh(.), h = o tanh(c). The buffers
-// are nn/recurrent.hpp's; the time loop is kernels' lstm_sequence_forward and
-// lstm_sequence_backward.
+// (U, 4U), bias (4U); c = f c_prev + i tanh(.), h = o tanh(c). The time loop
+// is nn/recurrent.hpp's; the step is kernels' lstm_step_forward/backward.
 #include "nn/recurrent.hpp"
 
 namespace drun::nn {
@@ -35,8 +34,13 @@ class Lstm final : public Recurrent {
       kernels::cast(ex_, *in[2], c0);  // a copy; begin_forward checked its shape
     else
       kernels::fill(ex_, 0.0f, c0);
-    kernels::lstm_sequence_forward(ex_, go_backwards_, xp_, recurrent_kernel(), hr_, hs_, cs_,
-                                   gates_acts_, seq());
+    for (int64_t s = 0; s < steps_; ++s) {
+      const Tensor h_prev = at(hs_, s);
+      Tensor gates = at(gates_acts_, s), c = at(cs_, s + 1), h = at(hs_, s + 1);
+      kernels::matmul(ex_, false, false, batch_, width(), units_, 1.0f, h_prev, recurrent_kernel(),
+                      0.0f, hr_);
+      kernels::lstm_step_forward(ex_, t_x(s), s, xp_, hr_, at(cs_, s), gates, c, h, seq());
+    }
     end_forward(&cs_);
   }
 
@@ -55,9 +59,14 @@ class Lstm final : public Recurrent {
     ensure(recurrent_t_, Shape{width(), units_});
     kernels::strided_copy(ex_, transpose_geometry(units_, width()), recurrent_kernel(), 0.0f,
                           recurrent_t_);
-    // d(h_0) only where h_0 is an input: else it is the constant zero state.
-    kernels::lstm_sequence_backward(ex_, go_backwards_, initial_state(), dseq(dy), gates_acts_, cs_,
-                                    recurrent_t_, dh_, dc_, dz_, dzx_);
+    for (int64_t s = steps_ - 1; s >= 0; --s) {
+      Tensor dz = at(dz_, s);
+      kernels::lstm_step_backward(ex_, t_x(s), s, dseq(dy), at(gates_acts_, s), at(cs_, s + 1),
+                                  at(cs_, s), dh_, dc_, dz, dzx_);
+      if (s > 0 || initial_state())  // else h_0 is the constant zero state
+        kernels::matmul(ex_, false, false, batch_, units_, width(), 1.0f, dz, recurrent_t_, 0.0f,
+                        dh_);
+    }
     kernels::matmul(ex_, true, false, units_, width(), steps_ * batch_, 1.0f, hs_, dz_, 0.0f,
                     recurrent_kernel_grad());
     end_backward(*in[0], need_dx[0], bias_grad());

@@ -123,20 +123,15 @@ class MultiHeadAttention final : public Layer {
     const Tensor& key = in.size() == 3 ? *in[2] : value;
     b_ = query.dim(0);
     const int64_t hd = heads_ * key_dim_, hv = heads_ * value_dim_;
+    ensure(q_, Shape{b_, t_, hd});
+    ensure(k_, Shape{b_, s_, hd});
+    ensure(v_, Shape{b_, s_, hv});
     ensure(p_, Shape{b_, heads_, t_, s_});
     ensure(c_, Shape{b_, t_, hv});
     ensure(out_, Shape{b_, t_, units_});
-    fused_ = in.size() == 2 && query.raw() == value.raw() && query.shape() == value.shape();
-    if (fused_) {
-      project_fused(query);
-    } else {
-      ensure(q_, Shape{b_, t_, hd});
-      ensure(k_, Shape{b_, s_, hd});
-      ensure(v_, Shape{b_, s_, hv});
-      project(query, kQuery, b_ * t_, eq_, hd, q_);
-      project(key, kKey, b_ * s_, ek_, hd, k_);
-      project(value, kValue, b_ * s_, ev_, hv, v_);
-    }
+    project(query, kQuery, b_ * t_, eq_, hd, q_);
+    project(key, kKey, b_ * s_, ek_, hd, k_);
+    project(value, kValue, b_ * s_, ev_, hv, v_);
     kernels::batched_matmul(ex_, scores_gemm(), 1.0f, q_, k_, 0.0f, p_);
     kernels::masked_softmax_forward(ex_, scale(), causal_, t_, p_, p_);
     training_ = training && rate_ > 0.0f;
@@ -170,12 +165,7 @@ class MultiHeadAttention final : public Layer {
     // The heads: dP = dC V^T, dV = P^T dC (P as dropped), then through dropout and softmax.
     const Tensor& probs = training_ ? dropped_ : p_;
     ensure(dp_, p_.shape());
-    if (fused_) {
-      ensure(dqkv_, qkv_.shape());
-      dq_ = from(dqkv_, 0), dk_ = from(dqkv_, hd), dv_ = from(dqkv_, 2 * hd);
-    } else {
-      ensure(dv_, v_.shape());
-    }
+    ensure(dv_, v_.shape());
     kernels::batched_matmul(
         ex_, {false, true, t_, s_, value_dim_, b_, heads_, c_layout(), v_layout(), p_layout()},
         1.0f, dc_, v_, 0.0f, dp_);
@@ -185,20 +175,14 @@ class MultiHeadAttention final : public Layer {
     if (training_) kernels::mul(ex_, dp_, mask_, dp_);
     kernels::masked_softmax_backward(ex_, scale(), p_, dp_, dp_);
     // dQ = dS K, dK = dS^T Q.
-    if (!fused_) {
-      ensure(dq_, q_.shape());
-      ensure(dk_, k_.shape());
-    }
+    ensure(dq_, q_.shape());
+    ensure(dk_, k_.shape());
     kernels::batched_matmul(
         ex_, {false, false, t_, key_dim_, s_, b_, heads_, p_layout(), k_layout(), q_layout()}, 1.0f,
         dp_, k_, 0.0f, dq_);
     kernels::batched_matmul(
         ex_, {true, false, s_, key_dim_, t_, b_, heads_, p_layout(), q_layout(), k_layout()}, 1.0f,
         dp_, q_, 0.0f, dk_);
-    if (fused_) {
-      project_fused_backward(query, need_dx);
-      return;
-    }
     // The input projections; the value input also takes the key's share
     // where it stands for the key.
     project_backward(query, kQuery, b_ * t_, eq_, hd, dq_);
@@ -236,13 +220,11 @@ class MultiHeadAttention final : public Layer {
   float scale() const { return 1.0f / std::sqrt(static_cast<float>(key_dim_)); }
 
   // Head h of example b inside each buffer (kernels' MatrixLayout).
-  // Fused, q, k and v are columns of one (B, T, 2 H Dk + H Dv) buffer.
-  int64_t qkv_width() const { return 2 * heads_ * key_dim_ + heads_ * value_dim_; }
-  int64_t ld_q() const { return fused_ ? qkv_width() : heads_ * key_dim_; }
-  int64_t ld_v() const { return fused_ ? qkv_width() : heads_ * value_dim_; }
-  MatrixLayout q_layout() const { return {ld_q(), t_ * ld_q(), key_dim_}; }
-  MatrixLayout k_layout() const { return {ld_q(), s_ * ld_q(), key_dim_}; }
-  MatrixLayout v_layout() const { return {ld_v(), s_ * ld_v(), value_dim_}; }
+  MatrixLayout q_layout() const { return {heads_ * key_dim_, t_ * heads_ * key_dim_, key_dim_}; }
+  MatrixLayout k_layout() const { return {heads_ * key_dim_, s_ * heads_ * key_dim_, key_dim_}; }
+  MatrixLayout v_layout() const {
+    return {heads_ * value_dim_, s_ * heads_ * value_dim_, value_dim_};
+  }
   MatrixLayout c_layout() const {
     return {heads_ * value_dim_, t_ * heads_ * value_dim_, value_dim_};
   }
@@ -269,67 +251,6 @@ class MultiHeadAttention final : public Layer {
     kernels::matmul(ex_, false, true, rows, in, cols, 1.0f, dy, weight(p), beta, dx);
   }
 
-  // A view of t's values from `offset` on (batched_matmul's layouts have no offset).
-  static Tensor from(const Tensor& t, int64_t offset) {
-    return t.reshaped(Shape{t.numel()}).rows(offset, t.numel());
-  }
-  // Copies the (rows, cols) matrix at `x_offset` of x (row stride x_ld) into
-  // y's at `y_offset` (row stride y_ld).
-  void copy_block(const Tensor& x, int64_t x_offset, int64_t x_ld, Tensor& y, int64_t y_offset,
-                  int64_t y_ld, int64_t rows, int64_t cols) {
-    kernels::CopyGeometry g;
-    g.rank = 2;
-    g.size[0] = rows, g.size[1] = cols;
-    g.x_stride[0] = x_ld, g.x_stride[1] = 1;
-    g.y_stride[0] = y_ld, g.y_stride[1] = 1;
-    g.x_offset = x_offset, g.y_offset = y_offset;
-    kernels::strided_copy(ex_, g, x, 0.0f, y);
-  }
-  // Self-attention: query, value and key are one tensor, so the three
-  // projections are one GEMM over their kernels side by side (E, 2 H Dk +
-  // H Dv), three times as wide as each (fewer, larger products: the
-  // transformer LM's 2048 x 128 x 128 ones ran at ~75 GFLOP/s on one core),
-  // and the heads read q, k and v from its columns. The kernels are copied
-  // side by side every step (E x 3 H D floats: 192 KiB there).
-  void project_fused(const Tensor& x) {
-    const int64_t w = qkv_width(), rows = b_ * t_;
-    const int64_t widths[3] = {heads_ * key_dim_, heads_ * key_dim_, heads_ * value_dim_};
-    ensure(wqkv_, Shape{eq_, w});
-    ensure(qkv_, Shape{b_, t_, w});
-    if (use_bias_) ensure(bqkv_, Shape{w});
-    for (int p = 0, at = 0; p < 3; at += static_cast<int>(widths[p]), ++p) {
-      copy_block(weight(Part(p)), 0, widths[p], wqkv_, at, w, eq_, widths[p]);
-      if (use_bias_) copy_block(bias(Part(p)), 0, widths[p], bqkv_, at, w, 1, widths[p]);
-    }
-    kernels::matmul(ex_, false, false, rows, w, eq_, 1.0f, x, wqkv_, 0.0f, qkv_);
-    if (use_bias_) kernels::bias_add(ex_, qkv_, bqkv_);
-    q_ = from(qkv_, 0), k_ = from(qkv_, widths[0]), v_ = from(qkv_, 2 * widths[0]);
-  }
-  // Its backward from dqkv_: one GEMM for the three kernels' gradients, one
-  // column sum for the biases', one GEMM for the input's (all in dx_[0]: the
-  // graph adds dx_[1], zero, for the same tensor).
-  void project_fused_backward(const Tensor& x, std::span<const bool> need_dx) {
-    const int64_t w = qkv_width(), rows = b_ * t_;
-    const int64_t widths[3] = {heads_ * key_dim_, heads_ * key_dim_, heads_ * value_dim_};
-    ensure(dwqkv_, Shape{eq_, w});
-    kernels::matmul(ex_, true, false, eq_, w, rows, 1.0f, x, dqkv_, 0.0f, dwqkv_);
-    if (use_bias_) {
-      ensure(dbqkv_, Shape{w});
-      kernels::column_sums(ex_, dqkv_.reshaped(Shape{rows, w}), dbqkv_);
-    }
-    for (int p = 0, at = 0; p < 3; at += static_cast<int>(widths[p]), ++p) {
-      copy_block(dwqkv_, at, w, params_[static_cast<size_t>(idx_[p])].grad, 0, widths[p], eq_,
-                 widths[p]);
-      if (use_bias_) copy_block(dbqkv_, at, w, bias_grad(Part(p)), 0, widths[p], 1, widths[p]);
-    }
-    for (size_t i = 0; i < 2; ++i)
-      if (need_dx[i]) ensure(dx_[i], x.shape());
-    const size_t into = need_dx[0] ? 0 : 1;
-    if (need_dx[into])
-      kernels::matmul(ex_, false, true, rows, eq_, w, 1.0f, dqkv_, wqkv_, 0.0f, dx_[into]);
-    if (into == 0 && need_dx[1]) kernels::fill(ex_, 0.0f, dx_[1]);
-  }
-
   void draw_key() {
     ensure(key_, Shape{2}, DType::i32);
     kernels::dropout_set_key(ex_, rng_.next(), key_);
@@ -348,8 +269,6 @@ class MultiHeadAttention final : public Layer {
   Tensor key_, mask_, dropped_;  // attention dropout's key, mask and dropped probabilities
   Tensor q_, k_, v_, p_, c_;     // projections, probabilities, the heads' results
   Tensor dc_, dp_, dq_, dk_, dv_;
-  bool fused_ = false;                               // the last forward's projections were one GEMM
-  Tensor wqkv_, bqkv_, qkv_, dqkv_, dwqkv_, dbqkv_;  // project_fused's
 };
 
 }  // namespace

@@ -86,12 +86,9 @@ struct CpuKernels {
                         const float* inv_std, const float* gamma, const float* relu_beta,
                         const float* dbeta, const float* dgamma, float inv_rows, int64_t r0,
                         int64_t r1, float* dx);
-  // The LSTM's step (kernels/recurrent.hpp's functors) over batch rows [b0, b1)
-  // and units [j0, j1).
-  void (*lstm_step_forward)(const LstmStepForward& f, int64_t b0, int64_t b1, int64_t j0,
-                            int64_t j1);
-  void (*lstm_step_backward)(const LstmStepBackward& f, int64_t b0, int64_t b1, int64_t j0,
-                             int64_t j1);
+  // The LSTM's step (kernels/recurrent.hpp's functors) over batch rows [b0, b1).
+  void (*lstm_step_forward)(const LstmStepForward& f, int64_t b0, int64_t b1);
+  void (*lstm_step_backward)(const LstmStepBackward& f, int64_t b0, int64_t b1);
   // Columns [j0, j1) of C (m x n, few rows) = alpha A (m x k) op(B) + beta C,
   // B read in place (isa/gemm_small_impl.hpp): nn with B (k x n), nt with B
   // (n x k) transposed.

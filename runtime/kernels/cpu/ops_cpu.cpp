@@ -15,10 +15,9 @@
 #include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/conv2d_direct.hpp"
-#include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/depthwise_conv2d.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/gemm.hpp"
-#include "kernels/cpu/lstm_sequence.hpp"
 #include "kernels/cpu/pool.hpp"
 #include "kernels/cpu/split.hpp"
 #include "kernels/dropout.hpp"
@@ -616,25 +615,6 @@ void on_cpu::lstm_step_backward(const Exec& ex, int64_t t_x, int64_t t_y, const 
                                 const Tensor& dh, Tensor& dc, Tensor& dz, Tensor& dzx) {
   cpu::rnn_step(rnn_args::lstm_backward(t_x, t_y, dseq, gates, c, c_prev, dh, dc, dz, dzx),
                 ex.threads);
-}
-
-void on_cpu::lstm_sequence_forward(const Exec& ex, bool go_backwards, const Tensor& xp,
-                                   const Tensor& recurrent, Tensor& hr, Tensor& hs, Tensor& cs,
-                                   Tensor& gates, Tensor* seq) {
-  cpu::lstm_sequence_forward(
-      {xp.dim(0), xp.dim(1), xp.dim(2) / 4, go_backwards, xp.f32(), recurrent.f32(), hr.f32(),
-       hs.f32(), cs.f32(), gates.f32(), seq ? seq->f32() : nullptr},
-      ex.threads);
-}
-
-void on_cpu::lstm_sequence_backward(const Exec& ex, bool go_backwards, bool dh_first,
-                                    const Tensor* dseq, const Tensor& gates, const Tensor& cs,
-                                    const Tensor& recurrent_t, Tensor& dh, Tensor& dc, Tensor& dz,
-                                    Tensor& dzx) {
-  cpu::lstm_sequence_backward(
-      {dzx.dim(0), dzx.dim(1), dzx.dim(2) / 4, go_backwards, dh_first, dseq ? dseq->f32() : nullptr,
-       gates.f32(), cs.f32(), recurrent_t.f32(), dh.f32(), dc.f32(), dz.f32(), dzx.f32()},
-      ex.threads);
 }
 
 void on_cpu::gru_step_forward(const Exec& ex, bool reset_after, int64_t t_x, int64_t t_y,

@@ -48,20 +48,10 @@ void each_row(const F& f, Rows rows, int threads) {
 }
 
 void rnn_step(const LstmStepForward& f, int threads) {
-  each_row(
-      f,
-      [](const LstmStepForward& g, int64_t b0, int64_t b1) {
-        cpu_kernels().lstm_step_forward(g, b0, b1, 0, g.s.units);
-      },
-      threads);
+  each_row(f, cpu_kernels().lstm_step_forward, threads);
 }
 void rnn_step(const LstmStepBackward& f, int threads) {
-  each_row(
-      f,
-      [](const LstmStepBackward& g, int64_t b0, int64_t b1) {
-        cpu_kernels().lstm_step_backward(g, b0, b1, 0, g.s.units);
-      },
-      threads);
+  each_row(f, cpu_kernels().lstm_step_backward, threads);
 }
 void rnn_step(const GruStepForward& f, int threads) {
   each_unit(f, threads);

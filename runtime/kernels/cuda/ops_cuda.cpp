@@ -580,41 +580,6 @@ class CudaBackend final : public GpuBackend {
                           const Tensor& dh, Tensor& dc, Tensor& dz, Tensor& dzx) override {
     cuda::rnn_step(rnn_args::lstm_backward(t_x, t_y, dseq, gates, c, c_prev, dh, dc, dz, dzx), 0);
   }
-  // The LSTM's time loop: a GEMM and a step launch per time step, as the
-  // layer ran them before the CPU's one-region loop (the launches queue on
-  // the stream; the GPU has no fork and join to save).
-  void lstm_sequence_forward(const Exec& ex, bool go_backwards, const Tensor& xp,
-                             const Tensor& recurrent, Tensor& hr, Tensor& hs, Tensor& cs,
-                             Tensor& gates, Tensor* seq) override {
-    const int64_t b = xp.dim(0), t = xp.dim(1), u = xp.dim(2) / 4;
-    const auto at = [&](const Tensor& x, int64_t s, int64_t width) {
-      return x.reshaped(Shape{x.numel() / (b * width), b, width})
-          .rows(s, s + 1)
-          .reshaped(Shape{b, width});
-    };
-    for (int64_t s = 0; s < t; ++s) {
-      Tensor g = at(gates, s, 4 * u), c = at(cs, s + 1, u), h = at(hs, s + 1, u);
-      matmul(ex, false, false, b, 4 * u, u, 1.0f, at(hs, s, u), recurrent, 0.0f, hr);
-      lstm_step_forward(ex, go_backwards ? t - 1 - s : s, s, xp, hr, at(cs, s, u), g, c, h, seq);
-    }
-  }
-  void lstm_sequence_backward(const Exec& ex, bool go_backwards, bool dh_first, const Tensor* dseq,
-                              const Tensor& gates, const Tensor& cs, const Tensor& recurrent_t,
-                              Tensor& dh, Tensor& dc, Tensor& dz, Tensor& dzx) override {
-    const int64_t b = dzx.dim(0), t = dzx.dim(1), u = dzx.dim(2) / 4;
-    const auto at = [&](const Tensor& x, int64_t s, int64_t width) {
-      return x.reshaped(Shape{x.numel() / (b * width), b, width})
-          .rows(s, s + 1)
-          .reshaped(Shape{b, width});
-    };
-    for (int64_t s = t - 1; s >= 0; --s) {
-      Tensor dz_s = at(dz, s, 4 * u);
-      lstm_step_backward(ex, go_backwards ? t - 1 - s : s, s, dseq, at(gates, s, 4 * u),
-                         at(cs, s + 1, u), at(cs, s, u), dh, dc, dz_s, dzx);
-      if (s > 0 || dh_first)
-        matmul(ex, false, false, b, u, 4 * u, 1.0f, dz_s, recurrent_t, 0.0f, dh);
-    }
-  }
   void gru_step_forward(const Exec&, bool reset_after, int64_t t_x, int64_t t_y, const Tensor& xp,
                         const Tensor& hr, const Tensor& hrh, const Tensor& h_prev, Tensor& gates,
                         Tensor& h, Tensor* seq) override {

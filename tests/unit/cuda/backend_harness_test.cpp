@@ -1950,61 +1950,6 @@ TEST(BackendHarness, RecurrentSteps) {
     }
 }
 
-// The LSTM's whole time loop, forwards and go_backwards, with and without the
-// sequence and d(h_0); initial states not zero. T is short: each step's GEMM
-// sums in the backend's order, and a recurrence carries the difference on.
-COVERS(Op::lstm_sequence_forward, Op::lstm_sequence_backward);
-TEST(BackendHarness, LstmSequence) {
-  struct Dims {
-    int64_t b, t, u;
-  };
-  const Dims dims[] = {{3, 4, 7}, {1, 1, 1}, {17, 3, 70}};
-  int seed = 1600;
-  for (const Dims& d : dims)
-    for (const bool go_backwards : {false, true})
-      for (const bool with_seq : {true, false}) {
-        Rng rng(static_cast<uint64_t>(++seed));
-        const std::string label = "B=" + std::to_string(d.b) + " T=" + std::to_string(d.t) +
-                                  " U=" + std::to_string(d.u) + (go_backwards ? " backwards" : "") +
-                                  (with_seq ? " seq" : "");
-        const int64_t g = 4 * d.u;
-        const Both xp = both(uniform(rng, Shape{d.b, d.t, g}, -2.0f, 2.0f));
-        const Both r = both(uniform(rng, Shape{d.u, g}, -0.5f, 0.5f));
-        Tensor states = uniform(rng, Shape{d.t + 1, d.b, d.u});
-        Both hs = both(states), cs = both(uniform(rng, Shape{d.t + 1, d.b, d.u}));
-        Both hr = output(rng, Shape{d.b, g}), gates = output(rng, Shape{d.t, d.b, g});
-        Both seq = output(rng, Shape{d.b, d.t, d.u});
-        on_both([&](const Exec& ex) {
-          lstm_sequence_forward(ex, go_backwards, xp.on(ex), r.on(ex), hr.on(ex), hs.on(ex),
-                                cs.on(ex), gates.on(ex), with_seq ? &seq.on(ex) : nullptr);
-        });
-        EXPECT_TRUE(matches("lstm_sequence_forward " + label + ": h", hs, kSum));
-        EXPECT_TRUE(matches("lstm_sequence_forward " + label + ": c", cs, kSum));
-        EXPECT_TRUE(matches("lstm_sequence_forward " + label + ": gates", gates, kSum));
-        EXPECT_TRUE(matches("lstm_sequence_forward " + label + ": seq", seq, kSum));
-        // Backward from the CPU's forward, on both.
-        const Both gates_ref = both(gates.cpu), cs_ref = both(cs.cpu);
-        const Both rt = both(uniform(rng, Shape{g, d.u}, -0.5f, 0.5f));
-        const Both dseq = both(uniform(rng, Shape{d.b, d.t, d.u}));
-        for (const bool dh_first : {true, false}) {
-          Both dh = both(uniform(rng, Shape{d.b, d.u})), dc = both(uniform(rng, Shape{d.b, d.u}));
-          Both dz = output(rng, Shape{d.t, d.b, g}), dzx = output(rng, Shape{d.b, d.t, g});
-          on_both([&](const Exec& ex) {
-            lstm_sequence_backward(ex, go_backwards, dh_first, with_seq ? &dseq.on(ex) : nullptr,
-                                   gates_ref.on(ex), cs_ref.on(ex), rt.on(ex), dh.on(ex), dc.on(ex),
-                                   dz.on(ex), dzx.on(ex));
-          });
-          const std::string bl = label + (dh_first ? " dh_first" : "");
-          EXPECT_TRUE(matches("lstm_sequence_backward " + bl + ": dc", dc, kSum));
-          EXPECT_TRUE(matches("lstm_sequence_backward " + bl + ": dz", dz, kSum));
-          EXPECT_TRUE(matches("lstm_sequence_backward " + bl + ": dzx", dzx, kSum));
-          if (dh_first) {
-            EXPECT_TRUE(matches("lstm_sequence_backward " + bl + ": dh", dh, kSum));
-          }
-        }
-      }
-}
-
 // Batches staged to the GPU arrive intact, one after another while the
 // previous one is still in use (the copy overlaps the step), a smaller last
 // batch included; on the CPU stage() hands back the host tensor itself.

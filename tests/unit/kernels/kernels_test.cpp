@@ -23,14 +23,12 @@
 #include "kernels/cpu/conv2d_winograd.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/gemm.hpp"
-#include "kernels/cpu/lstm_sequence.hpp"
 #include "kernels/cpu/pool.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/metric.hpp"
 #include "kernels/ops.hpp"
-#include "kernels/recurrent.hpp"
 
 namespace drun::kernels::cpu {
 namespace {
@@ -141,91 +139,6 @@ TEST(Gemm, FewRowsGiveTheSameBitsOnAnyThreadCount) {
             << m << " x " << n << " x " << k << " tb=" << tb << " on " << threads << " threads";
       }
     }
-}
-
-// The LSTM's one-region time loop (cpu/lstm_sequence.cpp) gives the bits of
-// the loop it replaced, a few-rows GEMM and a step per time step, on any
-// number of threads: units split in blocks of 32 (150 = 4 x 32 + 22) over
-// 2, 3 and 16 threads, forwards and go_backwards.
-TEST(LstmSequence, GivesTheStepwiseLoopsBitsOnAnyThreadCount) {
-  const int64_t b = 32, t = 5, u = 150, g = 4 * u, state = b * u;
-  Rng rng(4);
-  const auto xp = random_vec(b * t * g, rng), r = random_vec(u * g, rng, -0.2f, 0.2f);
-  const auto rt = random_vec(g * u, rng, -0.2f, 0.2f), dseq = random_vec(b * t * u, rng);
-  const auto h0 = random_vec(state, rng), c0 = random_vec(state, rng);
-  const auto dh_last = random_vec(state, rng), dc_last = random_vec(state, rng);
-  struct Run {
-    std::vector<float> hs, cs, gates, seq, dh, dc, dz, dzx;
-  };
-  for (const bool backwards : {false, true}) {
-    const auto run = [&](int threads) {  // 0: the stepwise loops
-      Run o{std::vector<float>(static_cast<size_t>((t + 1) * state)),
-            std::vector<float>(static_cast<size_t>((t + 1) * state)),
-            std::vector<float>(static_cast<size_t>(t * b * g)),
-            std::vector<float>(static_cast<size_t>(b * t * u)),
-            dh_last,
-            dc_last,
-            std::vector<float>(static_cast<size_t>(t * b * g)),
-            std::vector<float>(static_cast<size_t>(b * t * g))};
-      std::copy(h0.begin(), h0.end(), o.hs.begin());
-      std::copy(c0.begin(), c0.end(), o.cs.begin());
-      std::vector<float> hr(static_cast<size_t>(b * g));
-      if (threads > 0) {
-        lstm_sequence_forward({b, t, u, backwards, xp.data(), r.data(), hr.data(), o.hs.data(),
-                               o.cs.data(), o.gates.data(), o.seq.data()},
-                              threads);
-        lstm_sequence_backward({b, t, u, backwards, true, dseq.data(), o.gates.data(), o.cs.data(),
-                                rt.data(), o.dh.data(), o.dc.data(), o.dz.data(), o.dzx.data()},
-                               threads);
-        return o;
-      }
-      for (int64_t s = 0; s < t; ++s) {
-        gemm(false, false, b, g, u, 1.0f, o.hs.data() + s * state, u, r.data(), g, 0.0f, hr.data(),
-             g, 1);
-        rnn_step(LstmStepForward{{b, t, u, backwards ? t - 1 - s : s, s},
-                                 xp.data(),
-                                 hr.data(),
-                                 o.cs.data() + s * state,
-                                 o.gates.data() + s * b * g,
-                                 o.cs.data() + (s + 1) * state,
-                                 o.hs.data() + (s + 1) * state,
-                                 o.seq.data()},
-                 1);
-      }
-      for (int64_t s = t - 1; s >= 0; --s) {
-        rnn_step(LstmStepBackward{{b, t, u, backwards ? t - 1 - s : s, s},
-                                  dseq.data(),
-                                  o.gates.data() + s * b * g,
-                                  o.cs.data() + (s + 1) * state,
-                                  o.cs.data() + s * state,
-                                  o.dh.data(),
-                                  o.dc.data(),
-                                  o.dz.data() + s * b * g,
-                                  o.dzx.data()},
-                 1);
-        gemm(false, false, b, u, g, 1.0f, o.dz.data() + s * b * g, g, rt.data(), u, 0.0f,
-             o.dh.data(), u, 1);
-      }
-      return o;
-    };
-    const Run want = run(0);
-    for (int threads : {1, 2, 3, 16}) {
-      const Run got = run(threads);
-      const auto same = [&](const std::vector<float>& x, const std::vector<float>& y) {
-        return x.size() == y.size() &&
-               std::memcmp(x.data(), y.data(), sizeof(float) * x.size()) == 0;
-      };
-      SCOPED_TRACE(::testing::Message() << threads << " threads, go_backwards " << backwards);
-      EXPECT_TRUE(same(got.hs, want.hs)) << "h";
-      EXPECT_TRUE(same(got.cs, want.cs)) << "c";
-      EXPECT_TRUE(same(got.gates, want.gates)) << "gates";
-      EXPECT_TRUE(same(got.seq, want.seq)) << "seq";
-      EXPECT_TRUE(same(got.dh, want.dh)) << "d(h_0)";
-      EXPECT_TRUE(same(got.dc, want.dc)) << "d(c_0)";
-      EXPECT_TRUE(same(got.dz, want.dz)) << "dz";
-      EXPECT_TRUE(same(got.dzx, want.dzx)) << "dzx";
-    }
-  }
 }
 
 // ---------------------------------------------------------------- Conv2D

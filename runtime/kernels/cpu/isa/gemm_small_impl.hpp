@@ -14,19 +14,17 @@ inline vec scaled(vec acc, float alpha, float beta, const float* c) {
 }
 
 // Rows R x V vectors of C = alpha A B + beta C: per k, V vectors of B's row
-// and R broadcasts of A's column. Partial (V = 1): the first `cols` < W
-// columns only, the last of a range, with the same arithmetic as whole ones.
-template <int R, int V, bool Partial = false>
+// and R broadcasts of A's column.
+template <int R, int V>
 void gemm_nn_tile(int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
-                  float beta, float* c, int64_t ldc, int64_t cols = W) {
+                  float beta, float* c, int64_t ldc) {
   vec acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v] = vec{};
   for (int64_t p = 0; p < k; ++p) {
     vec bv[V];
 #pragma GCC unroll 8
-    for (int v = 0; v < V; ++v)
-      bv[v] = Partial ? load_n(b + p * ldb, cols) : load(b + p * ldb + v * W);
+    for (int v = 0; v < V; ++v) bv[v] = load(b + p * ldb + v * W);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const float av = a[r * lda + p];
@@ -37,23 +35,18 @@ void gemm_nn_tile(int64_t k, float alpha, const float* a, int64_t lda, const flo
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) {
       float* cp = c + r * ldc + v * W;
-      if constexpr (Partial) {
-        const vec old = beta == 0.0f ? vec{} : load_n(cp, cols);
-        store_n(cp, beta == 0.0f ? alpha * acc[r][v] : alpha * acc[r][v] + beta * old, cols);
-      } else {
-        store(cp, scaled(acc[r][v], alpha, beta, cp));
-      }
+      store(cp, scaled(acc[r][v], alpha, beta, cp));
     }
 }
 
 // `rows` (<= R) rows: the tile of that height.
-template <int R, int V, bool Partial = false>
+template <int R, int V>
 void gemm_nn_rows(int rows, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                  int64_t ldb, float beta, float* c, int64_t ldc, int64_t cols = W) {
+                  int64_t ldb, float beta, float* c, int64_t ldc) {
   if (rows == R)
-    gemm_nn_tile<R, V, Partial>(k, alpha, a, lda, b, ldb, beta, c, ldc, cols);
+    gemm_nn_tile<R, V>(k, alpha, a, lda, b, ldb, beta, c, ldc);
   else if constexpr (R > 1)
-    gemm_nn_rows<R - 1, V, Partial>(rows, k, alpha, a, lda, b, ldb, beta, c, ldc, cols);
+    gemm_nn_rows<R - 1, V>(rows, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // C (m x n) = alpha A (m x k) B (k x n) + beta C, columns [j0, j1).
@@ -70,12 +63,13 @@ void gemm_nn_small_m(int64_t m, int64_t k, float alpha, const float* a, int64_t 
     for (int64_t i = 0; i < m; i += R)
       gemm_nn_rows<R, 1>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha, a + i * lda, lda,
                          b + j, ldb, beta, c + i * ldc + j, ldc);
-  // The last j1 - j < W columns as a partial vector: each column's sum is then
-  // the same whatever range it falls in (a scalar loop may round unlike FMAs).
-  if (j < j1)
-    for (int64_t i = 0; i < m; i += R)
-      gemm_nn_rows<R, 1, true>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha, a + i * lda,
-                               lda, b + j, ldb, beta, c + i * ldc + j, ldc, j1 - j);
+  for (; j < j1; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      float s = 0.0f;
+      for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[p * ldb + j];
+      float* cp = c + i * ldc + j;
+      *cp = beta == 0.0f ? alpha * s : alpha * s + beta * *cp;
+    }
 }
 
 // The sum of v's lanes, halves added pairwise (a shuffle and an add per halving

@@ -1,12 +1,11 @@
 // The LSTM's fused step (kernels/recurrent.hpp's LstmStepForward and
-// LstmStepBackward) over batch rows [b0, b1) and units [j0, j1), W units at a
-// time with vec_math_impl.hpp's sigmoid and tanh: the functors' formulas, in
-// the same order of operations, with vector transcendentals in place of
-// libm's. Each unit's values do not depend on the range it falls in.
+// LstmStepBackward) over batch rows [b0, b1), W units at a time with
+// vec_math_impl.hpp's sigmoid and tanh: the functors' formulas, in the same
+// order of operations, with vector transcendentals in place of libm's.
 // Included by kernels_impl.hpp inside its ISA namespace, after
 // vec_math_impl.hpp.
 
-void lstm_step_forward(const LstmStepForward& f, int64_t b0, int64_t b1, int64_t j0, int64_t j1) {
+void lstm_step_forward(const LstmStepForward& f, int64_t b0, int64_t b1) {
   const int64_t u = f.s.units;
   for (int64_t b = b0; b < b1; ++b) {
     const float* x = f.xp + f.s.x_row(b) * 4 * u;
@@ -16,8 +15,8 @@ void lstm_step_forward(const LstmStepForward& f, int64_t b0, int64_t b1, int64_t
     float* c = f.c + b * u;
     float* h = f.h + b * u;
     float* seq = f.seq ? f.seq + f.s.y_row(b) * u : nullptr;
-    for (int64_t j = j0; j < j1; j += W) {
-      const int64_t n = std::min<int64_t>(W, j1 - j);
+    for (int64_t j = 0; j < u; j += W) {
+      const int64_t n = std::min<int64_t>(W, u - j);
       const vec i = vsigmoid(load_n(x + j, n) + load_n(r + j, n));
       const vec fg = vsigmoid(load_n(x + u + j, n) + load_n(r + u + j, n));
       const vec g = vtanh(load_n(x + 2 * u + j, n) + load_n(r + 2 * u + j, n));
@@ -35,7 +34,7 @@ void lstm_step_forward(const LstmStepForward& f, int64_t b0, int64_t b1, int64_t
   }
 }
 
-void lstm_step_backward(const LstmStepBackward& f, int64_t b0, int64_t b1, int64_t j0, int64_t j1) {
+void lstm_step_backward(const LstmStepBackward& f, int64_t b0, int64_t b1) {
   const int64_t u = f.s.units;
   for (int64_t b = b0; b < b1; ++b) {
     const float* a = f.gates + b * 4 * u;
@@ -46,8 +45,8 @@ void lstm_step_backward(const LstmStepBackward& f, int64_t b0, int64_t b1, int64
     float* dc = f.dc + b * u;
     float* z = f.dz + b * 4 * u;
     float* zx = f.dzx + f.s.x_row(b) * 4 * u;
-    for (int64_t j = j0; j < j1; j += W) {
-      const int64_t n = std::min<int64_t>(W, j1 - j);
+    for (int64_t j = 0; j < u; j += W) {
+      const int64_t n = std::min<int64_t>(W, u - j);
       const vec i = load_n(a + j, n), fg = load_n(a + u + j, n);
       const vec g = load_n(a + 2 * u + j, n), o = load_n(a + 3 * u + j, n);
       const vec dht = load_n(dh + j, n) + (dseq ? load_n(dseq + j, n) : vec{});
