@@ -52,6 +52,22 @@ def procs_in(inodes):
     return found
 
 
+def kill_all(pids_of, tries=100):
+    """SIGKILL whatever pids_of() lists until it lists nothing (a process may
+    fork while it dies) or `tries` rounds pass; returns what is left."""
+    for _ in range(tries):
+        pids = pids_of()
+        if not pids:
+            return []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+    return pids_of()
+
+
 class Node:
     def __init__(self, letter, pid, ip, dev):
         self.ns = f"drun-{letter}-{pid}"        # network namespace
@@ -204,16 +220,7 @@ class TwoNodes:
         then delete them; deleting the namespace that holds one end removes
         the veth pair."""
         try:
-            for _ in range(50):
-                pids = procs_in(self.inodes) if self.inodes else []
-                if not pids:
-                    break
-                for p in pids:
-                    try:
-                        os.kill(p, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                time.sleep(0.1)
+            kill_all(lambda: procs_in(self.inodes) if self.inodes else [], tries=50)
             for n in (self.a, self.b):
                 if n.ns in netns_names():
                     sh("ip", "netns", "del", n.ns, check_rc=False)

@@ -32,7 +32,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "netns"))
-from nodes import netns_names, procs_in as procs_in_netns  # noqa: E402
+from nodes import kill_all, netns_names, procs_in as procs_in_netns  # noqa: E402
 
 SUBNET = "10.212.0.0/24"  # tests/netns uses 10.211.0.0/24
 NODES = (("nodea", "10.212.0.1", "drunsa"), ("nodeb", "10.212.0.2", "drunsb"))
@@ -314,18 +314,9 @@ class SlurmCluster:
         """The node is lost: its slurmd, slurmstepd and job processes, every
         process in its namespace, killed with SIGKILL (nothing left to answer)."""
         inode = os.stat(f"/run/netns/{self.nodes[node_index].ns}").st_ino
-        for _ in range(100):
-            pids = procs_in_netns({inode})
-            if not pids:
-                return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.1)
-        left = procs_in_netns({inode})
-        raise RuntimeError(f"processes left in {self.nodes[node_index].name}: {left}")
+        left = kill_all(lambda: procs_in_netns({inode}))
+        if left:
+            raise RuntimeError(f"processes left in {self.nodes[node_index].name}: {left}")
 
     def queue(self):
         return self.run("squeue", "-h", "-o", "%i %T").stdout.strip()
@@ -345,17 +336,8 @@ class SlurmCluster:
     def stop(self):
         """Everything started goes, whatever state the start reached."""
         try:
-            for _ in range(100):
-                pids = procs_in_netns(self.inodes) if self.inodes else []
-                pids += [p.pid for _, p in self.daemons if p.poll() is None]
-                if not pids:
-                    break
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                time.sleep(0.1)
+            kill_all(lambda: (procs_in_netns(self.inodes) if self.inodes else []) +
+                     [p.pid for _, p in self.daemons if p.poll() is None])
             for _, p in self.daemons:
                 try:
                     p.wait(timeout=5)
