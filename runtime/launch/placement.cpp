@@ -161,6 +161,12 @@ json tf_config(const std::vector<RankInfo>& ranks, int rank) {
   return {{"cluster", cluster}, {"task", {{"type", me.role}, {"index", me.task_index}}}};
 }
 
+int servers_in(const std::vector<RankInfo>& ranks) {
+  int n = 0;
+  for (const RankInfo& r : ranks) n += r.role == "ps";
+  return n;
+}
+
 json placement_json(const std::vector<RankInfo>& ranks) {
   json out = json::array();
   for (const RankInfo& r : ranks)

@@ -75,6 +75,8 @@ std::string placement_table(const std::vector<RankInfo>& ranks);
 // The role table as JSON and back: the launcher hands it to every rank
 // (environment variable DRUN_PLACEMENT), so all ranks see the same one.
 json placement_json(const std::vector<RankInfo>& ranks);
+// The parameter servers among ranks (the others are workers).
+int servers_in(const std::vector<RankInfo>& ranks);
 // Checks what tf_config and the ranks rely on (rank i at index i, roles,
 // task indices in range and unique); UsageError naming what is wrong.
 std::vector<RankInfo> placement_from_json(const json& table);

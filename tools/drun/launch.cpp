@@ -149,8 +149,7 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
   const std::string erf = starter == launch::Starter::jsrun
                               ? jsrun_erf(ranks, cluster, hardware_threads_per_core())
                               : "";
-  int ps = 0;
-  for (const auto& x : ranks) ps += x.role == "ps";
+  const int ps = launch::servers_in(ranks);
 
   if (r.dry_run) {
     std::cout << "\nstrategy: " << spec.name << " " << spec.options.dump() << "\n";
@@ -203,8 +202,7 @@ int launch(const Request& r, const launch::ClusterSpec& cluster, train::Context 
     if (starter == launch::Starter::mpirun && std::getenv("DRUN_RESIZED"))
       start.passed.insert(start.passed.begin(), {"-x", "DRUN_RESIZED"});
     std::vector<std::string> cmd = launch::start_command(starter, placed, start);
-    int servers = 0;
-    for (const auto& x : placed) servers += x.role == "ps";
+    const int servers = launch::servers_in(placed);
     // In a batch job's log: what was started where, and how.
     if (nodes.source != "local") {
       std::string hosts, line;

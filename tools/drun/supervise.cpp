@@ -110,17 +110,16 @@ std::string describe(const RankDeath& d, const std::vector<RankInfo>& ranks) {
   return who + " died (" + d.how + ")";
 }
 
-// The newest checkpoint's step (0: none), which a rerun resumes from.
-int64_t newest_step(const std::string& model_dir) {
-  if (model_dir.empty()) return 0;
+// The newest checkpoint's step, which a rerun resumes from (none without one).
+std::optional<int64_t> newest_step(const std::string& model_dir) {
+  if (model_dir.empty()) return std::nullopt;
   const auto steps = train::Checkpoints(model_dir, 1).steps();
-  return steps.empty() ? 0 : steps.back();
+  if (steps.empty()) return std::nullopt;
+  return steps.back();
 }
 
 int workers_in(const std::vector<RankInfo>& ranks) {
-  int n = 0;
-  for (const auto& r : ranks) n += r.role != "ps";
-  return n;
+  return static_cast<int>(ranks.size()) - servers_in(ranks);
 }
 
 bool places_on(const std::vector<RankInfo>& ranks, const std::string& host) {
@@ -142,9 +141,9 @@ std::string hosts_of(const std::vector<RankInfo>& ranks) {
 
 std::string resume_point(const std::string& model_dir) {
   if (model_dir.empty()) return "from the start (the script has no model_dir)";
-  const auto steps = train::Checkpoints(model_dir, 1).steps();
-  if (steps.empty()) return "from the start (no checkpoint in " + model_dir + " yet)";
-  return fmt::format("from step {} ({}/ckpt-{}.h5)", steps.back(), model_dir, steps.back());
+  const auto step = newest_step(model_dir);
+  if (!step) return "from the start (no checkpoint in " + model_dir + " yet)";
+  return fmt::format("from step {} ({}/ckpt-{}.h5)", *step, model_dir, *step);
 }
 
 }  // namespace
@@ -175,7 +174,7 @@ int supervise(const std::vector<std::string>& first, const SuperviseOptions& opt
       const int before = workers_in(ranks), after = workers_in(next);
       if (after >= opt.min_workers) {
         lost = std::move(lost_now);
-        const int64_t step = newest_step(opt.model_dir);
+        const int64_t step = newest_step(opt.model_dir).value_or(0);
         resizes.push_back({host, step, before, after});
         setenv("DRUN_RESIZED", resizes_text(resizes).c_str(), 1);
         setenv("DRUN_PLACEMENT", placement_json(next).dump().c_str(), 1);
