@@ -6,14 +6,19 @@ parameter server with two workers, all training the seed CNN
 earlier run (the profile), a net_probe of two ranks here and, for the two
 AllReduce workers, tools/scale's co-location probe (two one-worker copies at
 once: how much two workers on these cores slow each other down); the
-measured step is the mean step period of the chief's timeline. Prints a
-Markdown table; tools/bench/scale_netns.py does the same across a shaped link.
+measured step is the mean step period of the chief's timeline. Each
+setting's profile and co-location probe are taken just before its measured
+run, in --rounds rounds whose medians are compared: this host's speed drifts
+by 10-15 % from one run to the next (docs/benchmarks.md), and a profile from
+another phase would test the host, not the model. Prints a Markdown table; tools/bench/scale_netns.py does the same
+across a shaped link.
 
-  tools/bench/scale_local.py DRUN [--steps 200] [--keep DIR]"""
+  tools/bench/scale_local.py DRUN [--steps 200] [--rounds 3] [--keep DIR]"""
 import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,6 +40,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("drun")
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="(profile, measured run) pairs a setting, their medians compared")
     ap.add_argument("--keep", help="copy the probe and traces into this directory")
     a = ap.parse_args()
     drun = os.path.abspath(a.drun)
@@ -53,11 +60,14 @@ def main():
                  "--steps", str(steps), "--warmup", "10", *extra])
             return path
 
-        colocation = os.path.join(tmp, "colocation.json")
-        with open(colocation, "w") as f:
-            f.write(run([sys.executable, os.path.join(ROOT, "tools/scale"), "--probe-colocation",
-                         drun, bench, "--copies", "1,2", "--", "--steps", str(max(60, a.steps // 3)),
-                         "--warmup", "10"]).strip().splitlines()[-1] + "\n")
+        def colocation_probe(name):
+            path = os.path.join(tmp, name + ".json")
+            with open(path, "w") as f:
+                f.write(run([sys.executable, os.path.join(ROOT, "tools/scale"), "--probe-colocation",
+                             drun, bench, "--copies", "1,2", "--", "--steps",
+                             str(max(60, a.steps // 3)), "--warmup", "10"]).strip().splitlines()[-1]
+                        + "\n")
+            return path
 
         # (setting, workers, tools/scale strategy, drun's launch options, the
         # run's script options, the profile's launch and script options,
@@ -74,16 +84,23 @@ def main():
              mpi + ["--bucket-kib", "64"], ([], []), 64),
             ("1 ps + 2 workers, synchronous", 2, "ps", ["-np", "2"], ps, (["-np", "2"], ps), 4096),
         ]
-        rows, profiles = [], {}
+        rows, ratios = [], []
         for i, (title, workers, strategy, launch, options, (p_launch, p_options), kib) in \
                 enumerate(settings):
-            key = " ".join(p_launch + p_options)
-            if key not in profiles:
-                profiles[key] = trace(f"profile-{i}", p_launch, p_options, max(60, a.steps // 3))
-            profile = profiles[key]
-            measured = chief_step_period(trace(f"run-{i}", launch, options, a.steps))
-            predicted = predict(profile, probe, 1, workers, strategy, kib / 1024, intra_probe=probe,
-                                colocation=colocation if strategy == "ring" else None)
+            predictions, measurements = [], []
+            for r in range(a.rounds):
+                colocation = colocation_probe(f"colocation-{i}-{r}") \
+                    if workers > 1 and strategy == "ring" else None
+                profile = trace(f"profile-{i}-{r}", p_launch, p_options, max(60, a.steps // 3))
+                measurements.append(chief_step_period(trace(f"run-{i}-{r}", launch, options,
+                                                            a.steps)))
+                predictions.append(predict(profile, probe, 1, workers, strategy, kib / 1024,
+                                           intra_probe=probe, colocation=colocation))
+                if colocation:
+                    with open(colocation) as f:
+                        c = json.load(f)["copies"]
+                    ratios.append(c["2"] / c["1"])
+            predicted, measured = statistics.median(predictions), statistics.median(measurements)
             rows.append((title, predicted, measured, 100 * (predicted / measured - 1)))
             print("| {} | {:.2f} | {:.2f} | {:+.0f} % |".format(*rows[-1]), flush=True)
         if a.keep:
@@ -92,10 +109,8 @@ def main():
                 shutil.copy(os.path.join(tmp, name), a.keep)
         with open(probe) as f:
             p = json.load(f)
-        with open(colocation) as f:
-            c = json.load(f)["copies"]
         print(f"probe: alpha {p['alpha_s'] * 1e6:.2f} us, {p['bandwidth_gbit_s']:.1f} Gbit/s; "
-              f"two copies at once take {c['2'] / c['1']:.3f}x one's step")
+              "two copies at once take " + ", ".join(f"{r:.3f}x" for r in ratios) + " one's step")
     within = sum(abs(r[-1]) <= 15 for r in rows)
     print(f"{within} of {len(rows)} settings within 15 %")
 
