@@ -15,8 +15,8 @@
 #include "kernels/cpu/batchnorm_threads.hpp"
 #include "kernels/cpu/conv2d.hpp"
 #include "kernels/cpu/conv2d_direct.hpp"
-#include "kernels/cpu/depthwise_conv2d.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/depthwise_conv2d.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/pool.hpp"
 #include "kernels/cpu/split.hpp"
@@ -360,6 +360,31 @@ void on_cpu::strided_copy(const Exec& ex, const CopyGeometry& g, const Tensor& x
   const int64_t xs = g.rank ? g.x_stride[g.rank - 1] : 0, ys = g.rank ? g.y_stride[g.rank - 1] : 0;
   const float* xp = x.f32();
   float* yp = y.f32();
+  // Runs of consecutive floats on both sides and nothing summed (a position
+  // embedding's copy and broadcast add, concatenation, padding): plain loops
+  // the compiler vectorises, where the general loop below costs a call per
+  // element. A single run is cut into pieces so that threads share it.
+  if (g.sum_rank == 0 && xs == 1 && ys == 1) {
+    const int64_t piece = g.rank == 1 ? std::min<int64_t>(inner, 1 << 14) : inner;
+    const int64_t runs = g.rank == 1 ? (inner + piece - 1) / piece : total / inner;
+    by_rows(ex, runs, piece, [&](int64_t r0, int64_t count) {
+      for (int64_t r = r0; r < r0 + count; ++r) {
+        const int64_t at = r * piece;
+        const CopyPlace p =
+            g.rank == 1 ? CopyPlace{g.x_offset + at, g.y_offset + at} : copy_place(g, at);
+        const int64_t len = g.rank == 1 ? std::min(piece, inner - at) : inner;
+        const float* src = xp + p.x;
+        float* dst = yp + p.y;
+        if (beta == 0.0f)
+          std::copy(src, src + len, dst);
+        else if (beta == 1.0f)
+          for (int64_t j = 0; j < len; ++j) dst[j] += src[j];
+        else
+          for (int64_t j = 0; j < len; ++j) dst[j] = beta * dst[j] + src[j];
+      }
+    });
+    return;
+  }
   by_rows(ex, total / inner, inner, [&](int64_t r0, int64_t rows) {
     for (int64_t r = r0; r < r0 + rows; ++r) {
       const CopyPlace p = copy_place(g, r * inner);
