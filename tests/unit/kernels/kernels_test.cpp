@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -987,6 +988,68 @@ TEST(Dropout, MaskFromKeyAndIndex) {
   kernels::dropout_forward(Exec{Device::cpu, 4}, kt, keep, xt, mt, yt);
   EXPECT_TRUE(std::equal(mask.begin(), mask.end(), mt.f32()));
   EXPECT_TRUE(std::equal(y.begin(), y.end(), yt.f32()));
+}
+
+// strided_copy's shortcuts against the elements written out one by one: a
+// 1-D run longer than a thread's piece (beta 1), rows of consecutive floats
+// broadcast from one row (a position embedding's add, beta 0), and a
+// transpose whose sides are no multiple of its tiles (beta 0.5), each on 1
+// and 3 threads.
+TEST(StridedCopy, ConsecutiveRunsAndTransposesMatchTheElements) {
+  struct Case {
+    const char* what;
+    CopyGeometry g;
+    int64_t x_size, y_size;
+    float beta;
+    // y[at(i)] from x[from(i)] for element i of the geometry's iteration
+    std::function<std::pair<int64_t, int64_t>(int64_t)> place;
+  };
+  const int64_t run = 40000, rows = 37, cols = 21;
+  const Case cases[] = {
+      {"1-D run",
+       {.rank = 1, .size = {run}, .x_stride = {1}, .y_stride = {1}, .x_offset = 3},
+       run + 3,
+       run,
+       1.0f,
+       [](int64_t i) {
+         return std::pair{i + 3, i};
+       }},
+      {"row broadcast",
+       {.rank = 2, .size = {rows, cols}, .x_stride = {0, 1}, .y_stride = {cols + 2, 1}},
+       cols,
+       rows * (cols + 2),
+       0.0f,
+       [&](int64_t i) {
+         return std::pair{i % cols, i / cols * (cols + 2) + i % cols};
+       }},
+      {"transpose",
+       {.rank = 2, .size = {rows, cols}, .x_stride = {1, rows}, .y_stride = {cols, 1}},
+       rows * cols,
+       rows * cols,
+       0.5f,
+       [&](int64_t i) {
+         return std::pair{i / cols + i % cols * rows, i};
+       }},
+  };
+  Rng rng(17);
+  for (const Case& c : cases)
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE(std::string(c.what) + " on " + std::to_string(threads) + " threads");
+      Tensor x(Shape{c.x_size}), y(Shape{c.y_size});
+      for (int64_t i = 0; i < c.x_size; ++i) x.f32()[i] = rng.uniform(-0.5f, 0.5f);
+      for (int64_t i = 0; i < c.y_size; ++i) y.f32()[i] = rng.uniform();
+      std::vector<float> want(y.f32(), y.f32() + c.y_size);
+      for (int64_t i = 0; i < c.g.count(); ++i) {
+        const auto [from, at] = c.place(i);
+        want[static_cast<size_t>(at)] =
+            c.beta == 0.0f ? x.f32()[from] : c.beta * want[static_cast<size_t>(at)] + x.f32()[from];
+      }
+      kernels::strided_copy(Exec{Device::cpu, threads}, c.g, x, c.beta, y);
+      float worst = 0.0f;  // a fused multiply-add may round beta y + x once
+      for (int64_t i = 0; i < c.y_size; ++i)
+        worst = std::max(worst, std::fabs(y.f32()[i] - want[static_cast<size_t>(i)]));
+      EXPECT_LE(worst, 1e-6f);
+    }
 }
 
 // Batch sums of the metrics, counted by hand on a small batch (ties go to the first maximum).
