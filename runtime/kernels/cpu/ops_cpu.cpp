@@ -386,10 +386,11 @@ void on_cpu::strided_copy(const Exec& ex, const CopyGeometry& g, const Tensor& x
     return;
   }
   // A transpose (y's rows read down x's columns; the LSTM's R^T each step,
-  // 1 MiB): tiles of 16 x 16, so that each cache line of x and of y is used
-  // whole while it is in the cache.
+  // 1 MiB): tiles of 8 x 8, so that the lines of x and of y a tile touches
+  // stay in the cache until it is done (16 rows 4 KiB apart share one set of
+  // an L1 with 12 ways: 0.48 ms, against 0.26-0.40 in 8s, 0.34-0.41 untiled).
   if (g.rank == 2 && g.sum_rank == 0 && g.x_stride[0] == 1 && ys == 1) {
-    constexpr int64_t kTile = 16;
+    constexpr int64_t kTile = 8;
     const int64_t rows = g.size[0], cols = inner;
     by_rows(ex, (rows + kTile - 1) / kTile, kTile * cols, [&](int64_t b0, int64_t count) {
       for (int64_t r0 = b0 * kTile; r0 < std::min(rows, (b0 + count) * kTile); r0 += kTile)
