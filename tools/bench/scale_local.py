@@ -8,10 +8,10 @@ AllReduce workers, tools/scale's co-location probe (two one-worker copies at
 once: how much two workers on these cores slow each other down); the
 measured step is the mean step period of the chief's timeline. Each
 setting's profile and co-location probe are taken just before its measured
-run, in --rounds rounds whose medians are compared: this host's speed drifts
-by 10-15 % from one run to the next (docs/benchmarks.md), and a profile from
-another phase would test the host, not the model. Prints a Markdown table; tools/bench/scale_netns.py does the same
-across a shaped link.
+run, in --rounds rounds whose medians are compared: a 2-vCPU host's speed can
+change from one run to the next (docs/benchmarks.md, "Scaling model"), and a
+profile from another phase would test the host, not the model. Prints a
+Markdown table; tools/bench/scale_netns.py does the same across a shaped link.
 
   tools/bench/scale_local.py DRUN [--steps 200] [--rounds 3] [--keep DIR]"""
 import argparse

@@ -377,8 +377,6 @@ void on_cpu::strided_copy(const Exec& ex, const CopyGeometry& g, const Tensor& x
         float* dst = yp + p.y;
         if (beta == 0.0f)
           std::copy(src, src + len, dst);
-        else if (beta == 1.0f)
-          for (int64_t j = 0; j < len; ++j) dst[j] += src[j];
         else
           for (int64_t j = 0; j < len; ++j) dst[j] = beta * dst[j] + src[j];
       }
