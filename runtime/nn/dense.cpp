@@ -2,6 +2,7 @@
 // the last axis of a (N, ..., F) input, as Keras: its rows are the GEMM's.
 // The activation runs in place on x W + b unless its backward needs that
 // pre-activation (swish, gelu), which is then kept in a buffer of its own.
+#include "nn/affine.hpp"
 #include "nn/init.hpp"
 #include "nn/layers.hpp"
 
@@ -45,8 +46,7 @@ class Dense final : public Layer {
     if (act_.reads_input()) ensure(z_, out_.shape());
     const Tensor& xc = in_compute_type(x, x_narrow_);
     const Tensor& kernel = in_compute_type(params_[0].value, kernel_narrow_);
-    kernels::matmul(ex_, false, false, n, units_, in_, 1.0f, xc, kernel, 0.0f, z);
-    if (use_bias_) kernels::bias_add(ex_, z, params_[1].value);
+    affine_forward(ex_, n, in_, units_, xc, kernel, use_bias_ ? &params_[1].value : nullptr, z);
     kernels::activation_forward(ex_, act_, z, out_);
   }
 

@@ -11,6 +11,7 @@
 // model's compute type.
 #include <cmath>
 
+#include "nn/affine.hpp"
 #include "nn/init.hpp"
 #include "nn/layers.hpp"
 
@@ -146,8 +147,8 @@ class MultiHeadAttention final : public Layer {
     kernels::batched_matmul(
         ex_, {false, false, t_, value_dim_, s_, b_, heads_, p_layout(), v_layout(), c_layout()},
         1.0f, probs, v_, 0.0f, c_);
-    kernels::matmul(ex_, false, false, b_ * t_, units_, hv, 1.0f, c_, weight(kOutput), 0.0f, out_);
-    if (use_bias_) kernels::bias_add(ex_, out_, bias(kOutput));
+    affine_forward(ex_, b_ * t_, hv, units_, c_, weight(kOutput),
+                   use_bias_ ? &bias(kOutput) : nullptr, out_);
   }
 
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
@@ -235,8 +236,7 @@ class MultiHeadAttention final : public Layer {
 
   // y (rows, cols) = x (rows, in) W + b.
   void project(const Tensor& x, Part p, int64_t rows, int64_t in, int64_t cols, Tensor& y) {
-    kernels::matmul(ex_, false, false, rows, cols, in, 1.0f, x, weight(p), 0.0f, y);
-    if (use_bias_) kernels::bias_add(ex_, y, bias(p));
+    affine_forward(ex_, rows, in, cols, x, weight(p), use_bias_ ? &bias(p) : nullptr, y);
   }
   void project_backward(const Tensor& x, Part p, int64_t rows, int64_t in, int64_t cols,
                         const Tensor& dy) {

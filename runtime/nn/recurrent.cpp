@@ -1,5 +1,6 @@
 #include "nn/recurrent.hpp"
 
+#include "nn/affine.hpp"
 #include "nn/init.hpp"
 
 namespace drun::nn {
@@ -93,8 +94,7 @@ void Recurrent::begin_forward(std::span<const Tensor* const> in, const Tensor* b
   ensure(xp_, Shape{batch_, steps_, width()});
   ensure(hs_, Shape{steps_ + 1, batch_, units_});
   ensure(hr_, Shape{batch_, width()});
-  kernels::matmul(ex_, false, false, batch_ * steps_, width(), in_, 1.0f, x, kernel(), 0.0f, xp_);
-  if (b) kernels::bias_add(ex_, xp_, *b);
+  affine_forward(ex_, batch_ * steps_, in_, width(), x, kernel(), b, xp_);
   Tensor h0 = at(hs_, 0);
   for (size_t k = 1; k < in.size(); ++k)
     if (in[k]->shape() != h0.shape())

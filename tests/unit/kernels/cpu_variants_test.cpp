@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -219,7 +218,10 @@ TEST(CpuVariants, FewRowsGemmMatchesReference) {
     struct Case {
       int64_t m, n, k;
     };
-    for (Case gc : {Case{32, 256, 64}, Case{9, 141, 37}, Case{3, 40, 100}}) {
+    // More rows than a tile's (the first tile copies B's strip into a panel
+    // the others read), with K up to the panel's 1,024 rows and past it.
+    for (Case gc : {Case{32, 256, 64}, Case{9, 141, 37}, Case{3, 40, 100}, Case{13, 70, 300},
+                    Case{20, 64, 1030}}) {
       for (bool tb : {false, true}) {
         SCOPED_TRACE(::testing::Message() << kernels->name << " gemm " << gc.m << "x" << gc.n << "x"
                                           << gc.k << " tb=" << tb);
@@ -500,10 +502,11 @@ TEST(CpuVariants, LayerNormMatchesReference) {
 }
 
 // Column sums run each column over the rows in order, whatever the width and
-// however the columns are split: the same bits as a scalar loop.
+// however the columns are split (and past the 2,048 columns summed at a
+// time): the same bits as a scalar loop.
 TEST(CpuVariants, ColumnSumsAreTheScalarSums) {
   for (const CpuKernels* kernels : supported_cpu_kernels()) {
-    for (int64_t cols : {1, 16, 45}) {
+    for (int64_t cols : {1, 16, 45, 2100}) {
       SCOPED_TRACE(::testing::Message() << kernels->name << " cols " << cols);
       const int64_t rows = 33, split = std::min<int64_t>(cols, 16);
       Rng rng(static_cast<uint64_t>(cols));
