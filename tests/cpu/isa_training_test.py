@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Training does not depend on the CPU kernel variant beyond float rounding:
 the same short run of the seed CNN (scripts/fashion_mnist.lua, 1 epoch on
-12,800 images, batch 64, SGD momentum 0.9) with every variant this CPU runs
-(DRUN_ISA=baseline, avx2, avx512: kernels/cpu/cpu_kernels.hpp) ends with
-test accuracies within 0.01 and losses within 2 % of each other, and the
+all 60,000 images, batch 64, SGD momentum 0.9) with every variant this CPU
+runs (DRUN_ISA=baseline, avx2, avx512: kernels/cpu/cpu_kernels.hpp) ends
+with accuracies on the 10,000 test images within 0.01 and losses within 2 %
+of each other, and the
 variant drun picks by itself trains the README's main job (3 epochs, all
 60,000 images) to a test accuracy of at least 0.875. summary.json names the
 variant used. (Each variant's kernels are checked against the reference in
@@ -18,6 +19,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 from testlib import check, run, summary, temp_dir  # noqa: E402
 
 BAR = 0.875
+# An epoch of 200 steps (12,800 images, 2,000 test images) was still on the
+# steep part of the curve, where float rounding alone moved the accuracy by
+# 0.008 (the same variant on 1 and on 2 threads, 2026-11-29): the variants'
+# spread there was that noise, not theirs.
 SPREAD = 0.01
 
 
@@ -45,8 +50,7 @@ def main():
     short = {}
     with temp_dir("isa") as tmp:
         for isa in variants:
-            result, p = train(tmp, isa, isa, ["--epochs", "1", "--train-limit", "12800",
-                                              "--eval-limit", "2000"])
+            result, p = train(tmp, isa, isa, ["--epochs", "1"])
             ev = result.get("eval", {})
             used = result.get("platform", {}).get("cpu_kernels")
             if check("accuracy" in ev and used == isa,
