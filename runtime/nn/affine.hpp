@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/ops.hpp"
+#include "nn/copy_views.hpp"
 
 namespace drun::nn {
 
@@ -18,12 +19,8 @@ inline void affine_forward(const kernels::Exec& ex, int64_t rows, int64_t in, in
     kernels::matmul(ex, false, false, rows, cols, in, 1.0f, x, w, 0.0f, y);
     return;
   }
-  kernels::CopyGeometry rows_of_b;
-  rows_of_b.rank = 2;
-  rows_of_b.size[0] = rows, rows_of_b.size[1] = cols;
-  rows_of_b.x_stride[0] = 0, rows_of_b.x_stride[1] = 1;
-  rows_of_b.y_stride[0] = cols, rows_of_b.y_stride[1] = 1;
-  kernels::strided_copy(ex, rows_of_b, *b, 0.0f, y);
+  const Shape out{rows, cols};
+  kernels::strided_copy(ex, copy_geometry(out, Strides{0, 1}, row_major_strides(out)), *b, 0.0f, y);
   kernels::matmul(ex, false, false, rows, cols, in, 1.0f, x, w, 1.0f, y);
 }
 

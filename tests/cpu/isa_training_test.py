@@ -4,10 +4,9 @@ the same short run of the seed CNN (scripts/fashion_mnist.lua, 1 epoch on
 all 60,000 images, batch 64, SGD momentum 0.9) with every variant this CPU
 runs (DRUN_ISA=baseline, avx2, avx512: kernels/cpu/cpu_kernels.hpp) ends
 with accuracies on the 10,000 test images within 0.01 and losses within 2 %
-of each other, and the
-variant drun picks by itself trains the README's main job (3 epochs, all
-60,000 images) to a test accuracy of at least 0.875. summary.json names the
-variant used. (Each variant's kernels are checked against the reference in
+of each other, and the variant drun picks by itself trains the README's main
+job (3 epochs, all 60,000 images) to a test accuracy of at least 0.875.
+summary.json names the variant used. (Each variant's kernels are checked against the reference in
 the unit suite, kernels_each_isa.)
 Usage: isa_training_test.py DRUN SOURCE_ROOT"""
 import json

@@ -74,17 +74,15 @@ void gemm_nn_small_m(int64_t m, int64_t k, float alpha, const float* a, int64_t 
   alignas(64) float panel[kPanelRows * 2 * W];
   int64_t j = j0;
   for (; j + 2 * W <= j1; j += 2 * W) {
-    int64_t i = 0;
+    const float* strip = b + j;
+    int64_t strip_ld = ldb, i = 0;
     if (copy) {
-      gemm_nn_tile<R, 2, true>(k, alpha, a, lda, b + j, ldb, beta, c + j, ldc, panel);
-      for (i = R; i < m; i += R)
-        gemm_nn_rows<R, 2>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha, a + i * lda,
-                           lda, panel, 2 * W, beta, c + i * ldc + j, ldc);
-      continue;
+      gemm_nn_tile<R, 2, true>(k, alpha, a, lda, strip, ldb, beta, c + j, ldc, panel);
+      strip = panel, strip_ld = 2 * W, i = R;
     }
     for (; i < m; i += R)
       gemm_nn_rows<R, 2>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha, a + i * lda, lda,
-                         b + j, ldb, beta, c + i * ldc + j, ldc);
+                         strip, strip_ld, beta, c + i * ldc + j, ldc);
   }
   for (; j + W <= j1; j += W)
     for (int64_t i = 0; i < m; i += R)

@@ -82,7 +82,7 @@ void layer_norm_param_grads(const float* x, const float* dy, int64_t rows, int64
 // threads changes nothing. Bias gradients, as layer normalisation's dbeta.
 // The sums are kept in s, a block of columns at a time that stays in L1,
 // while x is read along its rows: down a column, every load was a new line
-// (an LSTM's 2,048 x 1,024 gradient: 2.4 -> 0.6 % of its step).
+// (an LSTM's 2,048 x 1,024 gradient: 2.4 -> 1.6 % of its step, at memory speed).
 void column_sums(const float* x, int64_t rows, int64_t cols, int64_t j0, int64_t j1, float* s) {
   constexpr int64_t kBlock = 2048;
   for (int64_t b0 = j0; b0 < j1; b0 += kBlock) {
