@@ -119,6 +119,10 @@ struct CpuKernels {
                                  float* dgamma, float* dbeta);
   // s = the sums over rows of x's columns [j0, j1) (j0 a multiple of vec_floats).
   void (*column_sums)(const float* x, int64_t rows, int64_t cols, int64_t j0, int64_t j1, float* s);
+  // kernels/loss.hpp's softmax_xent_sparse over `rows` rows, the gradient scaled by
+  // inv_rows, each row's loss in row_loss (NaN for a label outside [0, cols)).
+  void (*softmax_xent_sparse_rows)(const float* logits, const int32_t* labels, int64_t rows,
+                                   int64_t cols, float inv_rows, float* grad, float* row_loss);
 };
 
 // The variants this build has and this CPU can run, best last.

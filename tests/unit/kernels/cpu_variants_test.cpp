@@ -521,6 +521,43 @@ TEST(CpuVariants, ColumnSumsAreTheScalarSums) {
   }
 }
 
+// The softmax cross-entropy's rows against a double-precision softmax: class
+// counts around a vector's width, logits far apart (the max subtracted),
+// and a label outside [0, cols) (a zero gradient row, a NaN loss).
+TEST(CpuVariants, SoftmaxXentSparseMatchesReference) {
+  for (const CpuKernels* kernels : supported_cpu_kernels()) {
+    for (int64_t cols : {1, 7, 16, 96}) {
+      SCOPED_TRACE(::testing::Message() << kernels->name << " cols " << cols);
+      const int64_t rows = 9;
+      const float inv_rows = 1.0f / static_cast<float>(rows);
+      Rng rng(static_cast<uint64_t>(cols));
+      const auto z = random_vec(rows * cols, rng, -40.0f, 40.0f);
+      std::vector<int32_t> labels(rows);
+      for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 5) % cols);
+      labels[4] = static_cast<int32_t>(cols);  // out of range
+      std::vector<double> grad_ref(z.size(), 0.0), loss_ref(rows, 0.0);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (r == 4) continue;
+        const float* zr = z.data() + r * cols;
+        const double m = *std::max_element(zr, zr + cols);
+        double sum = 0.0;
+        for (int64_t j = 0; j < cols; ++j) sum += std::exp(zr[j] - m);
+        for (int64_t j = 0; j < cols; ++j)
+          grad_ref[r * cols + j] = std::exp(zr[j] - m) / sum / rows;
+        grad_ref[r * cols + labels[r]] -= 1.0 / rows;
+        loss_ref[r] = std::log(sum) + m - zr[labels[r]];
+      }
+      std::vector<float> grad(z.size(), 5.0f), loss(rows, 0.0f);
+      kernels->softmax_xent_sparse_rows(z.data(), labels.data(), rows, cols, inv_rows, grad.data(),
+                                        loss.data());
+      expect_close(grad, grad_ref, 1e-6, "gradient");
+      EXPECT_TRUE(std::isnan(loss[4]));
+      loss[4] = 0.0f;
+      expect_close(loss, loss_ref, 1e-6, "row losses");
+    }
+  }
+}
+
 TEST(BlasCore, AGenericCoreGivesWayToTheCpusOwn) {
   // Debian's OpenBLAS 0.3.21 reports Prescott on a recent Xeon it does not know.
   EXPECT_EQ(better_blas_core("Prescott", "avx512"), "SkylakeX");

@@ -15,9 +15,10 @@
 // loops (batchnorm_impl.hpp), the GEMM for a C of few rows
 // (gemm_small_impl.hpp), the LSTM's step (recurrent_impl.hpp) with its
 // vector exp, sigmoid and tanh (vec_math_impl.hpp), the exact GELU
-// (gelu_impl.hpp), attention's masked softmax (masked_softmax_impl.hpp) and
+// (gelu_impl.hpp), attention's masked softmax (masked_softmax_impl.hpp),
 // layer normalisation with the column sums of bias gradients
-// (layer_norm_impl.hpp).
+// (layer_norm_impl.hpp) and the softmax cross-entropy with integer labels
+// (softmax_xent_impl.hpp).
 //
 // Before including: DRUN_ISA_NAMESPACE (a name), DRUN_ISA_ENUM, DRUN_ISA_NAME,
 // DRUN_VEC_FLOATS, DRUN_VEC_REGS; and, for an instruction set beyond the
@@ -100,6 +101,7 @@ inline void store_part(float* row, int64_t j, int64_t cols, vec v) {
 // After vec_math_impl.hpp, whose functions they use.
 #include "kernels/cpu/isa/gemm_small_impl.hpp"
 #include "kernels/cpu/isa/recurrent_impl.hpp"
+#include "kernels/cpu/isa/softmax_xent_impl.hpp"
 
 }  // namespace
 
@@ -131,6 +133,7 @@ extern const CpuKernels kCpuKernels = {DRUN_ISA_ENUM,
                                        layer_norm_forward,
                                        layer_norm_backward_input,
                                        layer_norm_param_grads,
-                                       column_sums};
+                                       column_sums,
+                                       softmax_xent_sparse_rows};
 
 }  // namespace drun::kernels::cpu::DRUN_ISA_NAMESPACE
