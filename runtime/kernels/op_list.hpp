@@ -385,13 +385,14 @@ DRUN_OP(void, lstm_step_forward,
         (ex, t_x, t_y, xp, hr, c_prev, gates, c, h, seq), ex,
         check_rnn_step(op, 4, t_x, t_y, xp, h, seq, {&hr, &gates}, {&c_prev, &c}))
 // dh: the gradient at h from the later steps (read); dc: in, at c from the
-// later steps, out, at c_prev.
+// later steps, out, at c_prev; dz (B, 4U): the gradient at the step's
+// pre-activations, xp's and hr's alike (the layer's d(kernel) and d(input)
+// come from the steps' dz, nn/lstm.cpp).
 DRUN_OP(void, lstm_step_backward,
-        (const Exec& ex, int64_t t_x, int64_t t_y, const Tensor* dseq, const Tensor& gates,
-         const Tensor& c, const Tensor& c_prev, const Tensor& dh, Tensor& dc, Tensor& dz,
-         Tensor& dzx),
-        (ex, t_x, t_y, dseq, gates, c, c_prev, dh, dc, dz, dzx), ex,
-        check_rnn_step(op, 4, t_x, t_y, dzx, dh, dseq, {&gates, &dz}, {&c, &c_prev, &dc}))
+        (const Exec& ex, int64_t t_y, const Tensor* dseq, const Tensor& gates, const Tensor& c,
+         const Tensor& c_prev, const Tensor& dh, Tensor& dc, Tensor& dz),
+        (ex, t_y, dseq, gates, c, c_prev, dh, dc, dz), ex,
+        check_lstm_step_backward(op, t_y, dseq, dh, {&gates, &dz}, {&c, &c_prev, &dc}))
 // GRU: hr's z and r blocks are read; hh's recurrent part comes from hrh's
 // h block (reset_after: hrh is hr, its recurrent bias added; before the
 // reset: (r h_prev) R, gru_reset_forward's rh through the step's second GEMM).

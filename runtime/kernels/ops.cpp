@@ -314,6 +314,26 @@ void check_rnn_step(const char* op, int64_t g, int64_t t_x, int64_t t_y, const T
     if (n && n->numel() != b * u) fail("a state tensor is " + n->shape().str());
 }
 
+// The LSTM's backward step: (B, 4U) step tensors and (B, U) states beside
+// dh, dseq (B, T, U) where given, with t_y one of its steps.
+void check_lstm_step_backward(const char* op, int64_t t_y, const Tensor* dseq, const Tensor& dh,
+                              std::initializer_list<const Tensor*> wide,
+                              std::initializer_list<const Tensor*> narrow) {
+  const auto fail = [&](const std::string& what) {
+    throw std::logic_error(std::string(op) + ": " + what);
+  };
+  if (dh.rank() != 2) fail("wants a (B, U) state gradient, got " + dh.shape().str());
+  const int64_t b = dh.dim(0), u = dh.dim(1);
+  if (dseq && (dseq->rank() != 3 || dseq->dim(0) != b || dseq->dim(2) != u))
+    fail("the sequence's gradient is " + dseq->shape().str() + " beside " + dh.shape().str());
+  if (dseq && (t_y < 0 || t_y >= dseq->dim(1)))
+    fail("step " + std::to_string(t_y) + " outside " + std::to_string(dseq->dim(1)) + " steps");
+  for (const Tensor* w : wide)
+    if (w->numel() != b * 4 * u) fail("a step tensor is " + w->shape().str());
+  for (const Tensor* n : narrow)
+    if (n->numel() != b * u) fail("a state tensor is " + n->shape().str());
+}
+
 // The gates a GRU step keeps: (B, 4U) beside its (B, U) state.
 void check_rnn_gates(const char* op, const Tensor& gates, const Tensor& h) {
   if (gates.numel() != 4 * h.numel())

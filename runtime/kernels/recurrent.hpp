@@ -14,7 +14,8 @@
 // (B, G): what the next GEMM reads. dzx, the gradient at xp, has xp's layout
 // (one GEMM each for d(kernel) and d(input) at the end); dz/dzr are the
 // step's gradient at h_{t-1} R, contiguous for the GEMMs d(h_{t-1}) and
-// d(recurrent_kernel).
+// d(recurrent_kernel). The LSTM's gradients at xp and at hr are the same
+// values: its step writes dz alone, from which the layer takes all three.
 //
 // Gate order as Keras stores them: LSTM i, f, c, o (G = 4U); GRU z, r, h
 // (G = 3U). The LSTM keeps its gates' activations (B, 4U) for backward; the
@@ -69,11 +70,13 @@ struct LstmStepForward {
 
 // dh (read): the gradient at h from the later steps, plus dseq's at t_y
 // where given; dc: in, the gradient at c from the later steps; out, at c_prev.
+// dz is the step's gradient at its pre-activations xp + hr, at both: the
+// layer computes d(kernel) and d(input) from the steps' dz too (t_x unused).
 struct LstmStepBackward {
   RnnStepShape s;
   const float *dseq, *gates, *c, *c_prev;  // dseq may be null
   const float* dh;
-  float *dc, *dz, *dzx;
+  float *dc, *dz;
   DRUN_HOST_DEVICE void operator()(int64_t b, int64_t j) const {
     const int64_t u = s.units, k = b * u + j;
     const float* a = gates + b * 4 * u;
@@ -85,8 +88,7 @@ struct LstmStepBackward {
                         dct * i * (1.0f - g * g), dht * tc * o * (1.0f - o)};
     dc[k] = dct * f;
     float* z = dz + b * 4 * u;
-    float* zx = dzx + s.x_row(b) * 4 * u;
-    for (int q = 0; q < 4; ++q) z[q * u + j] = zx[q * u + j] = d[q];
+    for (int q = 0; q < 4; ++q) z[q * u + j] = d[q];
   }
 };
 

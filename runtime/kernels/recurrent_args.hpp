@@ -31,18 +31,12 @@ inline LstmStepForward lstm_forward(int64_t t_x, int64_t t_y, const Tensor& xp, 
           data(seq)};
 }
 
-inline LstmStepBackward lstm_backward(int64_t t_x, int64_t t_y, const Tensor* dseq,
-                                      const Tensor& gates, const Tensor& c, const Tensor& c_prev,
-                                      const Tensor& dh, Tensor& dc, Tensor& dz, Tensor& dzx) {
-  return {shape(dzx, dh, t_x, t_y),
-          data(dseq),
-          gates.f32(),
-          c.f32(),
-          c_prev.f32(),
-          dh.f32(),
-          dc.f32(),
-          dz.f32(),
-          dzx.f32()};
+// dseq (B, T, U) gives T where there is one; without it no row is looked up by time.
+inline LstmStepBackward lstm_backward(int64_t t_y, const Tensor* dseq, const Tensor& gates,
+                                      const Tensor& c, const Tensor& c_prev, const Tensor& dh,
+                                      Tensor& dc, Tensor& dz) {
+  const RnnStepShape s{dh.dim(0), dseq ? dseq->dim(1) : 1, dh.dim(1), 0, dseq ? t_y : 0};
+  return {s, data(dseq), gates.f32(), c.f32(), c_prev.f32(), dh.f32(), dc.f32(), dz.f32()};
 }
 
 inline GruStepForward gru_forward(bool reset_after, int64_t t_x, int64_t t_y, const Tensor& xp,

@@ -46,7 +46,7 @@ class Lstm final : public Recurrent {
 
   void backward(std::span<const Tensor* const> in, const Tensor& dy,
                 std::span<const bool> need_dx) override {
-    begin_backward(dy);
+    begin_backward(dy, false);
     ensure(dc_, Shape{batch_, units_});
     if (const Tensor* dc_last = dstate(1))
       kernels::cast(ex_, *dc_last, dc_);
@@ -61,15 +61,15 @@ class Lstm final : public Recurrent {
                           recurrent_t_);
     for (int64_t s = steps_ - 1; s >= 0; --s) {
       Tensor dz = at(dz_, s);
-      kernels::lstm_step_backward(ex_, t_x(s), s, dseq(dy), at(gates_acts_, s), at(cs_, s + 1),
-                                  at(cs_, s), dh_, dc_, dz, dzx_);
+      kernels::lstm_step_backward(ex_, s, dseq(dy), at(gates_acts_, s), at(cs_, s + 1), at(cs_, s),
+                                  dh_, dc_, dz);
       if (s > 0 || initial_state())  // else h_0 is the constant zero state
         kernels::matmul(ex_, false, false, batch_, units_, width(), 1.0f, dz, recurrent_t_, 0.0f,
                         dh_);
     }
     kernels::matmul(ex_, true, false, units_, width(), steps_ * batch_, 1.0f, hs_, dz_, 0.0f,
                     recurrent_kernel_grad());
-    end_backward(*in[0], need_dx[0], bias_grad());
+    end_backward_by_steps(*in[0], dz_, need_dx[0], bias_grad());
     if (initial_state()) dx_[2] = dc_;  // the first step left d(c_0) there
   }
 

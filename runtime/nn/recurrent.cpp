@@ -1,6 +1,7 @@
 #include "nn/recurrent.hpp"
 
 #include "nn/affine.hpp"
+#include "nn/copy_views.hpp"
 #include "nn/init.hpp"
 
 namespace drun::nn {
@@ -116,9 +117,9 @@ void Recurrent::end_forward(const Tensor* cell) {
   if (cell) state_out_[1] = at(*cell, steps_);
 }
 
-void Recurrent::begin_backward(const Tensor& dy) {
+void Recurrent::begin_backward(const Tensor& dy, bool with_dzx) {
   ensure(dh_, Shape{batch_, units_});
-  ensure(dzx_, Shape{batch_, steps_, width()});
+  if (with_dzx) ensure(dzx_, Shape{batch_, steps_, width()});
   ensure(dz_, Shape{steps_, batch_, width()});
   const Tensor* dh_last = dstate(0);
   if (!return_sequences_) {
@@ -138,6 +139,33 @@ void Recurrent::end_backward(const Tensor& x, bool need_dx, Tensor* dbias) {
   if (need_dx) {
     ensure(dx_[0], x.shape());
     kernels::matmul(ex_, false, true, rows, in_, width(), 1.0f, dzx_, kernel(), 0.0f, dx_[0]);
+  }
+  if (initial_state_) dx_[1] = dh_;  // a view: dh_ is not written again before the next backward
+}
+
+// x (B, T, F) <-> (T, B, F) in processing order: step s is time t_x(s), the
+// steps walked backwards with go_backwards. `to_steps`: from x's layout.
+static kernels::CopyGeometry steps_geometry(int64_t b, int64_t t, int64_t f, bool backwards,
+                                            bool to_steps) {
+  const Strides by_step{b * f, f, 1}, by_example{backwards ? -f : f, t * f, 1};
+  const int64_t start = backwards ? (t - 1) * f : 0;
+  return to_steps ? copy_geometry(Shape{t, b, f}, by_example, by_step, start, 0)
+                  : copy_geometry(Shape{t, b, f}, by_step, by_example, 0, start);
+}
+
+void Recurrent::end_backward_by_steps(const Tensor& x, const Tensor& dz, bool need_dx,
+                                      Tensor* dbias) {
+  const int64_t rows = batch_ * steps_;
+  ensure(xs_, Shape{steps_, batch_, in_});
+  kernels::strided_copy(ex_, steps_geometry(batch_, steps_, in_, go_backwards_, true), x, 0.0f,
+                        xs_);
+  kernels::matmul(ex_, true, false, in_, width(), rows, 1.0f, xs_, dz, 0.0f, params_[0].grad);
+  if (dbias) kernels::column_sums(ex_, dz, *dbias);
+  if (need_dx) {
+    ensure(dx_[0], x.shape());
+    kernels::matmul(ex_, false, true, rows, in_, width(), 1.0f, dz, kernel(), 0.0f, xs_);
+    kernels::strided_copy(ex_, steps_geometry(batch_, steps_, in_, go_backwards_, false), xs_, 0.0f,
+                          dx_[0]);
   }
   if (initial_state_) dx_[1] = dh_;  // a view: dh_ is not written again before the next backward
 }

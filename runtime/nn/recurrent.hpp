@@ -6,7 +6,11 @@
 // (kernels/recurrent.hpp), which reads the step's rows of xp in place.
 // Backward runs the step ops back through time, each followed by the GEMM
 // d(h_{t-1}); then one GEMM each for d(recurrent_kernel), d(kernel) and
-// d(input), and column sums for d(bias).
+// d(input), and column sums for d(bias). The GRU's and SimpleRNN's steps
+// write their gradient at xp in xp's layout (dzx); the LSTM's gradient at xp
+// is its gradient at h_{t-1} R (dz, time-major), which it keeps alone and
+// takes d(kernel) and d(input) from, with x in processing order (xs_): the
+// steps then write half as much (the LSTM LM's step 1.03x).
 //
 // States are kept time-major by processing step: hs (T + 1, B, U) with
 // hs[0] = 0, so that step s's GEMM reads hs[s] and d(recurrent_kernel) is one
@@ -62,9 +66,10 @@ class Recurrent : public Layer {
   // The gradient the steps add at t_y: the sequence's, or none (null) where
   // only the last state is returned.
   const Tensor* dseq(const Tensor& dy) const { return return_sequences_ ? &dy : nullptr; }
-  // Sizes the gradient buffers; dh starts at zero, or at dy where only the
-  // last state is returned, plus the gradient at the returned h_T.
-  void begin_backward(const Tensor& dy);
+  // Sizes the gradient buffers (dzx_ where `with_dzx`); dh starts at zero, or
+  // at dy where only the last state is returned, plus the gradient at the
+  // returned h_T.
+  void begin_backward(const Tensor& dy, bool with_dzx = true);
   // The gradient arriving at returned state k (LSTM's c: 1), or null.
   const Tensor* dstate(int k) const {
     return static_cast<size_t>(k) < dstate_.size() ? dstate_[static_cast<size_t>(k)] : nullptr;
@@ -72,6 +77,8 @@ class Recurrent : public Layer {
   // d(kernel) and d(input) from dzx_, d(bias) (G U values) where given; and
   // with initial states, d(h_0), which dh_ holds after the first step's GEMM.
   void end_backward(const Tensor& x, bool need_dx, Tensor* dbias);
+  // The same from dz (T, B, G U), the gradient at xp in processing order.
+  void end_backward_by_steps(const Tensor& x, const Tensor& dz, bool need_dx, Tensor* dbias);
   // Whether the first step's h_{t-1} is an input (else the constant zero
   // state, whose gradient is not computed).
   bool initial_state() const { return initial_state_; }
@@ -103,6 +110,7 @@ class Recurrent : public Layer {
   Tensor dh_;                          // (B, U): the gradient at the state
   Tensor dzx_;                         // (B, T, G U): the gradient at xp
   Tensor dz_;                          // (T, B, G U): the gradient at each step's h_{t-1} R
+  Tensor xs_;                          // (T, B, F): x, then d(input), in processing order
   std::vector<Tensor> state_out_;      // return_state: views of the final states
   std::vector<const Tensor*> dstate_;  // return_state: the gradients at them (null: none)
 };

@@ -698,11 +698,10 @@ void on_cpu::lstm_step_forward(const Exec& ex, int64_t t_x, int64_t t_y, const T
   cpu::rnn_step(rnn_args::lstm_forward(t_x, t_y, xp, hr, c_prev, gates, c, h, seq), ex.threads);
 }
 
-void on_cpu::lstm_step_backward(const Exec& ex, int64_t t_x, int64_t t_y, const Tensor* dseq,
+void on_cpu::lstm_step_backward(const Exec& ex, int64_t t_y, const Tensor* dseq,
                                 const Tensor& gates, const Tensor& c, const Tensor& c_prev,
-                                const Tensor& dh, Tensor& dc, Tensor& dz, Tensor& dzx) {
-  cpu::rnn_step(rnn_args::lstm_backward(t_x, t_y, dseq, gates, c, c_prev, dh, dc, dz, dzx),
-                ex.threads);
+                                const Tensor& dh, Tensor& dc, Tensor& dz) {
+  cpu::rnn_step(rnn_args::lstm_backward(t_y, dseq, gates, c, c_prev, dh, dc, dz), ex.threads);
 }
 
 void on_cpu::gru_step_forward(const Exec& ex, bool reset_after, int64_t t_x, int64_t t_y,

@@ -575,10 +575,10 @@ class CudaBackend final : public GpuBackend {
                          Tensor* seq) override {
     cuda::rnn_step(rnn_args::lstm_forward(t_x, t_y, xp, hr, c_prev, gates, c, h, seq), 0);
   }
-  void lstm_step_backward(const Exec&, int64_t t_x, int64_t t_y, const Tensor* dseq,
-                          const Tensor& gates, const Tensor& c, const Tensor& c_prev,
-                          const Tensor& dh, Tensor& dc, Tensor& dz, Tensor& dzx) override {
-    cuda::rnn_step(rnn_args::lstm_backward(t_x, t_y, dseq, gates, c, c_prev, dh, dc, dz, dzx), 0);
+  void lstm_step_backward(const Exec&, int64_t t_y, const Tensor* dseq, const Tensor& gates,
+                          const Tensor& c, const Tensor& c_prev, const Tensor& dh, Tensor& dc,
+                          Tensor& dz) override {
+    cuda::rnn_step(rnn_args::lstm_backward(t_y, dseq, gates, c, c_prev, dh, dc, dz), 0);
   }
   void gru_step_forward(const Exec&, bool reset_after, int64_t t_x, int64_t t_y, const Tensor& xp,
                         const Tensor& hr, const Tensor& hrh, const Tensor& h_prev, Tensor& gates,

@@ -44,7 +44,6 @@ void lstm_step_backward(const LstmStepBackward& f, int64_t b0, int64_t b1) {
     const float* dh = f.dh + b * u;
     float* dc = f.dc + b * u;
     float* z = f.dz + b * 4 * u;
-    float* zx = f.dzx + f.s.x_row(b) * 4 * u;
     for (int64_t j = 0; j < u; j += W) {
       const int64_t n = std::min<int64_t>(W, u - j);
       const vec i = load_n(a + j, n), fg = load_n(a + u + j, n);
@@ -55,10 +54,7 @@ void lstm_step_backward(const LstmStepBackward& f, int64_t b0, int64_t b1) {
       const vec d[4] = {dct * g * i * (1.0f - i), dct * load_n(cp + j, n) * fg * (1.0f - fg),
                         dct * i * (1.0f - g * g), dht * tc * o * (1.0f - o)};
       store_n(dc + j, dct * fg, n);
-      for (int q = 0; q < 4; ++q) {
-        store_n(z + q * u + j, d[q], n);
-        store_n(zx + q * u + j, d[q], n);
-      }
+      for (int q = 0; q < 4; ++q) store_n(z + q * u + j, d[q], n);
     }
   }
 }
