@@ -40,7 +40,11 @@ def check_block(name, sc, s, p):
           f"{name}: the parts add up to the step ({parts:.2f} vs {sc['step_ms']:.2f} ms)")
     check(sc["workers"] == 2 and sc["steps"] == s.get("global_step")
           and len(sc["per_worker"]) == 2, f"{name}: 2 workers, every step counted ({sc['steps']})")
-    check(sc["steps"] * sc["step_ms"] / 1e3 <= s.get("wall_seconds", 0),
+    # step_ms is the workers' mean, wall_seconds rank 0's own fit: the other
+    # worker's first step may include waiting for rank 0 at the first exchange,
+    # so one step of slack (a 20-step fit of the seed CNN on a Zen 4: 35.2 ms
+    # of steps in rank 0's 34.1 ms).
+    check(sc["steps"] * sc["step_ms"] / 1e3 <= s.get("wall_seconds", 0) + sc["step_ms"] / 1e3,
           f"{name}: the steps fit in the fit's wall time ({sc['steps'] * sc['step_ms'] / 1e3:.2f} s"
           f" of {s.get('wall_seconds')} s)")
     check(0.0 <= sc.get("overlap", -1) <= 1.0 and sc.get("bucket_bytes") == 4 << 20,
