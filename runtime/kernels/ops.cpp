@@ -291,9 +291,23 @@ void check_embedding(const char* op, const Tensor& ids, const Tensor& table, con
                            table.shape().str() + " table do not give " + rows.shape().str());
 }
 
+// A recurrent step's buffers: `wide` tensors hold B g U values, `narrow`
+// ones B U (null entries skipped).
+void check_step_sizes(const char* op, int64_t b, int64_t g, int64_t u,
+                      std::initializer_list<const Tensor*> wide,
+                      std::initializer_list<const Tensor*> narrow) {
+  const auto fail = [&](const char* what, const Tensor& t) {
+    throw std::logic_error(std::string(op) + ": a " + what + " tensor is " + t.shape().str());
+  };
+  for (const Tensor* w : wide)
+    if (w && w->numel() != b * g * u) fail("step", *w);
+  for (const Tensor* n : narrow)
+    if (n && n->numel() != b * u) fail("state", *n);
+}
+
 // A recurrent step (kernels/recurrent.hpp): xs (B, T, g U) batch-major with
-// the step's time inside it, h (B, U), seq (B, T, U) where given; `wide`
-// tensors hold B g U values, `narrow` ones B U (null entries skipped).
+// the step's time inside it, h (B, U), seq (B, T, U) where given, and the
+// step's buffers (check_step_sizes).
 void check_rnn_step(const char* op, int64_t g, int64_t t_x, int64_t t_y, const Tensor& xs,
                     const Tensor& h, const Tensor* seq, std::initializer_list<const Tensor*> wide,
                     std::initializer_list<const Tensor*> narrow) {
@@ -308,10 +322,7 @@ void check_rnn_step(const char* op, int64_t g, int64_t t_x, int64_t t_y, const T
     fail("step " + std::to_string(t_x) + "/" + std::to_string(t_y) + " outside " +
          std::to_string(t) + " steps");
   if (seq && seq->numel() != b * t * u) fail("the sequence is " + seq->shape().str());
-  for (const Tensor* w : wide)
-    if (w && w->numel() != b * g * u) fail("a step tensor is " + w->shape().str());
-  for (const Tensor* n : narrow)
-    if (n && n->numel() != b * u) fail("a state tensor is " + n->shape().str());
+  check_step_sizes(op, b, g, u, wide, narrow);
 }
 
 // The LSTM's backward step: (B, 4U) step tensors and (B, U) states beside
@@ -328,10 +339,7 @@ void check_lstm_step_backward(const char* op, int64_t t_y, const Tensor* dseq, c
     fail("the sequence's gradient is " + dseq->shape().str() + " beside " + dh.shape().str());
   if (dseq && (t_y < 0 || t_y >= dseq->dim(1)))
     fail("step " + std::to_string(t_y) + " outside " + std::to_string(dseq->dim(1)) + " steps");
-  for (const Tensor* w : wide)
-    if (w->numel() != b * 4 * u) fail("a step tensor is " + w->shape().str());
-  for (const Tensor* n : narrow)
-    if (n->numel() != b * u) fail("a state tensor is " + n->shape().str());
+  check_step_sizes(op, b, 4, u, wide, narrow);
 }
 
 // The gates a GRU step keeps: (B, 4U) beside its (B, U) state.

@@ -13,6 +13,9 @@ constexpr float kEps = 1e-7f;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
+// The scalar reference: the CPU op runs the instruction set's rows
+// (isa/softmax_xent_impl.hpp, over threads in ops_cpu.cpp), which the tests,
+// and the GPU's kernel, compare against this.
 void softmax_xent_sparse(const float* logits, const int32_t* labels, int64_t rows, int64_t cols,
                          float* grad, float* loss) {
   double total = 0.0;
