@@ -44,6 +44,14 @@ DRUN_OP(void, matmul,
          const Tensor& a, const Tensor& b, float beta, Tensor& y),
         (ex, trans_a, trans_b, m, n, k, alpha, a, b, beta, y), ex, none())
 
+// y (rows, cols) = x (rows, in) w (in, cols) + b (cols, added to every row):
+// a Dense layer's forward, a recurrent layer's input projection. x and w
+// may be float16 or bfloat16 as matmul's; b and y are float32. y is not read.
+DRUN_OP(void, affine,
+        (const Exec& ex, int64_t rows, int64_t in, int64_t cols, const Tensor& x, const Tensor& w,
+         const Tensor& b, Tensor& y),
+        (ex, rows, in, cols, x, w, b, y), ex, none())
+
 // matmul over a grid of matrices inside a, b and y (kernels/types.hpp,
 // BatchedGemm), float32: attention's per-head products, each head read in
 // place from its projection. With beta 0, y is not read.

@@ -38,4 +38,9 @@ inline kernels::CopyGeometry copy_geometry(const Shape& size, const Strides& x_s
   return g;
 }
 
+// y (cols, rows) = x (rows, cols) transposed, walked along y's rows.
+inline kernels::CopyGeometry transpose_geometry(int64_t rows, int64_t cols) {
+  return copy_geometry(Shape{cols, rows}, Strides{1, cols}, Strides{rows, 1});
+}
+
 }  // namespace drun::nn

@@ -1,21 +1,12 @@
 // LSTM, Keras' cell: gates i, f, c, o in the kernel's column blocks (F, 4U),
 // (U, 4U), bias (4U); c = f c_prev + i tanh(.), h = o tanh(c). The time loop
 // is nn/recurrent.hpp's; the step is kernels' lstm_step_forward/backward.
+#include "nn/copy_views.hpp"
 #include "nn/recurrent.hpp"
 
 namespace drun::nn {
 
 namespace {
-
-// y (cols, rows) = x (rows, cols) transposed, walked along y's rows.
-kernels::CopyGeometry transpose_geometry(int64_t rows, int64_t cols) {
-  kernels::CopyGeometry g;
-  g.rank = 2;
-  g.size[0] = cols, g.size[1] = rows;
-  g.x_stride[0] = 1, g.x_stride[1] = cols;
-  g.y_stride[0] = rows, g.y_stride[1] = 1;
-  return g;
-}
 
 class Lstm final : public Recurrent {
  public:

@@ -110,6 +110,7 @@ class Recurrent : public Layer {
   Tensor dh_;                          // (B, U): the gradient at the state
   Tensor dzx_;                         // (B, T, G U): the gradient at xp
   Tensor dz_;                          // (T, B, G U): the gradient at each step's h_{t-1} R
+  Tensor kernel_t_;                    // (G U, F): the kernel transposed, for d(input)
   Tensor xs_;                          // (T, B, F): x, then d(input), in processing order
   std::vector<Tensor> state_out_;      // return_state: views of the final states
   std::vector<const Tensor*> dstate_;  // return_state: the gradients at them (null: none)

@@ -89,15 +89,15 @@ struct CpuKernels {
   // The LSTM's step (kernels/recurrent.hpp's functors) over batch rows [b0, b1).
   void (*lstm_step_forward)(const LstmStepForward& f, int64_t b0, int64_t b1);
   void (*lstm_step_backward)(const LstmStepBackward& f, int64_t b0, int64_t b1);
-  // Columns [j0, j1) of C (m x n, few rows) = alpha A (m x k) op(B) + beta C,
+  // Columns [j0, j1) of C (m x n) = alpha A (m x k) op(B) + bias + beta C,
   // B read in place (isa/gemm_small_impl.hpp): nn with B (k x n), nt with B
-  // (n x k) transposed.
+  // (n x k) transposed; bias (n values, added to every row) may be null.
   void (*gemm_nn_small_m)(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
                           const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-                          int64_t j0, int64_t j1);
+                          int64_t j0, int64_t j1, const float* bias);
   void (*gemm_nt_small_m)(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
                           const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-                          int64_t j0, int64_t j1);
+                          int64_t j0, int64_t j1, const float* bias);
   // The exact GELU over n values (isa/gelu_impl.hpp): y = x Phi(x), and
   // dx = dy (Phi(x) + x phi(x)); y may be x, dx may be dy.
   void (*gelu_forward)(const float* x, float* y, int64_t n);

@@ -6,17 +6,21 @@
 // is summed from pieces of K instead (each in blocks of rows where C is larger),
 // chosen by the shape alone (gemm.cpp), so its bits do not depend on the thread
 // count; a grid block's may (OpenBLAS picks its kernels by shape). A C of at
-// most 64 rows (an RNN step's) is drun's own kernel, split by columns: the
-// same bits on any thread count too.
+// most 64 rows (an RNN step's), and an nn product of more rows whose K is
+// at most 1,024 (gemm.cpp, streams_b), is drun's own kernel, split by
+// columns and rows: the same bits on any thread count too.
 #pragma once
 #include <cstdint>
 
 namespace drun::kernels::cpu {
 
-// Shapes: op(A) is M x K, op(B) is K x N, C is M x N; lda/ldb/ldc are row strides.
+// Shapes: op(A) is M x K, op(B) is K x N, C is M x N; lda/ldb/ldc are row
+// strides. `bias` (N values, added to every row of C) only where
+// gemm_adds_bias: drun's own kernel adds it as it writes C.
+bool gemm_adds_bias(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-          int threads = 1);
+          int threads = 1, const float* bias = nullptr);
 
 // Makes OpenBLAS single-threaded: every parallel loop of the runtime, GEMMs
 // included, runs on the runtime's own threads so the two never oversubscribe.

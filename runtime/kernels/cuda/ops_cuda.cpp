@@ -193,6 +193,11 @@ class CudaBackend final : public GpuBackend {
     const void* pb = as_type(b, type, b_copy);
     context(ex, "matmul").blas().gemm(ta, tb, m, n, k, alpha, pa, pb, type, beta, y.f32());
   }
+  void affine(const Exec& ex, int64_t rows, int64_t in, int64_t cols, const Tensor& x,
+              const Tensor& w, const Tensor& b, Tensor& y) override {
+    matmul(ex, false, false, rows, cols, in, 1.0f, x, w, 0.0f, y);
+    cuda::bias_add(y.f32(), b.f32(), rows, cols);
+  }
   void batched_matmul(const Exec& ex, const BatchedGemm& g, float alpha, const Tensor& a,
                       const Tensor& b, float beta, Tensor& y) override {
     context(ex, "batched_matmul").blas().gemm_batched(g, alpha, a.f32(), b.f32(), beta, y.f32());

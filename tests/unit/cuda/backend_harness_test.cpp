@@ -324,6 +324,31 @@ TEST(BackendHarness, MatmulEveryTransposeAndScaling) {
       }
 }
 
+COVERS(Op::affine);
+TEST(BackendHarness, AffineAddsTheBiasToEveryRow) {
+  // Odd sizes; the shape of an LSTM's input projection, smaller (the CPU's
+  // own GEMM adds the bias as it writes); one row.
+  const std::array<int64_t, 3> cases[] = {{37, 23, 41}, {300, 128, 64}, {1, 10, 64}};
+  int seed = 150;
+  for (const auto [rows, in, cols] : cases) {
+    Rng rng(static_cast<uint64_t>(++seed));
+    std::ostringstream label;
+    label << "affine " << rows << "x" << in << " * " << in << "x" << cols;
+    const Both x = both(uniform(rng, Shape{rows, in}));
+    const Both w = both(uniform(rng, Shape{in, cols}));
+    const Both b = both(uniform(rng, Shape{cols}));
+    Tensor y0 = uniform(rng, Shape{rows, cols});
+    y0.fill(std::numeric_limits<float>::quiet_NaN());  // y is not read
+    Both y = both(y0);
+    on_both([&](const Exec& ex) {
+      affine(ex, rows, in, cols, x.on(ex), w.on(ex), b.on(ex), y.on(ex));
+    });
+    EXPECT_TRUE(matches(label.str() + ": y", y, kSum));
+    EXPECT_TRUE(std::ranges::all_of(y.cpu.span_f32(), [](float v) { return std::isfinite(v); }))
+        << label.str() << " (cpu)";
+  }
+}
+
 COVERS(Op::batched_matmul);
 TEST(BackendHarness, BatchedMatmulReadsHeadsInPlace) {
   // Attention's products (nn/multi_head_attention.cpp) on batch 2, query

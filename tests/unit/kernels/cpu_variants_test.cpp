@@ -210,10 +210,11 @@ TEST(CpuVariants, MaxPoolMatchesReference) {
   }
 }
 
-// The few-rows GEMMs (isa/gemm_small_impl.hpp) against a double-precision
+// The in-place GEMMs (isa/gemm_small_impl.hpp) against a double-precision
 // product, C's columns in two calls as two threads would make them; padded
-// row strides; rows, columns and K both whole blocks and not.
-TEST(CpuVariants, FewRowsGemmMatchesReference) {
+// row strides; rows, columns and K both whole blocks and not; with and
+// without a bias.
+TEST(CpuVariants, InPlaceGemmMatchesReference) {
   for (const CpuKernels* kernels : supported_cpu_kernels()) {
     struct Case {
       int64_t m, n, k;
@@ -221,7 +222,7 @@ TEST(CpuVariants, FewRowsGemmMatchesReference) {
     // More rows than a tile's (the first tile copies B's strip into a panel
     // the others read), with K up to the panel's 1,024 rows and past it.
     for (Case gc : {Case{32, 256, 64}, Case{9, 141, 37}, Case{3, 40, 100}, Case{13, 70, 300},
-                    Case{20, 64, 1030}}) {
+                    Case{20, 64, 1030}, Case{150, 72, 64}}) {
       for (bool tb : {false, true}) {
         SCOPED_TRACE(::testing::Message() << kernels->name << " gemm " << gc.m << "x" << gc.n << "x"
                                           << gc.k << " tb=" << tb);
@@ -230,25 +231,33 @@ TEST(CpuVariants, FewRowsGemmMatchesReference) {
         const auto a = random_vec(gc.m * lda, rng);
         const auto b = random_vec((tb ? gc.n : gc.k) * ldb, rng);
         const auto c0 = random_vec(gc.m * ldc, rng);
-        for (float beta : {0.0f, 0.5f}) {
-          std::vector<double> want(c0.begin(), c0.end());
-          for (int64_t i = 0; i < gc.m; ++i)
-            for (int64_t j = 0; j < gc.n; ++j) {
-              double acc = 0.0;
-              for (int64_t p = 0; p < gc.k; ++p)
-                acc += static_cast<double>(a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
-              want[i * ldc + j] = 1.5 * acc + beta * static_cast<double>(c0[i * ldc + j]);
-            }
-          std::vector<float> c = c0;
-          if (beta == 0.0f)  // beta 0 must ignore C, NaN included
+        const auto bias = random_vec(gc.n, rng);
+        for (float beta : {0.0f, 0.5f})
+          for (bool with_bias : {false, true}) {
+            std::vector<double> want(c0.begin(), c0.end());
             for (int64_t i = 0; i < gc.m; ++i)
-              for (int64_t j = 0; j < gc.n; ++j) c[i * ldc + j] = std::nanf("");
-          const auto run = tb ? kernels->gemm_nt_small_m : kernels->gemm_nn_small_m;
-          const int64_t half = std::min<int64_t>(32, gc.n);
-          run(gc.m, gc.k, 1.5f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc, 0, half);
-          run(gc.m, gc.k, 1.5f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc, half, gc.n);
-          expect_close(c, want, 1e-5, beta == 0.0f ? "beta 0" : "beta 0.5");
-        }
+              for (int64_t j = 0; j < gc.n; ++j) {
+                double acc = 0.0;
+                for (int64_t p = 0; p < gc.k; ++p)
+                  acc +=
+                      static_cast<double>(a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+                want[i * ldc + j] = 1.5 * acc + (with_bias ? bias[j] : 0.0) +
+                                    beta * static_cast<double>(c0[i * ldc + j]);
+              }
+            std::vector<float> c = c0;
+            if (beta == 0.0f)  // beta 0 must ignore C, NaN included
+              for (int64_t i = 0; i < gc.m; ++i)
+                for (int64_t j = 0; j < gc.n; ++j) c[i * ldc + j] = std::nanf("");
+            const auto run = tb ? kernels->gemm_nt_small_m : kernels->gemm_nn_small_m;
+            const int64_t half = std::min<int64_t>(32, gc.n);
+            const float* bp = with_bias ? bias.data() : nullptr;
+            run(gc.m, gc.k, 1.5f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc, 0, half, bp);
+            run(gc.m, gc.k, 1.5f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc, half, gc.n,
+                bp);
+            const std::string what =
+                std::string(beta == 0.0f ? "beta 0" : "beta 0.5") + (with_bias ? " + bias" : "");
+            expect_close(c, want, 1e-5, what.c_str());
+          }
       }
     }
   }

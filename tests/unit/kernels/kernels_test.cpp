@@ -123,23 +123,45 @@ TEST(Gemm, PiecesOfKGiveTheSameBitsOnAnyThreadCount) {
   }
 }
 
-// So does a C of few rows (an RNN step's), split by columns over threads.
-TEST(Gemm, FewRowsGiveTheSameBitsOnAnyThreadCount) {
+// So does a C of few rows (an RNN step's), split by columns over threads,
+// and an nn product of more rows that drun's own kernel computes (an LSTM's
+// input projection's shape, smaller), split by rows too, with a bias.
+TEST(Gemm, InPlaceGemmGivesTheSameBitsOnAnyThreadCount) {
   Rng rng(3);
-  for (const auto [m, n, k] :
-       {std::array<int64_t, 3>{32, 1024, 256}, {32, 256, 1024}, {9, 141, 37}})
-    for (bool tb : {false, true}) {
-      const auto a = random_vec(m * k, rng), b = random_vec(k * n, rng);
-      const int64_t ldb = tb ? k : n;
-      std::vector<float> one(static_cast<size_t>(m * n));
-      gemm(false, tb, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, one.data(), n, 1);
-      for (int threads : {2, 3, 16}) {
-        std::vector<float> c(static_cast<size_t>(m * n));
-        gemm(false, tb, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, c.data(), n, threads);
-        EXPECT_EQ(0, std::memcmp(c.data(), one.data(), sizeof(float) * c.size()))
-            << m << " x " << n << " x " << k << " tb=" << tb << " on " << threads << " threads";
+  for (const auto [m, n, k] : {std::array<int64_t, 3>{32, 1024, 256},
+                               {32, 256, 1024},
+                               {9, 141, 37},
+                               {400, 256, 64},
+                               {1000, 64, 300}})
+    for (bool tb : {false, true})
+      for (bool with_bias : {false, true}) {
+        // Only drun's own kernel takes a bias (x86's; the few-rows nn one everywhere).
+        if (with_bias && !gemm_adds_bias(false, tb, m, n, k)) continue;
+        const auto a = random_vec(m * k, rng), b = random_vec(k * n, rng);
+        const auto bias = random_vec(n, rng);
+        const float* bp = with_bias ? bias.data() : nullptr;
+        const int64_t ldb = tb ? k : n;
+        std::vector<float> one(static_cast<size_t>(m * n));
+        gemm(false, tb, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, one.data(), n, 1, bp);
+        // The bias is added to every row: against the product without it.
+        if (with_bias) {
+          std::vector<float> plain(one.size());
+          gemm(false, tb, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, plain.data(), n, 1);
+          double worst = 0.0;
+          for (int64_t i = 0; i < m * n; ++i)
+            worst =
+                std::max(worst, std::fabs(static_cast<double>(one[i]) - plain[i] - bias[i % n]));
+          EXPECT_LT(worst, 1e-5) << m << " x " << n << " x " << k << " tb=" << tb << " + bias";
+        }
+        for (int threads : {2, 3, 16}) {
+          std::vector<float> c(static_cast<size_t>(m * n));
+          gemm(false, tb, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, c.data(), n, threads,
+               bp);
+          EXPECT_EQ(0, std::memcmp(c.data(), one.data(), sizeof(float) * c.size()))
+              << m << " x " << n << " x " << k << " tb=" << tb << " bias=" << with_bias << " on "
+              << threads << " threads";
+        }
       }
-    }
 }
 
 // ---------------------------------------------------------------- Conv2D

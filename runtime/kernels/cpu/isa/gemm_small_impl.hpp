@@ -8,9 +8,12 @@
 // does not depend on how the columns are split. Included by kernels_impl.hpp
 // inside its ISA namespace, after vec_math_impl.hpp.
 
-// C = alpha acc + beta C, C not read where beta is 0 (it may be uninitialised).
-inline vec scaled(vec acc, float alpha, float beta, const float* c) {
-  return beta == 0.0f ? alpha * acc : alpha * acc + beta * load(c);
+// C = alpha acc (+ bias) + beta C, C not read where beta is 0 (it may be
+// uninitialised), bias a row of C's width or null.
+inline vec scaled(vec acc, float alpha, float beta, const float* c, const float* bias) {
+  vec y = alpha * acc;
+  if (bias) y += load(bias);
+  return beta == 0.0f ? y : y + beta * load(c);
 }
 
 // Rows R x V vectors of C = alpha A B + beta C: per k, V vectors of B's row
@@ -18,10 +21,17 @@ inline vec scaled(vec acc, float alpha, float beta, const float* c) {
 // `panel` (k rows of V W floats, contiguous) for the next rows' tiles.
 template <int R, int V, bool kCopy = false>
 void gemm_nn_tile(int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
-                  float beta, float* c, int64_t ldc, float* panel = nullptr) {
+                  float beta, float* c, int64_t ldc, const float* bias, bool prefetch_c,
+                  float* panel = nullptr) {
   vec acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v] = vec{};
+  // C's lines are fetched for writing now where C is large (more rows than
+  // a recurrent step's): the misses of a C not in cache overlap the
+  // products instead of stalling the stores at the end.
+  if (prefetch_c)
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < V; ++v) __builtin_prefetch(c + r * ldc + v * W, 1);
   for (int64_t p = 0; p < k; ++p) {
     vec bv[V];
 #pragma GCC unroll 8
@@ -44,18 +54,19 @@ void gemm_nn_tile(int64_t k, float alpha, const float* a, int64_t lda, const flo
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) {
       float* cp = c + r * ldc + v * W;
-      store(cp, scaled(acc[r][v], alpha, beta, cp));
+      store(cp, scaled(acc[r][v], alpha, beta, cp, bias ? bias + v * W : nullptr));
     }
 }
 
 // `rows` (<= R) rows: the tile of that height.
 template <int R, int V>
 void gemm_nn_rows(int rows, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                  int64_t ldb, float beta, float* c, int64_t ldc) {
+                  int64_t ldb, float beta, float* c, int64_t ldc, const float* bias,
+                  bool prefetch_c) {
   if (rows == R)
-    gemm_nn_tile<R, V>(k, alpha, a, lda, b, ldb, beta, c, ldc);
+    gemm_nn_tile<R, V>(k, alpha, a, lda, b, ldb, beta, c, ldc, bias, prefetch_c);
   else if constexpr (R > 1)
-    gemm_nn_rows<R - 1, V>(rows, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    gemm_nn_rows<R - 1, V>(rows, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, prefetch_c);
 }
 
 // C (m x n) = alpha A (m x k) B (k x n) + beta C, columns [j0, j1).
@@ -66,34 +77,40 @@ void gemm_nn_rows(int rows, int64_t k, float alpha, const float* a, int64_t lda,
 // and the others read the panel (32 x 1024 x 256 on an Emerald Rapids core:
 // 152 -> 128 us with B in L2; the LSTM LM's training step 1.07x).
 void gemm_nn_small_m(int64_t m, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                     int64_t ldb, float beta, float* c, int64_t ldc, int64_t j0, int64_t j1) {
+                     int64_t ldb, float beta, float* c, int64_t ldc, int64_t j0, int64_t j1,
+                     const float* bias) {
   // Three eighths of the registers hold C, the rest B's vectors and A's broadcasts.
   constexpr int R = kRegs * 3 / 8;
   constexpr int64_t kPanelRows = 1024;
   const bool copy = m > R && k <= kPanelRows;
   alignas(64) float panel[kPanelRows * 2 * W];
+  const auto bias_at = [&](int64_t j) { return bias ? bias + j : nullptr; };
+  const bool prefetch_c = m > 64;
   int64_t j = j0;
   for (; j + 2 * W <= j1; j += 2 * W) {
     const float* strip = b + j;
     int64_t strip_ld = ldb, i = 0;
     if (copy) {
-      gemm_nn_tile<R, 2, true>(k, alpha, a, lda, strip, ldb, beta, c + j, ldc, panel);
+      gemm_nn_tile<R, 2, true>(k, alpha, a, lda, strip, ldb, beta, c + j, ldc, bias_at(j),
+                               prefetch_c, panel);
       strip = panel, strip_ld = 2 * W, i = R;
     }
     for (; i < m; i += R)
       gemm_nn_rows<R, 2>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha, a + i * lda, lda,
-                         strip, strip_ld, beta, c + i * ldc + j, ldc);
+                         strip, strip_ld, beta, c + i * ldc + j, ldc, bias_at(j), prefetch_c);
   }
   for (; j + W <= j1; j += W)
     for (int64_t i = 0; i < m; i += R)
       gemm_nn_rows<R, 1>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha, a + i * lda, lda,
-                         b + j, ldb, beta, c + i * ldc + j, ldc);
+                         b + j, ldb, beta, c + i * ldc + j, ldc, bias_at(j), prefetch_c);
   for (; j < j1; ++j)
     for (int64_t i = 0; i < m; ++i) {
       float s = 0.0f;
       for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[p * ldb + j];
       float* cp = c + i * ldc + j;
-      *cp = beta == 0.0f ? alpha * s : alpha * s + beta * *cp;
+      float y = alpha * s;
+      if (bias) y += bias[j];
+      *cp = beta == 0.0f ? y : y + beta * *cp;
     }
 }
 
@@ -117,7 +134,7 @@ float lane_sum(V v) {
 // then the last k % W terms.
 template <int RA, int RB>
 void gemm_nt_tile(int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
-                  float beta, float* c, int64_t ldc) {
+                  float beta, float* c, int64_t ldc, const float* bias) {
   vec acc[RA][RB];
   for (int r = 0; r < RA; ++r)
     for (int q = 0; q < RB; ++q) acc[r][q] = vec{};
@@ -140,25 +157,31 @@ void gemm_nt_tile(int64_t k, float alpha, const float* a, int64_t lda, const flo
       float s = lane_sum<W>(acc[r][q]);
       for (int64_t p = kv; p < k; ++p) s += a[r * lda + p] * b[q * ldb + p];
       float* cp = c + r * ldc + q;
-      *cp = beta == 0.0f ? alpha * s : alpha * s + beta * *cp;
+      float y = alpha * s;
+      if (bias) y += bias[q];
+      *cp = beta == 0.0f ? y : y + beta * *cp;
     }
 }
 
 // C (m x n) = alpha A (m x k) B^T + beta C, B (n x k), columns [j0, j1).
 void gemm_nt_small_m(int64_t m, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                     int64_t ldb, float beta, float* c, int64_t ldc, int64_t j0, int64_t j1) {
+                     int64_t ldb, float beta, float* c, int64_t ldc, int64_t j0, int64_t j1,
+                     const float* bias) {
   // RA x 4 accumulators, RA of A's vectors and one of B's in flight.
   constexpr int RA = kRegs / 8, RB = 4;
+  const auto bias_at = [&](int64_t j) { return bias ? bias + j : nullptr; };
   int64_t j = j0;
   for (; j + RB <= j1; j += RB) {
     int64_t i = 0;
     for (; i + RA <= m; i += RA)
-      gemm_nt_tile<RA, RB>(k, alpha, a + i * lda, lda, b + j * ldb, ldb, beta, c + i * ldc + j,
-                           ldc);
+      gemm_nt_tile<RA, RB>(k, alpha, a + i * lda, lda, b + j * ldb, ldb, beta, c + i * ldc + j, ldc,
+                           bias_at(j));
     for (; i < m; ++i)
-      gemm_nt_tile<1, RB>(k, alpha, a + i * lda, lda, b + j * ldb, ldb, beta, c + i * ldc + j, ldc);
+      gemm_nt_tile<1, RB>(k, alpha, a + i * lda, lda, b + j * ldb, ldb, beta, c + i * ldc + j, ldc,
+                          bias_at(j));
   }
   for (; j < j1; ++j)
     for (int64_t i = 0; i < m; ++i)
-      gemm_nt_tile<1, 1>(k, alpha, a + i * lda, lda, b + j * ldb, ldb, beta, c + i * ldc + j, ldc);
+      gemm_nt_tile<1, 1>(k, alpha, a + i * lda, lda, b + j * ldb, ldb, beta, c + i * ldc + j, ldc,
+                         bias_at(j));
 }
