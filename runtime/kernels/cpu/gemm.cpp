@@ -107,18 +107,20 @@ static bool few_rows(bool ta, int64_t m, int64_t n, int64_t k) {
 }
 
 // The same kernel for more rows, nn, where each strip of B fits its panel
-// (K <= 1,024) and C is at most 2M floats: an LSTM's input projection (2,048
-// x 1,024, K 64) and d(input) against its kernel's transposed copy (2,048 x
-// 64, K 1,024), a Dense layer's forward at 2,048 rows. On a Zen 4 core, beta
-// 0, 1 thread: 1.05-1.29x OpenBLAS' products over rows 256-2,048, columns
-// 64-1,024, K 64-512 (AVX-512; AVX2 1.00-1.22x), no need to zero C first,
-// and a bias added as C is written; OpenBLAS is faster where C is larger
-// (8,192 x 512: 0.8-0.9x). x86 only: on POWER, OpenBLAS' kernels are not
-// measured against it.
+// (K <= 1,024) and C is at most 512 Ki floats: an LSTM's d(input) against
+// its kernel's transposed copy (2,048 x 64, K 1,024), a Dense layer's or
+// attention's projection at 2,048 rows (x 96, x 128). On a Zen 4 core, 1
+// thread, C not in cache: 1.2x OpenBLAS at 2,048 x 64 x 1,024, 1.18x at
+// 2,048 x 96 x 256 (the bias added as C is written, where OpenBLAS needs it
+// written first). Larger C stays with OpenBLAS: the LSTM's input projection
+// (2,048 x 1,024, K 64) was no faster in the step, and 2,048 x 512 (the
+// transformer's MLP) was no faster on an Emerald Rapids core in the strip
+// order this kernel had then (kept on OpenBLAS until measured there again).
+// x86 only: on POWER, OpenBLAS' kernels are not measured against it.
 static bool streams_b(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
   const Isa isa = cpu_kernels().isa;
   return !ta && !tb && (isa == Isa::avx2 || isa == Isa::avx512) && n >= 64 && k >= 64 &&
-         k <= 1024 && m * n <= (int64_t{1} << 20);
+         k <= 1024 && m * n <= (int64_t{1} << 19);
 }
 
 // A C of few rows is split by columns in blocks of 32 (whole vectors for
