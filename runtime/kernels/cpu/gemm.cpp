@@ -127,8 +127,9 @@ static bool streams_b(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
 // every variant), each part copying its strips of B once. A C of more rows
 // is computed in blocks of at most 192 rows, all columns each, so that C is
 // written a block of rows at a time: by whole strips of 32 columns over all
-// 2,048 rows it went to memory in 128-byte pieces a page apart (an LSTM's
-// input projection, 8 MiB: 0.9 ms slower than OpenBLAS in the step).
+// 2,048 rows it went to memory in 128-byte pieces a page apart (measured on
+// an LSTM's input projection, 8 MiB: 0.9 ms slower than OpenBLAS in the
+// step, where blocks of rows and C's prefetch made it even).
 static void gemm_in_place(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                           int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                           int64_t ldc, int threads, const float* bias) {
@@ -164,7 +165,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const 
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads,
           const float* bias) {
   if (m == 0 || n == 0) return;
-  if (few_rows(ta, m, n, k) || streams_b(ta, tb, m, n, k)) {
+  if (gemm_adds_bias(ta, tb, m, n, k)) {  // drun's own kernel
     gemm_in_place(tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads, bias);
     return;
   }
