@@ -326,11 +326,12 @@ TEST(BackendHarness, MatmulEveryTransposeAndScaling) {
 
 COVERS(Op::affine);
 TEST(BackendHarness, AffineAddsTheBiasToEveryRow) {
-  // Odd sizes; the shape of an LSTM's input projection, smaller (the CPU's
-  // own GEMM adds the bias as it writes); one row.
+  // Odd sizes; a Dense layer's forward at 300 rows (the CPU's own GEMM adds
+  // the bias as it writes C); one row.
   const std::array<int64_t, 3> cases[] = {{37, 23, 41}, {300, 128, 64}, {1, 10, 64}};
   int seed = 150;
-  for (const auto [rows, in, cols] : cases) {
+  for (const auto& shape : cases) {
+    const int64_t rows = shape[0], in = shape[1], cols = shape[2];
     Rng rng(static_cast<uint64_t>(++seed));
     std::ostringstream label;
     label << "affine " << rows << "x" << in << " * " << in << "x" << cols;
