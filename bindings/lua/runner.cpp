@@ -165,4 +165,12 @@ int run_script(train::Context& ctx, const std::string& script,
   return 0;
 }
 
+const char* interpreter() {
+#ifdef LUAJIT_VERSION  // LuaJIT's lua.hpp includes luajit.h
+  return LUAJIT_VERSION;
+#else
+  return "PUC " LUA_RELEASE;
+#endif
+}
+
 }  // namespace drun::lua

@@ -21,4 +21,9 @@ inline constexpr int kUsageExitCode = 2;
 int run_script(train::Context& ctx, const std::string& script,
                const std::vector<std::string>& args);
 
+// The Lua this binding was compiled against ("LuaJIT 2.1..." or "PUC Lua
+// 5.1.5"), for drun --version: the executables share one command line and
+// differ in the binding they link.
+const char* interpreter();
+
 }  // namespace drun::lua

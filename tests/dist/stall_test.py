@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""The stall inspector, drun --stall-timeout 10 on 2 workers:
+"""The stall inspector, drun --stall-timeout 5 on 2 workers:
 
   sigstop      a worker stopped with SIGSTOP mid-training is named (rank,
                role, host, step, what it was doing, which exchange the other
                waits in) and the job ends non-zero with no rank left, within
-               30 s: the 10 s timeout, the inspector's 1 s beat, and slack for
+               25 s: the 5 s timeout, the inspector's 1 s beat, and slack for
                a busy machine to end the job.
-  evaluation   the chief evaluates for 30 s while the other worker waits for
+  evaluation   the chief evaluates for 15 s while the other worker waits for
                it (tests/dist/long_evaluation.lua): no stall is reported and
                the job completes. The worker's own heartbeat must show it
                waited longer than the timeout, so the case tests something.
@@ -26,8 +26,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 from testlib import alive, check, descendants, name, summary, temp_dir, wait_for  # noqa: E402
 
-STALL_TIMEOUT = 10
-WITHIN = 30  # seconds from SIGSTOP to the job's end
+STALL_TIMEOUT = 5
+WITHIN = 25  # seconds from SIGSTOP to the job's end
+EVALUATION = 3 * STALL_TIMEOUT  # seconds the chief evaluates while the other waits
 
 
 def case_sigstop(drun, root, tmp):
@@ -83,7 +84,7 @@ def case_sigstop(drun, root, tmp):
 def case_evaluation(drun, root, tmp):
     env = dict(os.environ, TMPDIR=tmp)  # where the heartbeats go without a model_dir
     cmd = [drun, "-q", "-np", "2", "--stall-timeout", str(STALL_TIMEOUT),
-           os.path.join(root, "tests/dist/long_evaluation.lua"), "--seconds", "30"]
+           os.path.join(root, "tests/dist/long_evaluation.lua"), "--seconds", str(EVALUATION)]
     job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                            start_new_session=True)
     longest = [0.0]
@@ -109,8 +110,8 @@ def case_evaluation(drun, root, tmp):
     watcher.join(timeout=5)
     evaluated = " ".join(re.findall(r"evaluated for \d+ s", out))
     ok = check(job.returncode == 0 and "done" in out and "stall" not in err,
-               f"a 30 s evaluation raises no stall and the job completes (exit {job.returncode}; "
-               f"{evaluated})")
+               f"a {EVALUATION} s evaluation raises no stall and the job completes "
+               f"(exit {job.returncode}; {evaluated})")
     if not ok:
         print(err[-3000:])
     check(longest[0] > STALL_TIMEOUT, f"meanwhile the other worker waited {longest[0]:.0f} s, longer "

@@ -15,9 +15,6 @@
 #ifndef DRUN_VERSION
 #define DRUN_VERSION "unknown"
 #endif
-#ifndef DRUN_LUA_TEXT
-#define DRUN_LUA_TEXT "unknown"
-#endif
 
 namespace drun::cli {
 
@@ -186,7 +183,8 @@ void add_options(CLI::App& app, Request& req) {
       "  help [NAME]          the layers, strategies... drun has; NAME's options\n\n"
       "script.lua --help lists the script's own options.");
   app.set_version_flag("--version", [] {
-    return "drun " DRUN_VERSION "\n" + kernels::platform_text() + "lua: " DRUN_LUA_TEXT "\n";
+    return "drun " DRUN_VERSION "\n" + kernels::platform_text() + "lua: " + lua::interpreter() +
+           "\n";
   });
   for (const auto& o : options()) {
     std::visit(
