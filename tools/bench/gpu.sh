@@ -4,9 +4,9 @@
 #   tools/bench/gpu.sh [--repeats 3] [--steps 200] [--warmup 20] [--run-timeout 300]
 #                      [--compile 0|1] [--torch-variants fp32,channels_last,amp_bf16,amp_fp16]
 #                      [--drun-variants fp32,fp32_no_graphs,mixed_float16,mixed_bfloat16]
-#                      [--models seed_cnn,resnet20,resnet56(,resnet56_b1024)]
+#                      [--models seed_cnn,resnet20,resnet56(,resnet56_b1024,lstm_lm,transformer_lm)]
 #
-# Models (SGD with momentum):
+# Models (SGD with momentum, but for the language models):
 #   seed_cnn  the seed CNN (Conv2D 32 3x3 relu, MaxPool 2, Flatten, Dense 64
 #             relu, Dense 10), SGD lr 0.01 momentum 0.9, batch 256, Fashion-MNIST
 #             (Debian's dataset-fashion-mnist in /usr/share/datasets/fashion-mnist).
@@ -16,6 +16,9 @@
 #             images in the CIFAR-10 binary format, written once by
 #             tests/data/make_cifar10.py, as tools/bench/resnet20.sh does);
 #             PyTorch draws its own random pool.
+#   lstm_lm, transformer_lm  the character language models of tools/bench/char_lm_*
+#             (models/lstm_lm.lua, models/transformer_lm.lua), Adam lr 1e-3,
+#             batch 32 windows of 64 random tokens; "img/s" is sequences/s.
 # drun:    $DRUN (default build/drun) --device cuda tools/bench/SCRIPT_bench.lua
 #          --batch-size B --steps S --warmup W [--dir D --n N] [--precision P]: fp32
 #          is full float32 with each step launched as a CUDA graph (drun's
@@ -146,16 +149,20 @@ fi
 read -r -a MODELS <<<"${MODEL_LIST//,/ }"
 # resnet56_b1024: ResNet-56 at batch 1024, where arithmetic rather than
 # launches bounds the step (where mixed precision should pay); not run by default.
-declare -A BATCH=([seed_cnn]=256 [resnet20]=128 [resnet56]=128 [resnet56_b1024]=1024)
+declare -A BATCH=([seed_cnn]=256 [resnet20]=128 [resnet56]=128 [resnet56_b1024]=1024 [lstm_lm]=32 [transformer_lm]=32)
 declare -A TITLE=([seed_cnn]="Seed CNN, Fashion-MNIST" [resnet20]="ResNet-20 (option B), random 32×32×3"
                   [resnet56]="ResNet-56 (option B), random 32×32×3"
-                  [resnet56_b1024]="ResNet-56 (option B), random 32×32×3")
+                  [resnet56_b1024]="ResNet-56 (option B), random 32×32×3"
+                  [lstm_lm]="LSTM character LM, 64 steps" [transformer_lm]="Transformer character LM, 64 steps")
 declare -A DRUN_EXTRA=([seed_cnn]="" [resnet20]="--dir $CIFAR_DIR --n 3" [resnet56]="--dir $CIFAR_DIR --n 9"
-                       [resnet56_b1024]="--dir $CIFAR_DIR --n 9")
-declare -A TORCH_EXTRA=([seed_cnn]="" [resnet20]="--n 3" [resnet56]="--n 9" [resnet56_b1024]="--n 9")
-declare -A SCRIPT=([seed_cnn]=seed_cnn [resnet20]=resnet20 [resnet56]=resnet20 [resnet56_b1024]=resnet20)
+                       [resnet56_b1024]="--dir $CIFAR_DIR --n 9" [lstm_lm]="--model lstm"
+                       [transformer_lm]="--model transformer")
+declare -A TORCH_EXTRA=([seed_cnn]="" [resnet20]="--n 3" [resnet56]="--n 9" [resnet56_b1024]="--n 9"
+                        [lstm_lm]="--model lstm" [transformer_lm]="--model transformer")
+declare -A SCRIPT=([seed_cnn]=seed_cnn [resnet20]=resnet20 [resnet56]=resnet20 [resnet56_b1024]=resnet20
+                   [lstm_lm]=char_lm [transformer_lm]=char_lm)
 for m in "${MODELS[@]}"; do
-  [[ -n "${BATCH[$m]:-}" ]] || { echo "error: --models: unknown '$m' (seed_cnn, resnet20, resnet56, resnet56_b1024)" >&2; exit 2; }
+  [[ -n "${BATCH[$m]:-}" ]] || { echo "error: --models: unknown '$m' (seed_cnn, resnet20, resnet56, resnet56_b1024, lstm_lm, transformer_lm)" >&2; exit 2; }
 done
 
 RAW="$OUTDIR/gpu.jsonl"

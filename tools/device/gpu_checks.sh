@@ -10,6 +10,8 @@
 #   4. tools/bench/gpu.sh: drun (fp32, mixed_float16, mixed_bfloat16) vs PyTorch on
 #      this GPU (seed CNN b256, ResNet-20 and -56 b128; PyTorch fp32 NCHW and
 #      channels_last, AMP bf16 and fp16, torch.compile),
+#   4b. the two character language models (issue 41), drun fp32 with and
+#      without CUDA graphs against PyTorch eager fp32 (gpu_lm.md),
 #   5. where the GPU time of a ResNet-20 step goes, drun and PyTorch, in float32
 #      and in bfloat16 (drun's mixed_bfloat16, PyTorch AMP): Nsight Compute's
 #      per-kernel summary (gpu_profile.log, gpu_profile_mixed.log; ncu works on
@@ -26,7 +28,8 @@
 # cut off at its time limit still brings back what it did (the device tool
 # brings back at most 8 files).
 #   device run: bash tools/device/gpu_checks.sh [--cpu | --cpu-only] [--no-gpu-tests] [--no-bench]
-#               [--no-gpu-profile] [--no-cpu-bench] [--no-cpu-profile] [--compile]   (carry: [".device"])
+#               [--no-lm-bench] [--no-gpu-profile] [--no-cpu-bench] [--no-cpu-cnn] [--no-cpu-profile]
+#               [--compile]   (carry: [".device"])
 # Time on a lent machine (2026-11-27, an H100 that started in 30 s): 1-4 took
 # 225 s; 5 (four Nsight Compute runs) is not yet timed; the CPU part took
 # about 6 minutes (cpu.sh 300 s, cpu_threads.sh 45 s) before the language
@@ -34,15 +37,17 @@
 # expected), so it runs as a second call (--cpu-only) within the 30 s the
 # machine stays warm.
 set -uo pipefail
-gpu_tests=1 bench=1 gpu_profile=1 cpu_bench=0 cpu_profile=0 compile=0
+gpu_tests=1 bench=1 lm_bench=1 gpu_profile=1 cpu_bench=0 cpu_cnn=1 cpu_profile=0 compile=0
 for a in "$@"; do
   case "$a" in
     --cpu) cpu_bench=1 cpu_profile=1 ;;
-    --cpu-only) gpu_tests=0 bench=0 gpu_profile=0 cpu_bench=1 cpu_profile=1 ;;
+    --cpu-only) gpu_tests=0 bench=0 lm_bench=0 gpu_profile=0 cpu_bench=1 cpu_profile=1 ;;
     --no-gpu-tests) gpu_tests=0 ;;
     --no-bench) bench=0 ;;
+    --no-lm-bench) lm_bench=0 ;;
     --no-gpu-profile) gpu_profile=0 ;;
     --no-cpu-bench) cpu_bench=0 ;;
+    --no-cpu-cnn) cpu_cnn=0 ;;
     --no-cpu-profile) cpu_profile=0 ;;
     --compile) compile=1 ;;
     *) echo "gpu_checks.sh: unknown option $a" >&2; exit 2 ;;
@@ -97,6 +102,13 @@ if ((bench)); then
   cp build/bench/gpu.md "$out/gpu_b1024.md"; cp build/bench/gpu.jsonl "$out/gpu_b1024.jsonl" 2>/dev/null
   snapshot
 fi
+if ((lm_bench)); then
+  mkdir -p build/bench
+  step bench_lm env DRUN="$bin/drun" bash tools/bench/gpu.sh --models lstm_lm,transformer_lm --repeats 3 \
+    --steps 100 --warmup 10 --run-timeout 90 --compile 0 --torch-variants fp32 --drun-variants fp32,fp32_no_graphs
+  cp build/bench/gpu.md "$out/gpu_lm.md"; cp build/bench/gpu.jsonl "$out/gpu_lm.jsonl" 2>/dev/null
+  snapshot
+fi
 if ((gpu_profile)); then
   ncu="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
   gpu_profile() {
@@ -133,11 +145,13 @@ if ((gpu_profile)); then
   }
   step gpu_profile_mixed gpu_profile_mixed
 fi
-if ((cpu_bench)); then
+if ((cpu_bench && cpu_cnn)); then
   step cpu_bench env DRUN="$bin/drun" TORCH2_PY=/opt/torch/.venv/bin/python DEBIAN_TORCH=0 \
     bash tools/bench/cpu.sh --threads "1 16" --repeats 3 --short --models "seed_cnn seed_cnn256 resnet20"
   cp build/bench/cpu.md build/bench/cpu.jsonl "$out/" 2>/dev/null
   snapshot
+fi
+if ((cpu_bench)); then
   step cpu_bench_lm env DRUN="$bin/drun" TORCH2_PY=/opt/torch/.venv/bin/python DEBIAN_TORCH=0 \
     bash tools/bench/cpu.sh --threads "1 2" --repeats 3 --short --models "lstm_lm transformer_lm"
   cp build/bench/cpu.md "$out/cpu_lm.md" 2>/dev/null
