@@ -15,7 +15,9 @@
 local drun = require 'drun'
 
 local opt = drun.args{model = 'lstm', steps = 40, warmup = 4, batch_size = 32, seed = 1,
-                     pool = 2560}  -- windows of random tokens to draw batches from
+                     pool = 2560,  -- windows of random tokens to draw batches from
+                     precision = 'float32',  -- or mixed_float16, mixed_bfloat16 (a GPU's)
+                     cuda_graphs = true}  -- --cuda-graphs=false: a GPU's steps kernel by kernel
 if opt.model ~= 'lstm' and opt.model ~= 'transformer' then
   require('drun.util').usage_error("--model: expected 'lstm' or 'transformer', got '" .. opt.model .. "'")
 end
@@ -40,7 +42,8 @@ assert(windows:info().vocabulary_size == VOCABULARY, 'the random text has 96 dis
 local build = require(opt.model == 'lstm' and 'lstm_lm' or 'transformer_lm')
 local model = build{vocabulary = VOCABULARY, steps = STEPS, seed = opt.seed}
 model:compile{optimizer = drun.optim.Adam{learning_rate = 1e-3},
-              loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true}}
+              loss = drun.losses.SparseCategoricalCrossentropy{from_logits = true},
+              precision = opt.precision, cuda_graphs = opt.cuda_graphs}
 
 -- Enough passes over the pool for warm-up and timed steps.
 local size = windows:size()
@@ -59,7 +62,7 @@ local function json_string(s)
   return '"' .. tostring(s):gsub('[%c"\\]', function(c) return string.format('\\u%04x', c:byte()) end) .. '"'
 end
 local ctx = drun.context()
-print(string.format('{"framework": "drun", "model": "%s_lm", "threads": %d, "batch": %d, "steps": %d, '
+print(string.format('{"framework": "drun", "model": "%s_lm", "precision": "' .. opt.precision .. '", "threads": %d, "batch": %d, "steps": %d, '
                     .. '"images_per_sec": %.1f, "step_ms": %.4f, "final_loss": %.4f, "params": %d, '
                     .. '"graph_steps": %d, "device": %s, "gpu_name": %s}',
                     opt.model, ctx.threads, opt.batch_size, opt.steps, r.train.images_per_sec,

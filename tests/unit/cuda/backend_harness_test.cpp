@@ -352,62 +352,67 @@ TEST(BackendHarness, AffineAddsTheBiasToEveryRow) {
 
 COVERS(Op::batched_matmul);
 TEST(BackendHarness, BatchedMatmulReadsHeadsInPlace) {
-  // Attention's products (nn/multi_head_attention.cpp) on batch 2, query
-  // length 5, key length 7, 3 heads of 4: each head read in place from a
-  // (batch, time, heads * dim) projection or a (batch, heads, t, s) score.
-  const int64_t B = 2, T = 5, S = 7, H = 3, D = 4;
-  const MatrixLayout q{H * D, T * H * D, D}, k{H * D, S * H * D, D}, scores{S, H * T * S, T * S};
-  struct Case {
-    const char* name;
-    BatchedGemm g;
-    Shape a, b, y;
-    float beta;
-  };
-  const Case cases[] = {
-      {"scores = Q K^T",
-       {false, true, T, S, D, B, H, q, k, scores},
-       {B, T, H * D},
-       {B, S, H * D},
-       {B, H, T, S},
-       0.0f},
-      {"context = P V",
-       {false, false, T, D, S, B, H, scores, k, q},
-       {B, H, T, S},
-       {B, S, H * D},
-       {B, T, H * D},
-       0.0f},
-      {"dK = dS^T Q",
-       {true, false, S, D, T, B, H, scores, q, k},
-       {B, H, T, S},
-       {B, T, H * D},
-       {B, S, H * D},
-       0.0f},
-      {"dV = P^T dC, accumulating",
-       {true, false, S, D, T, B, H, scores, q, k},
-       {B, H, T, S},
-       {B, T, H * D},
-       {B, S, H * D},
-       0.5f},
-      {"a grid of its own, both transposed",
-       {true, true, 3, 6, 4, 2, 2, {3, 40, 12}, {4, 50, 24}, {6, 40, 18}},
-       {2, 80},
-       {2, 100},
-       {2, 80},
-       0.0f},
-  };
-  int seed = 250;
-  for (const Case& c : cases) {
-    Rng rng(static_cast<uint64_t>(++seed));
-    const Both a = both(uniform(rng, c.a)), b = both(uniform(rng, c.b));
-    Tensor y0 = uniform(rng, c.y);
-    if (c.beta == 0.0f) y0.fill(std::numeric_limits<float>::quiet_NaN());  // not read
-    Both y = both(y0);
-    on_both([&](const Exec& ex) {
-      batched_matmul(ex, c.g, 0.75f, a.on(ex), b.on(ex), c.beta, y.on(ex));
-    });
-    const std::string label = std::string("batched_matmul ") + c.name;
-    // Elements outside every matrix keep y's values (NaN matches NaN).
-    EXPECT_TRUE(matches(label + ": y", y, kSum));
+  // Attention's products (nn/multi_head_attention.cpp) on query length 5,
+  // key length 7, heads of 4: each head read in place from a (batch, time,
+  // heads * dim) projection or a (batch, heads, t, s) score. Batch 2 with 3
+  // heads and batch 5 with 2: the GPU batches along the longer axis.
+  const int64_t T = 5, S = 7, D = 4;
+  for (const auto& grid : {std::pair<int64_t, int64_t>{2, 3}, {5, 2}}) {
+    const int64_t B = grid.first, H = grid.second;
+    const MatrixLayout q{H * D, T * H * D, D}, k{H * D, S * H * D, D}, scores{S, H * T * S, T * S};
+    struct Case {
+      const char* name;
+      BatchedGemm g;
+      Shape a, b, y;
+      float beta;
+    };
+    const Case cases[] = {
+        {"scores = Q K^T",
+         {false, true, T, S, D, B, H, q, k, scores},
+         {B, T, H * D},
+         {B, S, H * D},
+         {B, H, T, S},
+         0.0f},
+        {"context = P V",
+         {false, false, T, D, S, B, H, scores, k, q},
+         {B, H, T, S},
+         {B, S, H * D},
+         {B, T, H * D},
+         0.0f},
+        {"dK = dS^T Q",
+         {true, false, S, D, T, B, H, scores, q, k},
+         {B, H, T, S},
+         {B, T, H * D},
+         {B, S, H * D},
+         0.0f},
+        {"dV = P^T dC, accumulating",
+         {true, false, S, D, T, B, H, scores, q, k},
+         {B, H, T, S},
+         {B, T, H * D},
+         {B, S, H * D},
+         0.5f},
+        {"a grid of its own, both transposed",
+         {true, true, 3, 6, 4, 2, 2, {3, 40, 12}, {4, 50, 24}, {6, 40, 18}},
+         {2, 80},
+         {2, 100},
+         {2, 80},
+         0.0f},
+    };
+    int seed = 250;
+    for (const Case& c : cases) {
+      Rng rng(static_cast<uint64_t>(++seed));
+      const Both a = both(uniform(rng, c.a)), b = both(uniform(rng, c.b));
+      Tensor y0 = uniform(rng, c.y);
+      if (c.beta == 0.0f) y0.fill(std::numeric_limits<float>::quiet_NaN());  // not read
+      Both y = both(y0);
+      on_both([&](const Exec& ex) {
+        batched_matmul(ex, c.g, 0.75f, a.on(ex), b.on(ex), c.beta, y.on(ex));
+      });
+      const std::string label = std::string("batched_matmul ") + c.name + ", batch " +
+                                std::to_string(B) + ", heads " + std::to_string(H);
+      // Elements outside every matrix keep y's values (NaN matches NaN).
+      EXPECT_TRUE(matches(label + ": y", y, kSum));
+    }
   }
 }
 
@@ -1325,8 +1330,10 @@ TEST(BackendHarness, BatchNormTrainInferBackward) {
 
 COVERS(Op::layer_norm_forward, Op::layer_norm_backward);
 TEST(BackendHarness, LayerNormForwardAndBackward) {
-  // Rows of one, a few and more than a warp's columns, ranks 2 to 4.
-  const Shape shapes[] = {Shape{64, 8}, Shape{3, 5, 33}, Shape{2, 2, 3, 100}, Shape{7, 1}};
+  // Rows of one, a few and more than a warp's columns, ranks 2 to 4; and
+  // enough rows (1,000) for the GPU's parameter gradients to sum in chunks.
+  const Shape shapes[] = {Shape{64, 8}, Shape{3, 5, 33}, Shape{2, 2, 3, 100}, Shape{7, 1},
+                          Shape{8, 125, 40}};
   const float eps = 1e-3f;
   int seed = 1400;
   for (const Shape& s : shapes)

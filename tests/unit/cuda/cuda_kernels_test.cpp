@@ -408,12 +408,16 @@ TEST(CudaKernels, OptimizerUpdatesMatchTheCpu) {
   const auto w0 = random(un, 17), a0 = random(un, 18, 1.f, 2.f), b0 = random(un, 19, -0.1f, 0.1f),
              c0 = random(un, 20, 0.f, 0.01f), d0 = random(un, 21);
   const std::vector<std::vector<float>> grads{random(un, 22), random(un, 23), random(un, 24)};
-  // Runs `step` at rate `lr` (read from memory on each side) on host copies
-  // (CPU) and device copies (GPU) of w and four slots, then compares all five.
+  // Runs `step` at rate `lr` (the step's values, read from memory on each
+  // side) on host copies (CPU) and device copies (GPU) of w and four slots,
+  // then compares all five.
   const auto run = [&](const char* what, float lr, const auto& step) {
     std::vector<std::vector<float>> h{w0, a0, b0, c0, d0};
     DeviceVector dw(pool, w0), da(pool, a0), db(pool, b0), dc(pool, c0), dd(pool, d0);
-    const std::vector<float> rate{lr};
+    std::vector<float> rate(kStepValues, 0.f);
+    rate[kRate] = lr;
+    rate[kLearningRate] = lr;
+    rate[kGradFactor] = 1.f;
     DeviceVector drate(pool, rate);
     for (const auto& g : grads) {
       DeviceVector dg(pool, g);
