@@ -33,9 +33,10 @@
 # Time on a lent machine (2026-11-27, an H100 that started in 30 s): 1-4 took
 # 225 s; 5 (four Nsight Compute runs) is not yet timed; the CPU part took
 # about 6 minutes (cpu.sh 300 s, cpu_threads.sh 45 s) before the language
-# models were added (not yet timed on a lent machine; about 2-3 minutes
-# expected), so it runs as a second call (--cpu-only) within the 30 s the
-# machine stays warm.
+# models were added, so it runs as a second call (--cpu-only) within the 30 s
+# the machine stays warm. 2026-11-30, an H200: 1-3 took 13 s, 4b 100 s, the
+# language models on its CPU (6, second half) 136 s; a start took 35 s once
+# and about 4 minutes (one failed start) another time.
 set -uo pipefail
 gpu_tests=1 bench=1 lm_bench=1 gpu_profile=1 cpu_bench=0 cpu_cnn=1 cpu_profile=0 compile=0
 for a in "$@"; do
