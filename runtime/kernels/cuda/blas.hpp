@@ -27,7 +27,8 @@ class Blas {
             const void* b, DType type, float beta, float* c);
 
   // y_ij = alpha op(a_ij) op(b_ij) + beta y_ij for the grid of g (kernels/types.hpp),
-  // float32: one strided-batched call over the heads per example.
+  // float32: strided-batched calls along the longer of batch and heads, one per
+  // row of the shorter.
   void gemm_batched(const BatchedGemm& g, float alpha, const float* a, const float* b, float beta,
                     float* y);
 
