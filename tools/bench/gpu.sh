@@ -162,7 +162,7 @@ declare -A TORCH_EXTRA=([seed_cnn]="" [resnet20]="--n 3" [resnet56]="--n 9" [res
 declare -A SCRIPT=([seed_cnn]=seed_cnn [resnet20]=resnet20 [resnet56]=resnet20 [resnet56_b1024]=resnet20
                    [lstm_lm]=char_lm [transformer_lm]=char_lm)
 for m in "${MODELS[@]}"; do
-  [[ -n "${BATCH[$m]:-}" ]] || { echo "error: --models: unknown '$m' (seed_cnn, resnet20, resnet56, resnet56_b1024, lstm_lm, transformer_lm)" >&2; exit 2; }
+  [[ -n "${BATCH[$m]:-}" ]] || { echo "error: --models: unknown '$m' (known: $(printf '%s\n' "${!BATCH[@]}" | sort | paste -sd ' '))" >&2; exit 2; }
 done
 
 RAW="$OUTDIR/gpu.jsonl"

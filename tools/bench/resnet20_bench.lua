@@ -33,16 +33,12 @@ end
 if opt.warmup > 0 then model:fit{x = input(opt.warmup), epochs = 1} end
 local r = model:fit{x = input(opt.steps), epochs = 1}
 
--- A JSON string literal (the GPU's name is the only free text here).
-local function json_string(s)
-  if s == nil then return 'null' end
-  return '"' .. tostring(s):gsub('[%c"\\]', function(c) return string.format('\\u%04x', c:byte()) end) .. '"'
-end
+local json_string = require('bench_json').string
 local ctx = drun.context()
-print(string.format('{"framework": "drun", "model": "resnet%d", "precision": "' .. opt.precision .. '", "threads": %d, "batch": %d, "steps": %d, '
+print(string.format('{"framework": "drun", "model": "resnet%d", "precision": %s, "threads": %d, "batch": %d, "steps": %d, '
                     .. '"images_per_sec": %.1f, "step_ms": %.4f, "final_loss": %.4f, "params": %d, '
                     .. '"graph_steps": %d, "device": %s, "gpu_name": %s}',
-                    6 * opt.n + 2, ctx.threads, opt.batch_size, opt.steps,
+                    6 * opt.n + 2, json_string(opt.precision), ctx.threads, opt.batch_size, opt.steps,
                     r.train.images_per_sec,
                     r.train.images_per_sec > 0 and 1000 * opt.batch_size / r.train.images_per_sec or 0,
                     r.train.loss, model:count_params(), r.cuda_graphs and r.cuda_graphs.graph_steps or 0,

@@ -38,16 +38,12 @@ if opt.warmup > 0 then model:fit{x = train:take(opt.warmup), epochs = 1, strateg
 local r = model:fit{x = train:take(opt.steps), epochs = 1, strategy = strategy}
 if not r.train then return end  -- a parameter server: it trains nothing, reports nothing
 
--- A JSON string literal (the GPU's name is the only free text here).
-local function json_string(s)
-  if s == nil then return 'null' end
-  return '"' .. tostring(s):gsub('[%c"\\]', function(c) return string.format('\\u%04x', c:byte()) end) .. '"'
-end
+local json_string = require('bench_json').string
 -- images/s counts every worker's images; a step is one batch on each.
 local step_ms = r.train.images_per_sec > 0
   and 1000 * opt.batch_size * (r.workers or 1) / r.train.images_per_sec or 0
-print(string.format('{"framework": "drun", "precision": "' .. opt.precision .. '", "threads": %d, "batch": %d, "steps": %d, "images_per_sec": %.1f, '
+print(string.format('{"framework": "drun", "precision": %s, "threads": %d, "batch": %d, "steps": %d, "images_per_sec": %.1f, '
                     .. '"step_ms": %.4f, "final_loss": %.4f, "graph_steps": %d, "device": %s, "gpu_name": %s}',
-                    ctx.threads, opt.batch_size, opt.steps, r.train.images_per_sec,
+                    json_string(opt.precision), ctx.threads, opt.batch_size, opt.steps, r.train.images_per_sec,
                     step_ms, r.train.loss, r.cuda_graphs and r.cuda_graphs.graph_steps or 0,
                     json_string(ctx.device or 'cpu'), json_string(ctx.gpu_name)))

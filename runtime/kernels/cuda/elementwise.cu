@@ -45,14 +45,13 @@ __global__ void bias_add_kernel(float* y, const float* b, int64_t rows, int64_t 
   for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] += b[i % cols];
 }
 
-// column_sums runs blocks of kColTile x kRowGroups threads: the lanes of a
-// warp read consecutive columns of one row (coalesced), the row groups of a
-// block split its chunk of rows and meet in shared memory. Each chunk of rows
-// writes one partial row; a second pass adds the chunks' partials in order,
-// so the result does not depend on scheduling. Both loops are unrolled, so
-// that a thread has several loads in flight (the sums keep their order).
-constexpr int kColTile = 32;
-constexpr int kRowGroups = 8;
+// column_sums runs blocks of kColTile x kRowGroups threads (launch.cuh's
+// column_chunks): the lanes of a warp read consecutive columns of one row
+// (coalesced), the row groups of a block split its chunk of rows and meet in
+// shared memory. Each chunk of rows writes one partial row; a second pass
+// adds the chunks' partials in order, so the result does not depend on
+// scheduling. Both loops are unrolled, so that a thread has several loads in
+// flight (the sums keep their order).
 
 __global__ void column_partials_kernel(const float* x, int64_t rows, int64_t cols,
                                        int64_t rows_per_chunk, float* partial) {
@@ -135,22 +134,16 @@ void bias_add(float* y, const float* b, int64_t rows, int64_t cols) {
 
 void column_sums(const float* x, int64_t rows, int64_t cols, float* s) {
   if (cols <= 0) return;
-  const int64_t tiles = (cols + kColTile - 1) / kColTile;
-  // Enough chunks of at least 256 rows to give the GPU about 512 blocks.
-  const int64_t chunks =
-      std::clamp<int64_t>((rows + 255) / 256, 1, std::max<int64_t>(1, 512 / tiles));
-  const int64_t per_chunk = (rows + chunks - 1) / chunks;
-  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks));
-  const dim3 block(kColTile, kRowGroups);
-  if (chunks == 1) {
-    column_partials_kernel<<<grid, block>>>(x, rows, cols, per_chunk, s);
+  const ColumnChunks g = column_chunks(rows, cols, 256);
+  if (g.chunks == 1) {
+    column_partials_kernel<<<g.grid(), g.block()>>>(x, rows, cols, g.rows_per_chunk, s);
     check_launch("column_sums");
     return;
   }
-  Scratch partial(static_cast<size_t>(chunks * cols) * sizeof(float));
-  column_partials_kernel<<<grid, block>>>(x, rows, cols, per_chunk, partial.f32());
+  Scratch partial(static_cast<size_t>(g.chunks * cols) * sizeof(float));
+  column_partials_kernel<<<g.grid(), g.block()>>>(x, rows, cols, g.rows_per_chunk, partial.f32());
   check_launch("column_sums");
-  sum_partials_kernel<<<blocks_for(cols), kThreads>>>(partial.f32(), chunks, cols, s);
+  sum_partials_kernel<<<blocks_for(cols), kThreads>>>(partial.f32(), g.chunks, cols, s);
   check_launch("column_sums");
 }
 

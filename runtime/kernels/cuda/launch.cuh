@@ -27,6 +27,26 @@ inline int blocks_for(int64_t n, int64_t max_blocks = kMaxGridBlocks) {
   return static_cast<int>(b < max_blocks ? (b > 0 ? b : 1) : max_blocks);
 }
 
+// Column sums over rows in chunks (elementwise.cu's column_sums, the layer
+// norm's parameter gradients): blocks of kColTile columns by kRowGroups row
+// groups that meet in shared memory, a grid of column tiles by chunks of rows;
+// each chunk writes one partial row, which a second pass adds in order.
+inline constexpr int kColTile = 32;
+inline constexpr int kRowGroups = 8;
+struct ColumnChunks {
+  int64_t tiles, chunks, rows_per_chunk;
+  dim3 grid() const { return dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)); }
+  static dim3 block() { return dim3(kColTile, kRowGroups); }
+};
+// Chunks of at least min_rows rows, about 512 blocks in all.
+inline ColumnChunks column_chunks(int64_t rows, int64_t cols, int64_t min_rows) {
+  const int64_t tiles = (cols + kColTile - 1) / kColTile;
+  int64_t chunks = (rows + min_rows - 1) / min_rows;
+  const int64_t most = 512 / tiles > 1 ? 512 / tiles : 1;
+  chunks = chunks < 1 ? 1 : (chunks > most ? most : chunks);
+  return {tiles, chunks, (rows + chunks - 1) / chunks};
+}
+
 // Throws std::runtime_error naming what failed.
 inline void check(cudaError_t rc, const char* what) {
   if (rc != cudaSuccess)

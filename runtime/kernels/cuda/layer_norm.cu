@@ -10,8 +10,6 @@
 // transformer's step.
 #include <cuda_runtime.h>
 
-#include <algorithm>
-
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/layer_norm.hpp"
@@ -86,9 +84,6 @@ __global__ void backward_input_kernel(const float* __restrict__ x, const float* 
   }
 }
 
-constexpr int kColTile = 32;
-constexpr int kRowGroups = 8;
-
 // Block (kColTile, kRowGroups), grid (column tiles, chunks): chunk y's sums
 // of dgamma's and dbeta's terms to partial[y * c + j] and partial[(chunks + y) * c + j].
 __global__ void param_partials_kernel(const float* __restrict__ x, const float* __restrict__ dy,
@@ -161,17 +156,13 @@ void layer_norm_param_grads(const float* x, const float* dy, int64_t rows, int64
               "layer_norm_backward (no rows)");
     return;
   }
-  const int64_t tiles = (c + kColTile - 1) / kColTile;
-  // Chunks of at least 64 rows, about 512 blocks in all (as column_sums).
-  const int64_t chunks =
-      std::clamp<int64_t>((rows + 63) / 64, 1, std::max<int64_t>(1, 512 / tiles));
-  const int64_t per_chunk = (rows + chunks - 1) / chunks;
-  Scratch partial(static_cast<size_t>(2 * chunks * c) * sizeof(float));
-  param_partials_kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)),
-                          dim3(kColTile, kRowGroups)>>>(x, dy, rows, c, per_chunk, mean, inv_std,
-                                                        partial.f32());
+  // Chunks of 64 rows or more: a transformer's 2,048 rows of 128 make 128 blocks.
+  const ColumnChunks g = column_chunks(rows, c, 64);
+  Scratch partial(static_cast<size_t>(2 * g.chunks * c) * sizeof(float));
+  param_partials_kernel<<<g.grid(), g.block()>>>(x, dy, rows, c, g.rows_per_chunk, mean, inv_std,
+                                                 partial.f32());
   check_launch("layer_norm_backward (dgamma, dbeta)");
-  param_sums_kernel<<<blocks_for(c), kThreads>>>(partial.f32(), chunks, c, dgamma, dbeta);
+  param_sums_kernel<<<blocks_for(c), kThreads>>>(partial.f32(), g.chunks, c, dgamma, dbeta);
   check_launch("layer_norm_backward (dgamma, dbeta)");
 }
 
