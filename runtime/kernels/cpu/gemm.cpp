@@ -157,6 +157,29 @@ static void gemm_in_place(bool tb, int64_t m, int64_t n, int64_t k, float alpha,
   });
 }
 
+// An nt product drun's nn kernel would compute (streams_b) with a B of up to
+// 64 Ki floats (a layer's weights: dX = dY W^T of a Dense layer's or
+// attention's projection): B transposed into a copy on the stack, then nn. On
+// a Zen 4 core, B not in cache, 1 thread: 2,048 x 128 with K 512, 2.90 ->
+// 2.55 ms; K 128, 0.76 -> 0.69 ms (the copy included).
+constexpr int64_t kMaxTransposedB = int64_t{1} << 16;
+
+static bool transposes_b(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+  return !ta && tb && n * k <= kMaxTransposedB && streams_b(false, false, m, n, k);
+}
+
+static void gemm_nt_as_nn(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                          const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+                          int threads) {
+  alignas(64) float bt[kMaxTransposedB];
+  constexpr int64_t kTile = 8;  // blocks whose lines of b and of bt stay in L1
+  for (int64_t j0 = 0; j0 < n; j0 += kTile)
+    for (int64_t p0 = 0; p0 < k; p0 += kTile)
+      for (int64_t j = j0; j < std::min(n, j0 + kTile); ++j)
+        for (int64_t p = p0; p < std::min(k, p0 + kTile); ++p) bt[p * n + j] = b[j * ldb + p];
+  gemm_in_place(false, m, n, k, alpha, a, lda, bt, n, beta, c, ldc, threads, nullptr);
+}
+
 bool gemm_adds_bias(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
   return few_rows(ta, m, n, k) || streams_b(ta, tb, m, n, k);
 }
@@ -170,6 +193,10 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const 
     return;
   }
   if (bias) throw std::logic_error("gemm: a bias only where gemm_adds_bias (gemm.hpp)");
+  if (transposes_b(ta, tb, m, n, k)) {
+    gemm_nt_as_nn(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
+    return;
+  }
   if (const KSplit split = k_split(m, n, k); split.pieces > 1) {
     gemm_k_pieces(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads, split);
     return;

@@ -415,6 +415,36 @@ void on_cpu::strided_copy(const Exec& ex, const CopyGeometry& g, const Tensor& x
     });
     return;
   }
+  // One summed dimension over runs of consecutive floats (a position
+  // embedding's table gradient: 32 examples' (64, 128) summed): each piece
+  // of a run summed a whole row of x at a time into a buffer, so the loads
+  // stream and vectorise where copy_source walks x down a column per element
+  // (0.70 -> 0.07 ms there on a Zen 4 core). Each element still adds its
+  // terms in order from 0, as copy_source does.
+  if (g.sum_rank == 1 && xs == 1 && ys == 1) {
+    constexpr int64_t kPiece = 512;
+    const int64_t pieces = (inner + kPiece - 1) / kPiece, runs = total / inner;
+    const int64_t terms = g.sum_size[0], term_stride = g.sum_stride[0];
+    by_rows(ex, runs * pieces, kPiece * terms, [&](int64_t first, int64_t count) {
+      alignas(64) float s[kPiece];
+      for (int64_t i = first; i < first + count; ++i) {
+        const int64_t r = i / pieces, at = i % pieces * kPiece;
+        const int64_t len = std::min(kPiece, inner - at);
+        const CopyPlace p = copy_place(g, r * inner + at);
+        std::fill(s, s + len, 0.0f);
+        for (int64_t a = 0; a < terms; ++a) {
+          const float* src = xp + p.x + a * term_stride;
+          for (int64_t j = 0; j < len; ++j) s[j] += src[j];
+        }
+        float* dst = yp + p.y;
+        if (beta == 0.0f)
+          std::copy(s, s + len, dst);
+        else
+          for (int64_t j = 0; j < len; ++j) dst[j] = beta * dst[j] + s[j];
+      }
+    });
+    return;
+  }
   // A transpose (y's rows read down x's columns; the LSTM's R^T each
   // backward, 1 MiB): tiles of 8 x 8, so that the lines of x and of y a tile
   // touches stay in the cache until it is done (16 rows 4 KiB apart share one

@@ -53,7 +53,8 @@ TEST(Gemm, AllTransposesThreadsAndBeta) {
   // 1500: a larger C from fewer pieces, each in blocks of rows (the last short).
   // 32 x 1024 x 256 and 32 x 256 x 1024: an LSTM step's product and its
   // gradient (few rows: B read in place); 9 x 141 x 37: the same path with
-  // rows, columns and K no multiple of a block or vector.
+  // rows, columns and K no multiple of a block or vector. 200 x 150 x 300 nt
+  // goes through B's transposed copy to drun's nn kernel (x86).
   for (Shape s : {Shape{200, 150, 300}, Shape{7, 300, 5}, Shape{300, 3, 17}, Shape{1, 1, 1},
                   Shape{64, 72, 1200}, Shape{40, 24, 3000}, Shape{100, 96, 1500},
                   Shape{32, 1024, 256}, Shape{32, 256, 1024}, Shape{9, 141, 37}}) {
@@ -125,7 +126,8 @@ TEST(Gemm, PiecesOfKGiveTheSameBitsOnAnyThreadCount) {
 
 // So does a C of few rows (an RNN step's), split by columns over threads,
 // and an nn product of more rows that drun's own kernel computes (an LSTM's
-// input projection's shape, smaller), split by rows too, with a bias.
+// input projection's shape, smaller), split by rows too, with a bias, and
+// the same shapes nt, through B's transposed copy where B is small (x86).
 TEST(Gemm, InPlaceGemmGivesTheSameBitsOnAnyThreadCount) {
   Rng rng(3);
   for (const auto [m, n, k] : {std::array<int64_t, 3>{32, 1024, 256},
@@ -1108,6 +1110,41 @@ TEST(StridedCopy, ConsecutiveRunsAndTransposesMatchTheElements) {
       for (int64_t i = 0; i < c.y_size; ++i)
         worst = std::max(worst, std::fabs(y.f32()[i] - want[static_cast<size_t>(i)]));
       EXPECT_LE(worst, 1e-6f);
+    }
+}
+
+// strided_copy's shortcut for one summed dimension over consecutive floats
+// (a position embedding's table gradient): rows longer than its pieces and
+// no multiple of them, y's rows apart, against each element's terms added in
+// order from 0 — bit for bit where beta is 0 — on 1 and 3 threads.
+TEST(StridedCopy, SummedRunsAddEachElementsTermsInOrder) {
+  const int64_t terms = 5, rows = 3, cols = 1100, y_stride = cols + 7;
+  const int64_t term_stride = rows * cols + 11;
+  CopyGeometry g{.rank = 2, .size = {rows, cols}, .x_stride = {cols, 1}, .y_stride = {y_stride, 1}};
+  g.x_offset = 2;
+  g.sum_rank = 1;
+  g.sum_size[0] = terms;
+  g.sum_stride[0] = term_stride;
+  Rng rng(23);
+  for (float beta : {0.0f, 0.5f})
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE("beta " + std::to_string(beta) + " on " + std::to_string(threads) + " threads");
+      Tensor x(Shape{2 + terms * term_stride}), y(Shape{rows * y_stride});
+      for (int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = rng.uniform(-0.5f, 0.5f);
+      for (int64_t i = 0; i < y.numel(); ++i) y.f32()[i] = rng.uniform();
+      std::vector<float> want(y.f32(), y.f32() + y.numel());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j) {
+          float s = 0.0f;
+          for (int64_t a = 0; a < terms; ++a) s += x.f32()[2 + a * term_stride + r * cols + j];
+          float& w = want[static_cast<size_t>(r * y_stride + j)];
+          w = beta == 0.0f ? s : beta * w + s;
+        }
+      kernels::strided_copy(Exec{Device::cpu, threads}, g, x, beta, y);
+      float worst = 0.0f;  // a fused multiply-add may round beta y + s once
+      for (int64_t i = 0; i < y.numel(); ++i)
+        worst = std::max(worst, std::fabs(y.f32()[i] - want[static_cast<size_t>(i)]));
+      EXPECT_LE(worst, beta == 0.0f ? 0.0f : 1e-6f);
     }
 }
 
