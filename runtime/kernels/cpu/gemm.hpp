@@ -8,7 +8,8 @@
 // count; a grid block's may (OpenBLAS picks its kernels by shape). A C of at
 // most 64 rows (an RNN step's), and an nn product of more rows whose K is
 // at most 1,024 (gemm.cpp, streams_b), is drun's own kernel, split by
-// columns and rows: the same bits on any thread count too.
+// columns and rows: the same bits on any thread count too. So is such a
+// product nt whose B has at most 64 Ki floats, through B's transposed copy.
 #pragma once
 #include <cstdint>
 
