@@ -20,7 +20,8 @@
 #   6. tools/bench/cpu.sh on the node's CPU: drun vs the machine's
 #      PyTorch 2.x at 1 and 16 threads, seed CNN at batch 64 and 256, ResNet-20;
 #      and the two character language models at 1 and 2 threads (issue 41's
-#      check, on a host quieter than the 2-vCPU development machines: cpu_lm.md);
+#      check, on a host quieter than the 2-vCPU development machines: cpu_lm.md)
+#      and the transformer's matrix products against PyTorch's (gemm_shapes.md);
 #   7. where drun's CPU time goes on this node (tools/device/cpu_threads.sh:
 #      timelines at 1 and 16 threads, the AVX2 path, runtime settings).
 # The benchmark tables (gpu.md, gpu_b1024.md, cpu.md, cpu_threads.md) and every
@@ -157,6 +158,11 @@ if ((cpu_bench)); then
     bash tools/bench/cpu.sh --threads "1 2" --repeats 3 --short --models "lstm_lm transformer_lm"
   cp build/bench/cpu.md "$out/cpu_lm.md" 2>/dev/null
   cp build/bench/cpu.jsonl "$out/cpu_lm.jsonl" 2>/dev/null
+  # The transformer's matrix products, drun's against PyTorch's (MKL on
+  # Intel): where its step wins or loses on this CPU.
+  step gemm_shapes env GEMM_SHAPES="$bin/gemm_shapes" TORCH2_PY=/opt/torch/.venv/bin/python \
+    bash tools/bench/gemm_shapes.sh --threads "1 2" --repeats 3
+  cp build/bench/gemm_shapes.md "$out/" 2>/dev/null
   snapshot
 fi
 if ((cpu_profile)); then

@@ -4,7 +4,8 @@
 # Python, but not drun's Debian libraries, and reaches no package archive:
 #   .device/bundle.tar.xz  build/drun with its CUDA backend module (libdrun_cuda.so,
 #                          which drun loads from beside itself), the GPU test programs,
-#                          conv_bench (tools/device/cpu_threads.sh), and the shared
+#                          conv_bench (tools/device/cpu_threads.sh), gemm_shapes
+#                          (tools/bench/gemm_shapes.sh), and the shared
 #                          libraries they load (ldd) except the C library's
 #                          and CUDA's own (cuBLAS, cuDNN, NCCL: the machine's)
 #   .device/fashion-mnist  the data set the GPU training test reads
@@ -17,7 +18,7 @@ cd "$root"
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 programs=(build/drun build/libdrun_cuda.so build/tests/unit/cuda/test_cuda_kernels build/tests/unit/cuda/test_backend_harness
           build/tests/unit/cuda/test_step_graphs build/tests/resume/compare_checkpoints build/tests/dist/nccl_allreduce
-          build/tools/bench/conv_bench)
+          build/tools/bench/conv_bench build/tools/bench/gemm_shapes)
 for p in "${programs[@]}"; do
   [[ -x "$p" ]] || { echo "pack: $p is missing; build with CUDA first (ninja -C build)" >&2; exit 1; }
 done
