@@ -98,6 +98,10 @@ struct CpuKernels {
   void (*gemm_nt_small_m)(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
                           const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
                           int64_t j0, int64_t j1, const float* bias);
+  // The same nn kernel with A stored transposed (k x m): x^T dy; no bias.
+  void (*gemm_tn_small_m)(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
+                          const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+                          int64_t j0, int64_t j1, const float* bias);
   // The exact GELU over n values (isa/gelu_impl.hpp): y = x Phi(x), and
   // dx = dy (Phi(x) + x phi(x)); y may be x, dx may be dy.
   void (*gelu_forward)(const float* x, float* y, int64_t n);

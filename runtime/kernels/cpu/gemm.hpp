@@ -9,7 +9,8 @@
 // most 64 rows (an RNN step's), and an nn product of more rows whose K is
 // at most 1,024 (gemm.cpp, streams_b), is drun's own kernel, split by
 // columns and rows: the same bits on any thread count too. So is such a
-// product nt whose B has at most 64 Ki floats, through B's transposed copy.
+// product nt whose B has at most 64 Ki floats, through B's transposed copy,
+// and a tn product (a weight gradient) with K from 256 to 2,048.
 #pragma once
 #include <cstdint>
 

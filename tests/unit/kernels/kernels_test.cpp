@@ -127,7 +127,8 @@ TEST(Gemm, PiecesOfKGiveTheSameBitsOnAnyThreadCount) {
 // So does a C of few rows (an RNN step's), split by columns over threads,
 // and an nn product of more rows that drun's own kernel computes (an LSTM's
 // input projection's shape, smaller), split by rows too, with a bias, and
-// the same shapes nt, through B's transposed copy where B is small (x86).
+// the same shapes nt, through B's transposed copy where B is small (x86);
+// and tn products (x86: the same kernel, A read transposed).
 TEST(Gemm, InPlaceGemmGivesTheSameBitsOnAnyThreadCount) {
   Rng rng(3);
   for (const auto [m, n, k] : {std::array<int64_t, 3>{32, 1024, 256},
@@ -163,7 +164,19 @@ TEST(Gemm, InPlaceGemmGivesTheSameBitsOnAnyThreadCount) {
               << m << " x " << n << " x " << k << " tb=" << tb << " bias=" << with_bias << " on "
               << threads << " threads";
         }
-      }
+      }  // A weight gradient's x^T dy (tn), split by columns: K longer and shorter
+  // than the kernel's panel of B (2,048 rows).
+  for (const auto [m, n, k] : {std::array<int64_t, 3>{100, 96, 700}, {40, 70, 2100}}) {
+    const auto a = random_vec(k * m, rng), b = random_vec(k * n, rng);
+    std::vector<float> one(static_cast<size_t>(m * n));
+    gemm(true, false, m, n, k, 1.0f, a.data(), m, b.data(), n, 0.0f, one.data(), n, 1);
+    for (int threads : {2, 3, 16}) {
+      std::vector<float> c(static_cast<size_t>(m * n));
+      gemm(true, false, m, n, k, 1.0f, a.data(), m, b.data(), n, 0.0f, c.data(), n, threads);
+      EXPECT_EQ(0, std::memcmp(c.data(), one.data(), sizeof(float) * c.size()))
+          << m << " x " << n << " x " << k << " tn on " << threads << " threads";
+    }
+  }
 }
 
 // ---------------------------------------------------------------- Conv2D

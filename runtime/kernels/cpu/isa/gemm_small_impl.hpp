@@ -24,7 +24,10 @@ inline vec scaled(vec acc, float alpha, float beta, const float* c, const float*
 // in cache overlap the products instead of stalling the stores at the end;
 // and the bias is added. Without it, the recurrent steps' tiles as they
 // were (3 % faster at 32 x 1024 x 256 than with both, on a Zen 4 core).
-template <int R, int V, bool kLarge, bool kCopy = false>
+// kTransA: A stored transposed (k x m, lda its row stride), A's element
+// (r, p) at a[p lda + r]: a weight gradient x^T dy, the broadcasts of a step
+// then consecutive floats of one row of x.
+template <int R, int V, bool kLarge, bool kTransA, bool kCopy = false>
 void gemm_nn_tile(int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
                   float beta, float* c, int64_t ldc, const float* bias, float* panel = nullptr) {
   vec acc[R][V];
@@ -47,7 +50,7 @@ void gemm_nn_tile(int64_t k, float alpha, const float* a, int64_t lda, const flo
     }
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const float av = a[r * lda + p];
+      const float av = kTransA ? a[p * lda + r] : a[r * lda + p];
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v) acc[r][v] += av * bv[v];
     }
@@ -60,13 +63,13 @@ void gemm_nn_tile(int64_t k, float alpha, const float* a, int64_t lda, const flo
 }
 
 // `rows` (<= R) rows: the tile of that height.
-template <int R, int V, bool kLarge>
+template <int R, int V, bool kLarge, bool kTransA>
 void gemm_nn_rows(int rows, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
                   int64_t ldb, float beta, float* c, int64_t ldc, const float* bias) {
   if (rows == R)
-    gemm_nn_tile<R, V, kLarge>(k, alpha, a, lda, b, ldb, beta, c, ldc, bias);
+    gemm_nn_tile<R, V, kLarge, kTransA>(k, alpha, a, lda, b, ldb, beta, c, ldc, bias);
   else if constexpr (R > 1)
-    gemm_nn_rows<R - 1, V, kLarge>(rows, k, alpha, a, lda, b, ldb, beta, c, ldc, bias);
+    gemm_nn_rows<R - 1, V, kLarge, kTransA>(rows, k, alpha, a, lda, b, ldb, beta, c, ldc, bias);
 }
 
 // C (m x n) = alpha A (m x k) B (k x n) + bias + beta C, columns [j0, j1).
@@ -75,40 +78,45 @@ void gemm_nn_rows(int rows, int64_t k, float alpha, const float* a, int64_t lda,
 // before the next rows' tile reads it again: the first tile of each strip
 // copies it into a contiguous panel on the stack, prefetching B's rows ahead,
 // and the others read the panel (32 x 1024 x 256 on an Emerald Rapids core:
-// 152 -> 128 us with B in L2; the LSTM LM's training step 1.07x).
-template <bool kLarge>
+// 152 -> 128 us with B in L2; the LSTM LM's training step 1.07x). The panel
+// holds 2,048 rows: a weight gradient's K (x^T dy over a batch of 32 x 64
+// steps; read in place, an LSTM's 1,024 columns 4 KiB apart, it ran at 70
+// GFLOP/s on a Zen 4 core, 104 through the panel).
+template <bool kLarge, bool kTransA = false>
 void gemm_nn_strips(int64_t m, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
                     int64_t ldb, float beta, float* c, int64_t ldc, int64_t j0, int64_t j1,
                     const float* bias) {
   // Three eighths of the registers hold C, the rest B's vectors and A's broadcasts.
   constexpr int R = kRegs * 3 / 8;
-  constexpr int64_t kPanelRows = 1024;
+  constexpr int64_t kPanelRows = 2048;
   const bool copy = m > R && k <= kPanelRows;
   alignas(64) float panel[kPanelRows * 2 * W];
   const auto bias_at = [&](int64_t j) { return bias ? bias + j : nullptr; };
+  const auto row_of_a = [&](int64_t i) { return kTransA ? a + i : a + i * lda; };
   int64_t j = j0;
   for (; j + 2 * W <= j1; j += 2 * W) {
     const float* strip = b + j;
     int64_t strip_ld = ldb, i = 0;
     if (copy) {
-      gemm_nn_tile<R, 2, kLarge, true>(k, alpha, a, lda, strip, ldb, beta, c + j, ldc, bias_at(j),
-                                       panel);
+      gemm_nn_tile<R, 2, kLarge, kTransA, true>(k, alpha, a, lda, strip, ldb, beta, c + j, ldc,
+                                                bias_at(j), panel);
       strip = panel, strip_ld = 2 * W, i = R;
     }
     for (; i < m; i += R)
-      gemm_nn_rows<R, 2, kLarge>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha,
-                                 a + i * lda, lda, strip, strip_ld, beta, c + i * ldc + j, ldc,
-                                 bias_at(j));
+      gemm_nn_rows<R, 2, kLarge, kTransA>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha,
+                                          row_of_a(i), lda, strip, strip_ld, beta, c + i * ldc + j,
+                                          ldc, bias_at(j));
   }
   for (; j + W <= j1; j += W)
     for (int64_t i = 0; i < m; i += R)
-      gemm_nn_rows<R, 1, kLarge>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha,
-                                 a + i * lda, lda, b + j, ldb, beta, c + i * ldc + j, ldc,
-                                 bias_at(j));
+      gemm_nn_rows<R, 1, kLarge, kTransA>(static_cast<int>(std::min<int64_t>(R, m - i)), k, alpha,
+                                          row_of_a(i), lda, b + j, ldb, beta, c + i * ldc + j, ldc,
+                                          bias_at(j));
   for (; j < j1; ++j)
     for (int64_t i = 0; i < m; ++i) {
       float s = 0.0f;
-      for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[p * ldb + j];
+      for (int64_t p = 0; p < k; ++p)
+        s += (kTransA ? a[p * lda + i] : a[i * lda + p]) * b[p * ldb + j];
       float* cp = c + i * ldc + j;
       float y = alpha * s;
       if (bias) y += bias[j];
@@ -123,6 +131,15 @@ void gemm_nn_small_m(int64_t m, int64_t k, float alpha, const float* a, int64_t 
     gemm_nn_strips<true>(m, k, alpha, a, lda, b, ldb, beta, c, ldc, j0, j1, bias);
   else
     gemm_nn_strips<false>(m, k, alpha, a, lda, b, ldb, beta, c, ldc, j0, j1, nullptr);
+}
+
+// C (m x n) = alpha A B + beta C with A stored transposed (k x m): a
+// weight gradient x^T dy over a batch's rows, each element summed over K in
+// order whatever the columns' split.
+void gemm_tn_small_m(int64_t m, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float beta, float* c, int64_t ldc, int64_t j0, int64_t j1,
+                     const float*) {
+  gemm_nn_strips<true, true>(m, k, alpha, a, lda, b, ldb, beta, c, ldc, j0, j1, nullptr);
 }
 
 // The sum of v's lanes, halves added pairwise (a shuffle and an add per halving
