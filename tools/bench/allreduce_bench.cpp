@@ -47,6 +47,7 @@
 #include "common/seed_cnn.hpp"
 #include "distributed/all_reduce.hpp"
 #include "distributed/comm.hpp"
+#include "median.hpp"
 #include "nn/model.hpp"
 
 using namespace drun;
@@ -54,15 +55,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+using drun::bench::median;
+
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // A set of "layers", each a contiguous run of Params, in forward order.

@@ -24,8 +24,11 @@
 #include "kernels/cpu/conv2d_implicit.hpp"
 #include "kernels/cpu/conv2d_winograd.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "median.hpp"
 
 namespace {
+
+using drun::bench::median;
 
 using drun::kernels::ConvGeometry;
 namespace cpu = drun::kernels::cpu;
@@ -53,12 +56,6 @@ double seconds(const std::function<void(float*)>& f, float* ws) {
 
 bool listed(const std::string& list, const char* name) {
   return ("," + list + ",").find(std::string(",") + name + ",") != std::string::npos;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

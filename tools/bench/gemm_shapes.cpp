@@ -21,13 +21,15 @@
 
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/ops.hpp"
+#include "median.hpp"
 #include "tensor/tensor.hpp"
 
 namespace {
 
+using drun::Device;
 using drun::Shape;
 using drun::Tensor;
-using drun::Device;
+using drun::bench::median;
 using drun::kernels::Exec;
 
 struct Product {
@@ -56,8 +58,8 @@ std::vector<Product> read_list(const std::string& path, const std::string& model
     std::istringstream fields(line);
     Product p;
     fields >> p.model >> p.name >> p.count >> p.kind >> p.m >> p.n >> p.k;
-    const bool known = p.kind == "forward" || p.kind == "input_grad" ||
-                       p.kind == "weight_grad" || p.kind == "product";
+    const bool known = p.kind == "forward" || p.kind == "input_grad" || p.kind == "weight_grad" ||
+                       p.kind == "product";
     if (!fields || !known || p.count < 1 || p.m < 1 || p.n < 1 || p.k < 1) {
       std::fprintf(stderr, "error: %s:%d: expected 'model product count kind m n k': %s\n",
                    path.c_str(), number, line.c_str());
@@ -72,12 +74,6 @@ void fill(Tensor& t, int salt) {
   float* v = t.f32();
   for (int64_t i = 0; i < t.numel(); ++i)
     v[i] = static_cast<float>((i * 7 + salt) % 101) / 101.0f - 0.5f;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
