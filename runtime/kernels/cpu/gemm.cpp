@@ -128,30 +128,38 @@ static int team_for(int64_t m, int64_t n, int64_t k, int threads) {
   return 2.0 * m * n * k < 4e6 ? 1 : threads;
 }
 
+// drun's kernel's parts: blocks of 32 columns (whole vectors for every
+// variant) and shares of rows in whole tiles of 12 (AVX-512's; two of AVX2's).
+constexpr int64_t kColumnBlock = 32, kRowTile = 12;
+
+static int64_t row_share(int64_t m, int64_t parts) {
+  return ((m + parts - 1) / parts + kRowTile - 1) / kRowTile * kRowTile;
+}
+
 // x^T dy (A stored k x m) on a grid of blocks of 32 columns and, where they
 // are fewer than twice the threads, shares of rows (whole tiles of 12): each
 // element is summed over all of K on one thread whatever the grid.
 static void gemm_tn_in_place(int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                              int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                              int64_t ldc, int team) {
-  constexpr int64_t kBlock = 32, kTile = 12;
   const auto run = cpu_kernels().gemm_tn_small_m;
-  const int64_t col_blocks = (n + kBlock - 1) / kBlock;
+  const int64_t col_blocks = (n + kColumnBlock - 1) / kColumnBlock;
   const int64_t row_parts =
-      team > 1 ? std::min((2 * team + col_blocks - 1) / col_blocks, (m + kTile - 1) / kTile) : 1;
-  const int64_t share = ((m + row_parts - 1) / row_parts + kTile - 1) / kTile * kTile;
+      team > 1 ? std::min((2 * team + col_blocks - 1) / col_blocks, (m + kRowTile - 1) / kRowTile)
+               : 1;
+  const int64_t share = row_share(m, row_parts);
   for_each_range(col_blocks * row_parts, team, [&](int64_t, int64_t first, int64_t last) {
     for (int64_t p = first; p < last; ++p) {
-      const int64_t r0 = p / col_blocks * share, j0 = p % col_blocks * kBlock;
+      const int64_t r0 = p / col_blocks * share, j0 = p % col_blocks * kColumnBlock;
       if (r0 < m)
         run(std::min(share, m - r0), k, alpha, a + r0, lda, b, ldb, beta, c + r0 * ldc, ldc, j0,
-            std::min(n, j0 + kBlock), nullptr);
+            std::min(n, j0 + kColumnBlock), nullptr);
     }
   });
 }
 
-// A C of few rows is split by columns in blocks of 32 (whole vectors for
-// every variant), each part copying its strips of B once. A C of more rows
+// A C of few rows is split by columns in blocks of 32, each part copying
+// its strips of B once. A C of more rows
 // is computed in blocks of at most 192 rows, all columns each, so that C is
 // written a block of rows at a time: by whole strips of 32 columns over all
 // 2,048 rows it went to memory in 128-byte pieces a page apart (measured on
@@ -164,17 +172,16 @@ static void gemm_in_place(bool tb, int64_t m, int64_t n, int64_t k, float alpha,
   const auto run = tb ? kernels.gemm_nt_small_m : kernels.gemm_nn_small_m;
   const int team = team_for(m, n, k, threads);
   if (m <= 64) {
-    constexpr int64_t kBlock = 32;
-    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    const int64_t blocks = (n + kColumnBlock - 1) / kColumnBlock;
     for_each_range(blocks, team, [&](int64_t, int64_t first, int64_t last) {
-      run(m, k, alpha, a, lda, b, ldb, beta, c, ldc, first * kBlock, std::min(n, last * kBlock),
-          bias);
+      run(m, k, alpha, a, lda, b, ldb, beta, c, ldc, first * kColumnBlock,
+          std::min(n, last * kColumnBlock), bias);
     });
     return;
   }
-  // Each thread an equal share of rows, whole tiles of 12 (AVX-512's; two of AVX2's).
-  constexpr int64_t kTile = 12, kBlock = 192;
-  const int64_t share = ((m + team - 1) / team + kTile - 1) / kTile * kTile;
+  // Each thread an equal share of rows, in blocks of at most 192.
+  constexpr int64_t kBlock = 192;
+  const int64_t share = row_share(m, team);
   for_each_range(team, team, [&](int64_t, int64_t first, int64_t last) {
     const int64_t end = std::min(m, last * share);
     for (int64_t r0 = first * share; r0 < end; r0 += kBlock)

@@ -382,6 +382,16 @@ void on_cpu::global_avg_pool_backward(const Exec&, const Tensor& dy, Tensor& dx)
   cpu::global_avg_pool_backward(n, dx.numel() / (n * c), c, dy.f32(), dx.f32());
 }
 
+namespace {
+// dst = src (beta 0) or beta dst + src over len consecutive floats.
+void store_run(const float* src, int64_t len, float beta, float* dst) {
+  if (beta == 0.0f)
+    std::copy(src, src + len, dst);
+  else
+    for (int64_t j = 0; j < len; ++j) dst[j] = beta * dst[j] + src[j];
+}
+}  // namespace
+
 // One place computed per run of the last dimension, which is then walked by
 // its strides: the divisions of copy_place once per row, not per element.
 void on_cpu::strided_copy(const Exec& ex, const CopyGeometry& g, const Tensor& x, float beta,
@@ -405,12 +415,7 @@ void on_cpu::strided_copy(const Exec& ex, const CopyGeometry& g, const Tensor& x
         const CopyPlace p =
             g.rank == 1 ? CopyPlace{g.x_offset + at, g.y_offset + at} : copy_place(g, at);
         const int64_t len = g.rank == 1 ? std::min(piece, inner - at) : inner;
-        const float* src = xp + p.x;
-        float* dst = yp + p.y;
-        if (beta == 0.0f)
-          std::copy(src, src + len, dst);
-        else
-          for (int64_t j = 0; j < len; ++j) dst[j] = beta * dst[j] + src[j];
+        store_run(xp + p.x, len, beta, yp + p.y);
       }
     });
     return;
@@ -436,11 +441,7 @@ void on_cpu::strided_copy(const Exec& ex, const CopyGeometry& g, const Tensor& x
           const float* src = xp + p.x + a * term_stride;
           for (int64_t j = 0; j < len; ++j) s[j] += src[j];
         }
-        float* dst = yp + p.y;
-        if (beta == 0.0f)
-          std::copy(s, s + len, dst);
-        else
-          for (int64_t j = 0; j < len; ++j) dst[j] = beta * dst[j] + s[j];
+        store_run(s, len, beta, yp + p.y);
       }
     });
     return;
