@@ -165,11 +165,21 @@ struct MatrixLayout {
 };
 // For each (i, j): y_ij = alpha op(a_ij) op(b_ij) + beta y_ij, op(a) m x k,
 // op(b) k x n, row-major as matmul.
+//
+// causal: the products of attention under its causal mask, whose scores
+// (t x s) keep in row i their first masked_softmax_kept(true, t, i, s)
+// columns; the scores are y of an nt product (Q K^T, dC V^T: m = t, n = s),
+// a of an nn one (P V, dS K: m = t, k = s) and a, stored t x s, of a tn one
+// (P^T dC, dS^T Q: k = t, m = s). A backend may skip what the mask hides: an
+// nt product's hidden entries of y are either zero or the product, and an
+// nn or tn product's a must be zero where hidden (softmax made it so), so
+// that skipping its terms changes nothing.
 struct BatchedGemm {
   bool trans_a = false, trans_b = false;
   int64_t m = 0, n = 0, k = 0;
   int64_t batch = 1, heads = 1;
   MatrixLayout a{}, b{}, y{};
+  bool causal = false;
 };
 
 // ---------------------------------------------------------------------------

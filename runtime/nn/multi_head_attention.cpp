@@ -145,7 +145,8 @@ class MultiHeadAttention final : public Layer {
     }
     const Tensor& probs = training_ ? dropped_ : p_;
     kernels::batched_matmul(
-        ex_, {false, false, t_, value_dim_, s_, b_, heads_, p_layout(), v_layout(), c_layout()},
+        ex_,
+        {false, false, t_, value_dim_, s_, b_, heads_, p_layout(), v_layout(), c_layout(), causal_},
         1.0f, probs, v_, 0.0f, c_);
     affine_forward(ex_, b_ * t_, hv, units_, c_, weight(kOutput),
                    use_bias_ ? &bias(kOutput) : nullptr, out_);
@@ -168,10 +169,12 @@ class MultiHeadAttention final : public Layer {
     ensure(dp_, p_.shape());
     ensure(dv_, v_.shape());
     kernels::batched_matmul(
-        ex_, {false, true, t_, s_, value_dim_, b_, heads_, c_layout(), v_layout(), p_layout()},
+        ex_,
+        {false, true, t_, s_, value_dim_, b_, heads_, c_layout(), v_layout(), p_layout(), causal_},
         1.0f, dc_, v_, 0.0f, dp_);
     kernels::batched_matmul(
-        ex_, {true, false, s_, value_dim_, t_, b_, heads_, p_layout(), c_layout(), v_layout()},
+        ex_,
+        {true, false, s_, value_dim_, t_, b_, heads_, p_layout(), c_layout(), v_layout(), causal_},
         1.0f, probs, dc_, 0.0f, dv_);
     if (training_) kernels::mul(ex_, dp_, mask_, dp_);
     kernels::masked_softmax_backward(ex_, scale(), p_, dp_, dp_);
@@ -179,11 +182,13 @@ class MultiHeadAttention final : public Layer {
     ensure(dq_, q_.shape());
     ensure(dk_, k_.shape());
     kernels::batched_matmul(
-        ex_, {false, false, t_, key_dim_, s_, b_, heads_, p_layout(), k_layout(), q_layout()}, 1.0f,
-        dp_, k_, 0.0f, dq_);
+        ex_,
+        {false, false, t_, key_dim_, s_, b_, heads_, p_layout(), k_layout(), q_layout(), causal_},
+        1.0f, dp_, k_, 0.0f, dq_);
     kernels::batched_matmul(
-        ex_, {true, false, s_, key_dim_, t_, b_, heads_, p_layout(), q_layout(), k_layout()}, 1.0f,
-        dp_, q_, 0.0f, dk_);
+        ex_,
+        {true, false, s_, key_dim_, t_, b_, heads_, p_layout(), q_layout(), k_layout(), causal_},
+        1.0f, dp_, q_, 0.0f, dk_);
     // The input projections; the value input also takes the key's share
     // where it stands for the key.
     project_backward(query, kQuery, b_ * t_, eq_, hd, dq_);
@@ -231,7 +236,7 @@ class MultiHeadAttention final : public Layer {
   }
   MatrixLayout p_layout() const { return {s_, heads_ * t_ * s_, t_ * s_}; }
   BatchedGemm scores_gemm() const {
-    return {false, true, t_, s_, key_dim_, b_, heads_, q_layout(), k_layout(), p_layout()};
+    return {false, true, t_, s_, key_dim_, b_, heads_, q_layout(), k_layout(), p_layout(), causal_};
   }
 
   // y (rows, cols) = x (rows, in) W + b.

@@ -20,6 +20,13 @@ namespace drun::kernels::cpu {
 
 enum class Isa { baseline, avx2, avx512, vsx };
 
+// Where attention's causal scores (t x s) are in one of its per-head
+// products: C = A B^T with B the keys (scores: m t, n s; n k at most
+// kMaxCausalKeys), A of C = A B (by_scores: m t, k s), or A of C = A^T B,
+// stored t x s (by_scores_transposed: m s, k t).
+enum class CausalPart { scores, by_scores, by_scores_transposed };
+constexpr int64_t kMaxCausalKeys = int64_t{1} << 16;
+
 // One instruction set's variants. Each works on images [n0, n1) of its batch,
 // so the caller splits a batch over threads.
 struct CpuKernels {
@@ -102,6 +109,11 @@ struct CpuKernels {
   void (*gemm_tn_small_m)(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
                           const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
                           int64_t j0, int64_t j1, const float* bias);
+  // One head's product of attention under its causal mask (kernels/types.hpp
+  // BatchedGemm::causal), the nn kernel over what the mask leaves: `part`
+  // says which operand the scores are (isa/gemm_small_impl.hpp).
+  void (*gemm_causal)(CausalPart part, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                      int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
   // The exact GELU over n values (isa/gelu_impl.hpp): y = x Phi(x), and
   // dx = dy (Phi(x) + x phi(x)); y may be x, dx may be dy.
   void (*gelu_forward)(const float* x, float* y, int64_t n);

@@ -14,6 +14,8 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/types.hpp"
+
 namespace drun::kernels::cpu {
 
 // Shapes: op(A) is M x K, op(B) is K x N, C is M x N; lda/ldb/ldc are row
@@ -23,6 +25,12 @@ bool gemm_adds_bias(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k)
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
           int threads = 1, const float* bias = nullptr);
+
+// Matrices [first, last) of a batched GEMM (kernels/types.hpp), each on this
+// thread: under a causal mask drun's kernel skips what the mask hides (x86),
+// otherwise gemm() per matrix.
+void batched_gemm(const BatchedGemm& g, float alpha, const float* a, const float* b, float beta,
+                  float* y, int64_t first, int64_t last);
 
 // Makes OpenBLAS single-threaded: every parallel loop of the runtime, GEMMs
 // included, runs on the runtime's own threads so the two never oversubscribe.

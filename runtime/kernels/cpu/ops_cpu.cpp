@@ -121,12 +121,7 @@ void on_cpu::batched_matmul(const Exec& ex, const BatchedGemm& g, float alpha, c
   const float *ap = a.f32(), *bp = b.f32();
   float* yp = y.f32();
   by_rows(ex, g.batch * g.heads, g.m * g.n * g.k, [&](int64_t first, int64_t count) {
-    for (int64_t p = first; p < first + count; ++p) {
-      const int64_t i = p / g.heads, j = p % g.heads;
-      cpu::gemm(g.trans_a, g.trans_b, g.m, g.n, g.k, alpha, ap + i * g.a.outer + j * g.a.inner,
-                g.a.ld, bp + i * g.b.outer + j * g.b.inner, g.b.ld, beta,
-                yp + i * g.y.outer + j * g.y.inner, g.y.ld);
-    }
+    cpu::batched_gemm(g, alpha, ap, bp, beta, yp, first, first + count);
   });
 }
 

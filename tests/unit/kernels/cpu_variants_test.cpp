@@ -263,6 +263,69 @@ TEST(CpuVariants, InPlaceGemmMatchesReference) {
   }
 }
 
+// Attention's per-head products under a causal mask (row i of the t x s
+// scores keeps min(i + 1, s) columns), each part against the full product
+// in double: C = A B^T's kept entries (its hidden ones zero or the product),
+// and C = P B, C = P^T B over a P that is zero where hidden. Tiles whose rows
+// straddle the diagonal, t below and above s, and keys no query sees.
+TEST(CpuVariants, CausalGemmMatchesTheFullProduct) {
+  struct Case {
+    int64_t t, s, d;
+  };
+  for (const CpuKernels* kernels : supported_cpu_kernels())
+    for (Case cc : {Case{64, 64, 32}, Case{5, 7, 4}, Case{30, 19, 17}, Case{13, 40, 9}}) {
+      SCOPED_TRACE(::testing::Message()
+                   << kernels->name << " t " << cc.t << " s " << cc.s << " d " << cc.d);
+      const int64_t t = cc.t, s = cc.s, d = cc.d, ld = d + 3, lds = s + 1;
+      const auto kept = [&](int64_t i) { return std::min(i + 1, s); };
+      Rng rng(static_cast<uint64_t>(t * 100 + s));
+      const auto q = random_vec(t * ld, rng), keys = random_vec(s * ld, rng);
+      auto p = random_vec(t * lds, rng);
+      for (int64_t i = 0; i < t; ++i)
+        for (int64_t j = kept(i); j < s; ++j) p[i * lds + j] = 0.0f;
+      const auto v = random_vec(std::max(s, t) * ld, rng);
+      for (float beta : {0.0f, 0.5f}) {
+        // scores = Q K^T (t x s).
+        const auto c0 = random_vec(t * lds, rng);
+        std::vector<float> c(c0);
+        if (beta == 0.0f) std::fill(c.begin(), c.end(), std::nanf(""));
+        kernels->gemm_causal(CausalPart::scores, t, s, d, 1.5f, q.data(), ld, keys.data(), ld, beta,
+                             c.data(), lds);
+        for (int64_t i = 0; i < t; ++i)
+          for (int64_t j = 0; j < s; ++j) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < d; ++k)
+              acc += static_cast<double>(q[i * ld + k]) * keys[j * ld + k];
+            const double want = 1.5 * acc + beta * static_cast<double>(c0[i * lds + j]);
+            const float got = c[i * lds + j];
+            if (j >= kept(i) && got == 0.0f) continue;  // hidden, and skipped
+            EXPECT_NEAR(got, want, 1e-5 * (1.0 + std::fabs(want)))
+                << "scores (" << i << ", " << j << ")" << (j >= kept(i) ? ", hidden" : "");
+          }
+        // context = P V (t x d) and dV = P^T dC (s x d).
+        for (CausalPart part : {CausalPart::by_scores, CausalPart::by_scores_transposed}) {
+          const bool tn = part == CausalPart::by_scores_transposed;
+          const int64_t rows = tn ? s : t, inner = tn ? t : s;
+          const auto y0 = random_vec(rows * ld, rng);
+          std::vector<float> y(y0);
+          if (beta == 0.0f)  // not read
+            for (int64_t i = 0; i < rows; ++i) std::fill_n(y.begin() + i * ld, d, std::nanf(""));
+          kernels->gemm_causal(part, rows, d, inner, 1.5f, p.data(), lds, v.data(), ld, beta,
+                               y.data(), ld);
+          std::vector<double> want(y0.begin(), y0.end());
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < d; ++j) {
+              double acc = 0.0;
+              for (int64_t k = 0; k < inner; ++k)
+                acc += static_cast<double>(tn ? p[k * lds + i] : p[i * lds + k]) * v[k * ld + j];
+              want[i * ld + j] = 1.5 * acc + beta * static_cast<double>(y0[i * ld + j]);
+            }
+          expect_close(y, want, 1e-5, tn ? "P^T dC" : "P V");
+        }
+      }
+    }
+}
+
 // float(x)'s distance from the float nearest the exact value, in units in
 // its last place.
 double ulps(float got, double exact) {

@@ -142,6 +142,79 @@ void gemm_tn_small_m(int64_t m, int64_t k, float alpha, const float* a, int64_t 
   gemm_nn_strips<true, true>(m, k, alpha, a, lda, b, ldb, beta, c, ldc, j0, j1, nullptr);
 }
 
+// Lanes of a and b in turn: the low halves' (lo) or the high halves' (hi).
+template <bool kHigh, size_t... I>
+inline vec interleave(vec a, vec b, std::index_sequence<I...>) {
+  constexpr int half = kHigh ? W / 2 : 0;
+  return __builtin_shufflevector(a, b, (I % 2 ? W + half + I / 2 : half + I / 2)...);
+}
+
+// A W x W block transposed in registers: log2(W) rounds of the perfect
+// shuffle, each moving the row index's top bit to the column index's bottom
+// and the column's top bit to the row's bottom (W / 2 pairs of shuffles
+// a round where W * W single floats took a load and a store each).
+inline void transpose_block(vec (&rows)[W]) {
+  for (int round = 1; round < W; round *= 2) {
+    vec next[W];
+    for (int i = 0; i < W / 2; ++i) {
+      next[2 * i] = interleave<false>(rows[i], rows[i + W / 2], std::make_index_sequence<W>{});
+      next[2 * i + 1] = interleave<true>(rows[i], rows[i + W / 2], std::make_index_sequence<W>{});
+    }
+    std::copy(next, next + W, rows);
+  }
+}
+
+// bt (k x n, rows n apart) = B^T, B (n x k) with rows ldb apart: whole W x W
+// blocks in registers, the edges one float at a time.
+void transpose_into(int64_t n, int64_t k, const float* b, int64_t ldb, float* bt) {
+  const int64_t nw = n / W * W, kw = k / W * W;
+  for (int64_t j0 = 0; j0 < nw; j0 += W)
+    for (int64_t p0 = 0; p0 < kw; p0 += W) {
+      vec rows[W];
+      for (int i = 0; i < W; ++i) rows[i] = load(b + (j0 + i) * ldb + p0);
+      transpose_block(rows);
+      for (int i = 0; i < W; ++i) store(bt + (p0 + i) * n + j0, rows[i]);
+    }
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t p = j < nw ? kw : 0; p < k; ++p) bt[p * n + j] = b[j * ldb + p];
+}
+
+// One head's product of attention under its causal mask, row i of the scores
+// keeping its first min(i + 1, s) columns: the nn kernel a tile of R rows at
+// a time, each over the part the mask leaves it. A tile of the scores
+// C = A B^T (B the keys, s x k, transposed first into a copy on the stack)
+// runs up to its last row's kept columns, in whole vectors, and writes zeros
+// past them; a tile of C = P V takes the terms up to its last row's kept
+// key, one of C = P^T dC (a tile of keys) those from its first key's query
+// on. The terms left out are products with zeros, so every element is the
+// full sum's, in the same order (about 40 % fewer products at 64 steps).
+void gemm_causal(CausalPart part, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  constexpr int64_t R = kRegs * 3 / 8;
+  alignas(64) float bt[kMaxCausalKeys];
+  if (part == CausalPart::scores) {
+    transpose_into(n, k, b, ldb, bt);
+    b = bt, ldb = n;
+  }
+  for (int64_t r0 = 0; r0 < m; r0 += R) {
+    const int64_t rows = std::min(R, m - r0), last_kept = r0 + rows;
+    float* ct = c + r0 * ldc;
+    if (part == CausalPart::scores) {
+      const int64_t cols = std::min(n, (last_kept + W - 1) / W * W);
+      gemm_nn_strips<false>(rows, k, alpha, a + r0 * lda, lda, b, ldb, beta, ct, ldc, 0, cols,
+                            nullptr);
+      for (int64_t r = 0; r < rows; ++r) std::fill(ct + r * ldc + cols, ct + r * ldc + n, 0.0f);
+    } else if (part == CausalPart::by_scores) {
+      gemm_nn_strips<false>(rows, std::min(last_kept, k), alpha, a + r0 * lda, lda, b, ldb, beta,
+                            ct, ldc, 0, n, nullptr);
+    } else {
+      const int64_t p0 = std::min(r0, k);
+      gemm_nn_strips<false, true>(rows, k - p0, alpha, a + p0 * lda + r0, lda, b + p0 * ldb, ldb,
+                                  beta, ct, ldc, 0, n, nullptr);
+    }
+  }
+}
+
 // The sum of v's lanes, halves added pairwise (a shuffle and an add per halving
 // where scalars one by one would be W extractions).
 template <int N, class V>

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "kernels/cpu/conv2d_winograd.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
