@@ -21,7 +21,7 @@ namespace drun::kernels::cpu {
 enum class Isa { baseline, avx2, avx512, vsx };
 
 // Where attention's causal scores (t x s) are in one of its per-head
-// products: C = A B^T with B the keys (scores: m t, n s; n k at most
+// products: C = A B^T with B the keys (scores: m t, n s; n * k at most
 // kMaxCausalKeys), A of C = A B (by_scores: m t, k s), or A of C = A^T B,
 // stored t x s (by_scores_transposed: m s, k t).
 enum class CausalPart { scores, by_scores, by_scores_transposed };
