@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "base/rng.hpp"
+#include "kernels/masked_softmax.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/optimizer_update.hpp"
 #include "tensor/tensor.hpp"
@@ -418,7 +419,8 @@ TEST(BackendHarness, BatchedMatmulReadsHeadsInPlace) {
       Tensor a0 = uniform(rng, c.a);
       if (c.g.causal)  // P, zero where the mask hides it
         for (int64_t r = 0; r < B * H * T; ++r)
-          for (int64_t j = std::min(r % T + 1, S); j < S; ++j) a0.f32()[r * S + j] = 0.0f;
+          for (int64_t j = masked_softmax_kept(true, T, r, S); j < S; ++j)
+            a0.f32()[r * S + j] = 0.0f;
       const Both a = both(a0), b = both(uniform(rng, c.b));
       Tensor y0 = uniform(rng, c.y);
       if (c.beta == 0.0f) y0.fill(std::numeric_limits<float>::quiet_NaN());  // not read

@@ -14,6 +14,7 @@
 #include "kernel_reference.hpp"
 #include "kernels/cpu/blas_core.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/masked_softmax.hpp"
 #include "kernels/recurrent.hpp"
 
 namespace drun::kernels::cpu {
@@ -277,7 +278,7 @@ TEST(CpuVariants, CausalGemmMatchesTheFullProduct) {
       SCOPED_TRACE(::testing::Message()
                    << kernels->name << " t " << cc.t << " s " << cc.s << " d " << cc.d);
       const int64_t t = cc.t, s = cc.s, d = cc.d, ld = d + 3, lds = s + 1;
-      const auto kept = [&](int64_t i) { return std::min(i + 1, s); };
+      const auto kept = [&](int64_t i) { return masked_softmax_kept(true, t, i, s); };
       Rng rng(static_cast<uint64_t>(t * 100 + s));
       const auto q = random_vec(t * ld, rng), keys = random_vec(s * ld, rng);
       auto p = random_vec(t * lds, rng);

@@ -28,6 +28,7 @@
 #include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/masked_softmax.hpp"
 #include "kernels/metric.hpp"
 #include "kernels/ops.hpp"
 
@@ -129,45 +130,6 @@ TEST(Gemm, PiecesOfKGiveTheSameBitsOnAnyThreadCount) {
 // input projection's shape, smaller), split by rows too, with a bias, and
 // the same shapes nt, through B's transposed copy where B is small (x86);
 // and tn products (x86: the same kernel, A read transposed).
-// Attention's per-head products (batched, each head read in place) under a
-// causal mask against the same products without it: the probabilities zero
-// where hidden, the scores' hidden entries zero or the product.
-TEST(Gemm, CausalBatchedProductsAreTheFullOnes) {
-  Rng rng(11);
-  for (const auto& [t, s] : {std::pair<int64_t, int64_t>{20, 20}, {7, 11}, {24, 5}}) {
-    const int64_t batch = 2, heads = 3, d = 8, hd = heads * d;
-    const MatrixLayout q{hd, t * hd, d}, kv{hd, s * hd, d}, scores{s, heads * t * s, t * s};
-    const auto x = random_vec(batch * t * hd, rng), keys = random_vec(batch * s * hd, rng);
-    auto p = random_vec(batch * heads * t * s, rng);
-    for (int64_t r = 0; r < batch * heads * t; ++r)
-      for (int64_t j = std::min(r % t + 1, s); j < s; ++j) p[r * s + j] = 0.0f;
-    struct Case {
-      const char* name;
-      BatchedGemm g;
-      const std::vector<float>&a, &b;
-      size_t size;
-    };
-    for (const Case& c : {
-             Case{"Q K^T", {false, true, t, s, d, batch, heads, q, kv, scores}, x, keys, p.size()},
-             Case{"P V", {false, false, t, d, s, batch, heads, scores, kv, q}, p, keys, x.size()},
-             Case{"P^T dC", {true, false, s, d, t, batch, heads, scores, q, kv}, p, x, keys.size()},
-         }) {
-      SCOPED_TRACE(::testing::Message() << c.name << ", t " << t << ", s " << s);
-      std::vector<float> full(c.size), masked(c.size);
-      batched_gemm(c.g, 1.0f, c.a.data(), c.b.data(), 0.0f, full.data(), 0, batch * heads);
-      BatchedGemm causal = c.g;
-      causal.causal = true;
-      batched_gemm(causal, 1.0f, c.a.data(), c.b.data(), 0.0f, masked.data(), 0, batch * heads);
-      for (size_t i = 0; i < full.size(); ++i) {
-        const bool hidden =
-            c.g.trans_b && static_cast<int64_t>(i % s) >= std::min<int64_t>(i / s % t + 1, s);
-        if (hidden && masked[i] == 0.0f) continue;
-        ASSERT_NEAR(masked[i], full[i], 1e-5 * (1.0 + std::fabs(full[i]))) << "element " << i;
-      }
-    }
-  }
-}
-
 TEST(Gemm, InPlaceGemmGivesTheSameBitsOnAnyThreadCount) {
   Rng rng(3);
   for (const auto [m, n, k] : {std::array<int64_t, 3>{32, 1024, 256},
@@ -214,6 +176,45 @@ TEST(Gemm, InPlaceGemmGivesTheSameBitsOnAnyThreadCount) {
       gemm(true, false, m, n, k, 1.0f, a.data(), m, b.data(), n, 0.0f, c.data(), n, threads);
       EXPECT_EQ(0, std::memcmp(c.data(), one.data(), sizeof(float) * c.size()))
           << m << " x " << n << " x " << k << " tn on " << threads << " threads";
+    }
+  }
+}
+
+// Attention's per-head products (batched, each head read in place) under a
+// causal mask against the same products without it: the probabilities zero
+// where hidden, the scores' hidden entries zero or the product.
+TEST(Gemm, CausalBatchedProductsAreTheFullOnes) {
+  Rng rng(11);
+  for (const auto& [t, s] : {std::pair<int64_t, int64_t>{20, 20}, {7, 11}, {24, 5}}) {
+    const int64_t batch = 2, heads = 3, d = 8, hd = heads * d;
+    const MatrixLayout q{hd, t * hd, d}, kv{hd, s * hd, d}, scores{s, heads * t * s, t * s};
+    const auto x = random_vec(batch * t * hd, rng), keys = random_vec(batch * s * hd, rng);
+    auto p = random_vec(batch * heads * t * s, rng);
+    for (int64_t r = 0; r < batch * heads * t; ++r)
+      for (int64_t j = masked_softmax_kept(true, t, r, s); j < s; ++j) p[r * s + j] = 0.0f;
+    struct Case {
+      const char* name;
+      BatchedGemm g;
+      const std::vector<float>&a, &b;
+      size_t size;
+    };
+    for (const Case& c : {
+             Case{"Q K^T", {false, true, t, s, d, batch, heads, q, kv, scores}, x, keys, p.size()},
+             Case{"P V", {false, false, t, d, s, batch, heads, scores, kv, q}, p, keys, x.size()},
+             Case{"P^T dC", {true, false, s, d, t, batch, heads, scores, q, kv}, p, x, keys.size()},
+         }) {
+      SCOPED_TRACE(::testing::Message() << c.name << ", t " << t << ", s " << s);
+      std::vector<float> full(c.size), masked(c.size);
+      batched_gemm(c.g, 1.0f, c.a.data(), c.b.data(), 0.0f, full.data(), 0, batch * heads);
+      BatchedGemm causal = c.g;
+      causal.causal = true;
+      batched_gemm(causal, 1.0f, c.a.data(), c.b.data(), 0.0f, masked.data(), 0, batch * heads);
+      for (size_t i = 0; i < full.size(); ++i) {
+        const int64_t row = static_cast<int64_t>(i) / s, col = static_cast<int64_t>(i) % s;
+        const bool hidden = c.g.trans_b && col >= masked_softmax_kept(true, t, row, s);
+        if (hidden && masked[i] == 0.0f) continue;
+        ASSERT_NEAR(masked[i], full[i], 1e-5 * (1.0 + std::fabs(full[i]))) << "element " << i;
+      }
     }
   }
 }

@@ -197,17 +197,19 @@ void gemm_causal(CausalPart part, int64_t m, int64_t n, int64_t k, float alpha, 
     b = bt, ldb = n;
   }
   for (int64_t r0 = 0; r0 < m; r0 += R) {
-    const int64_t rows = std::min(R, m - r0), last_kept = r0 + rows;
+    const int64_t rows = std::min(R, m - r0);
     float* ct = c + r0 * ldc;
     if (part == CausalPart::scores) {
+      const int64_t last_kept = masked_softmax_kept(true, m, r0 + rows - 1, n);
       const int64_t cols = std::min(n, (last_kept + W - 1) / W * W);
       gemm_nn_strips<false>(rows, k, alpha, a + r0 * lda, lda, b, ldb, beta, ct, ldc, 0, cols,
                             nullptr);
       for (int64_t r = 0; r < rows; ++r) std::fill(ct + r * ldc + cols, ct + r * ldc + n, 0.0f);
     } else if (part == CausalPart::by_scores) {
-      gemm_nn_strips<false>(rows, std::min(last_kept, k), alpha, a + r0 * lda, lda, b, ldb, beta,
-                            ct, ldc, 0, n, nullptr);
+      gemm_nn_strips<false>(rows, masked_softmax_kept(true, m, r0 + rows - 1, k), alpha,
+                            a + r0 * lda, lda, b, ldb, beta, ct, ldc, 0, n, nullptr);
     } else {
+      // The first query that sees key r0 (masked_softmax_kept(p) > r0) is p = r0.
       const int64_t p0 = std::min(r0, k);
       gemm_nn_strips<false, true>(rows, k - p0, alpha, a + p0 * lda + r0, lda, b + p0 * ldb, ldb,
                                   beta, ct, ldc, 0, n, nullptr);
